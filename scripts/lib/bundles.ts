@@ -1,0 +1,99 @@
+/**
+ * esbuild builds: the npm package (dist/), the Node test files and the browser test bundle.
+ * The package is built from src/mod.ts; tests that import "cairndb" get the built package on
+ * Node (proving it works as users import it) and the sources in the browser bundle.
+ */
+import * as esbuild from "esbuild";
+import { relative } from "node:path";
+
+const BROWSER_SHIMS: Record<string, string> = {
+  "node:test": "./test/harness/browser/node_test.ts",
+  "node:assert/strict": "./test/harness/browser/assert.ts",
+  "node:assert": "./test/harness/browser/assert.ts",
+};
+
+/** dist/mod.js for Node and bundlers (dependencies stay imports) and dist/browser/cairn.js,
+ *  one self-contained ES module a plain `<script type="module">` page can import. */
+export async function buildPackage(): Promise<void> {
+  const common: esbuild.BuildOptions = {
+    entryPoints: { mod: "src/mod.ts" },
+    bundle: true,
+    format: "esm",
+    target: "es2022",
+    sourcemap: true,
+    logLevel: "warning",
+  };
+  await Promise.all([
+    esbuild.build({ ...common, outdir: "dist", platform: "neutral", packages: "external" }),
+    esbuild.build({
+      ...common,
+      entryPoints: { cairn: "src/mod.ts" },
+      outdir: "dist/browser",
+      platform: "browser",
+    }),
+  ]);
+}
+
+/** Each test file as build/node-tests/<path>.mjs, importing "cairndb" from the built package. */
+export async function buildNodeTests(files: string[]): Promise<string[]> {
+  const outdir = "build/node-tests";
+  await Deno.remove(outdir, { recursive: true }).catch(() => {});
+  await esbuild.build({
+    entryPoints: files,
+    outbase: "test",
+    outdir,
+    outExtension: { ".js": ".mjs" },
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node22",
+    packages: "external",
+    sourcemap: "inline",
+    logLevel: "warning",
+  });
+  return files.map((file) => `${outdir}/${relative("test", file).replace(/\.ts$/, ".mjs")}`);
+}
+
+/** All browser tests in one bundle, build/browser-tests.js, loaded by web/test/index.html. */
+export async function buildBrowserTests(files: string[]): Promise<void> {
+  // Each test file is preceded by a marker module that names it, so reports say which file a
+  // test came from; static imports evaluate in order, marker then file.
+  const entry = [
+    `import { runRegisteredTests } from "./test/harness/browser/run.ts";`,
+    ...files.flatMap((file, i) => [`import "cairn-file-marker:${i}";`, `import "./${file}";`]),
+    `runRegisteredTests();`,
+  ].join("\n");
+  await esbuild.build({
+    stdin: { contents: entry, resolveDir: ".", loader: "ts", sourcefile: "browser-tests-entry.ts" },
+    outfile: "build/browser-tests.js",
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    sourcemap: "inline",
+    alias: { ...BROWSER_SHIMS, cairndb: "./src/mod.ts" },
+    // package.json says "sideEffects": false for users' tree-shaking; test files register tests
+    // as a side effect of being imported, so that hint must not apply here.
+    ignoreAnnotations: true,
+    logLevel: "warning",
+    plugins: [{
+      name: "file-markers",
+      setup(build) {
+        build.onResolve(
+          { filter: /^cairn-file-marker:/ },
+          (args) => ({ path: args.path, namespace: "marker" }),
+        );
+        build.onLoad({ filter: /.*/, namespace: "marker" }, (args) => ({
+          contents: `import { setCurrentFile } from "./test/harness/browser/node_test.ts";\n` +
+            `setCurrentFile(${JSON.stringify(files[Number(args.path.split(":")[1])])});`,
+          resolveDir: ".",
+          loader: "ts",
+        }));
+      },
+    }],
+  });
+}
+
+export function stopBundler(): Promise<void> {
+  return esbuild.stop();
+}

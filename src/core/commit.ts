@@ -1,0 +1,58 @@
+/**
+ * The commit model (DESIGN.md §1): one immutable change to one item.
+ *
+ * Values inside commits are "wire values": JSON-compatible data with no Sets, Maps or Dates.
+ * The schema layer converts typed field values to and from this form, so both log formats
+ * (msgpack and JSON lines) carry exactly the same content.
+ */
+
+export type WireValue =
+  | null
+  | boolean
+  | number
+  | string
+  | WireValue[]
+  | { [key: string]: WireValue };
+
+/** Field name → wire value. */
+export type FieldRecord = { [field: string]: WireValue };
+
+/** The change a commit carries: exactly one of a full value, a field delta, or a tombstone. */
+export type CommitBody =
+  | { readonly kind: "value"; readonly value: FieldRecord }
+  /** Fields set and fields removed, relative to the value at `parents[0]`. */
+  | { readonly kind: "delta"; readonly set: FieldRecord; readonly unset: readonly string[] }
+  | { readonly kind: "delete" };
+
+export interface Commit {
+  /** The author session's id. */
+  readonly session: string;
+  /**
+   * Per-session sequence number, starting at 1. A session never reuses one, so
+   * (session, seq) is unique without randomness and "what do you have?" is a version vector.
+   */
+  readonly seq: number;
+  /** Item key within its repository. */
+  readonly key: string;
+  /** Hybrid logical clock reading (see hlc.ts): orders concurrent writes deterministically. */
+  readonly hlc: number;
+  /** Ids of the key's leaves this commit replaces (empty for the first commit of a key). */
+  readonly parents: readonly string[];
+  /** Schema id `ns@version` the value follows. */
+  readonly schema: string;
+  readonly body: CommitBody;
+}
+
+/** The id of a commit: `<session>.<seq>`. Session ids never contain a dot. */
+export function commitId(commit: Pick<Commit, "session" | "seq">): string {
+  return `${commit.session}.${commit.seq}`;
+}
+
+/** Splits a commit id into its session and sequence; undefined for a malformed id. */
+export function parseCommitId(id: string): { session: string; seq: number } | undefined {
+  const dot = id.lastIndexOf(".");
+  if (dot <= 0) return undefined;
+  const seq = Number(id.slice(dot + 1));
+  if (!Number.isSafeInteger(seq) || seq < 1) return undefined;
+  return { session: id.slice(0, dot), seq };
+}

@@ -1,0 +1,184 @@
+/**
+ * Commit ⇄ bytes (msgpack) and commit ⇄ JSON object (one line of a JSONL log).
+ *
+ * Both forms carry the same fields; decoding either one validates every field, because the
+ * input may come from a damaged disk or a hostile peer.
+ */
+import { Packr } from "msgpackr";
+import type { Commit, CommitBody, FieldRecord } from "./commit.ts";
+import {
+  assertFieldRecord,
+  assertNonEmptyString,
+  assertNonNegativeInteger,
+  assertPositiveInteger,
+  assertString,
+  assertStringArray,
+  corrupt,
+  isPlainObject,
+} from "./wire_validation.ts";
+
+/** Layout version written first in every encoded commit, so later layouts can be told apart. */
+export const COMMIT_FORMAT_VERSION = 1;
+
+// Records extension off: plain MessagePack maps and arrays that any decoder can read.
+const packr = new Packr({ useRecords: false, moreTypes: false });
+
+const BODY_VALUE = 0;
+const BODY_DELTA = 1;
+const BODY_DELETE = 2;
+
+/** The commit as a MessagePack array: compact, and faster to pack than a map. */
+export function commitToTuple(commit: Commit): unknown[] {
+  const head = [
+    COMMIT_FORMAT_VERSION,
+    commit.session,
+    commit.seq,
+    commit.key,
+    commit.hlc,
+    commit.parents,
+    commit.schema,
+  ];
+  const body = commit.body;
+  switch (body.kind) {
+    case "value":
+      return [...head, BODY_VALUE, body.value];
+    case "delta":
+      return [...head, BODY_DELTA, body.set, body.unset];
+    case "delete":
+      return [...head, BODY_DELETE];
+  }
+}
+
+export function commitFromTuple(tuple: unknown): Commit {
+  if (!Array.isArray(tuple)) throw corrupt("commit: expected an array");
+  const [version, session, seq, key, hlc, parents, schema, kind, a, b] = tuple;
+  checkVersion(version);
+  let body: CommitBody;
+  if (kind === BODY_VALUE && tuple.length === 9) body = valueBody(a);
+  else if (kind === BODY_DELTA && tuple.length === 10) body = deltaBody(a, b);
+  else if (kind === BODY_DELETE && tuple.length === 8) body = { kind: "delete" };
+  else throw corrupt(`commit: unknown body kind ${String(kind)} or wrong length ${tuple.length}`);
+  return buildCommit(session, seq, key, hlc, parents, schema, body);
+}
+
+export function encodeCommit(commit: Commit): Uint8Array {
+  return packr.pack(commitToTuple(commit));
+}
+
+export function decodeCommit(bytes: Uint8Array): Commit {
+  return commitFromTuple(unpackBytes(bytes, "commit"));
+}
+
+/** Decodes MessagePack bytes, turning any decoder failure into E_CORRUPT_ENCODING. */
+export function unpackBytes(bytes: Uint8Array, what: string): unknown {
+  try {
+    return packr.unpack(bytes);
+  } catch (err) {
+    throw corrupt(`${what}: not valid MessagePack (${(err as Error).message})`, err);
+  }
+}
+
+export function packValue(value: unknown): Uint8Array {
+  return packr.pack(value);
+}
+
+/** The JSON form of a commit, as written to a JSONL log. */
+export interface CommitJson {
+  v: number;
+  session: string;
+  seq: number;
+  key: string;
+  hlc: number;
+  parents: string[];
+  schema: string;
+  value?: FieldRecord;
+  set?: FieldRecord;
+  unset?: string[];
+  deleted?: true;
+}
+
+export function commitToJson(commit: Commit): CommitJson {
+  const json: CommitJson = {
+    v: COMMIT_FORMAT_VERSION,
+    session: commit.session,
+    seq: commit.seq,
+    key: commit.key,
+    hlc: commit.hlc,
+    parents: [...commit.parents],
+    schema: commit.schema,
+  };
+  const body = commit.body;
+  if (body.kind === "value") json.value = body.value;
+  else if (body.kind === "delta") {
+    json.set = body.set;
+    json.unset = [...body.unset];
+  } else json.deleted = true;
+  return json;
+}
+
+export function commitFromJson(json: unknown): Commit {
+  if (!isPlainObject(json)) throw corrupt("commit: expected a JSON object");
+  checkVersion(json.v);
+  const hasValue = json.value !== undefined;
+  const hasDelta = json.set !== undefined || json.unset !== undefined;
+  const isDelete = json.deleted === true;
+  if (Number(hasValue) + Number(hasDelta) + Number(isDelete) !== 1) {
+    throw corrupt("commit: needs exactly one of value, set/unset or deleted");
+  }
+  const body: CommitBody = hasValue
+    ? valueBody(json.value)
+    : hasDelta
+    ? deltaBody(json.set ?? {}, json.unset ?? [])
+    : { kind: "delete" };
+  return buildCommit(json.session, json.seq, json.key, json.hlc, json.parents, json.schema, body);
+}
+
+export function commitToJsonLine(commit: Commit): string {
+  return JSON.stringify(commitToJson(commit));
+}
+
+export function commitFromJsonLine(line: string): Commit {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch (err) {
+    throw corrupt(`commit: not valid JSON (${(err as Error).message})`, err);
+  }
+  return commitFromJson(parsed);
+}
+
+function checkVersion(version: unknown): void {
+  if (version !== COMMIT_FORMAT_VERSION) {
+    throw corrupt(`commit: unsupported format version ${String(version)}`);
+  }
+}
+
+function valueBody(value: unknown): CommitBody {
+  assertFieldRecord(value, "commit.value");
+  return { kind: "value", value };
+}
+
+function deltaBody(set: unknown, unset: unknown): CommitBody {
+  assertFieldRecord(set, "commit.set");
+  assertStringArray(unset, "commit.unset");
+  return { kind: "delta", set, unset };
+}
+
+function buildCommit(
+  session: unknown,
+  seq: unknown,
+  key: unknown,
+  hlc: unknown,
+  parents: unknown,
+  schema: unknown,
+  body: CommitBody,
+): Commit {
+  assertNonEmptyString(session, "commit.session");
+  if (session.includes(".")) throw corrupt("commit.session: must not contain a dot");
+  assertPositiveInteger(seq, "commit.seq");
+  assertString(key, "commit.key");
+  assertNonNegativeInteger(hlc, "commit.hlc");
+  assertStringArray(parents, "commit.parents");
+  assertNonEmptyString(schema, "commit.schema");
+  return { session, seq, key, hlc, parents, schema, body };
+}
