@@ -6,28 +6,15 @@
 import * as noble from "@noble/ed25519";
 import { fromBase64Url } from "../core/bytes.ts";
 import { CairnError } from "../core/errors.ts";
+import {
+  type Ed25519,
+  PUBLIC_KEY_BYTES,
+  SECRET_KEY_BYTES,
+  SIGNATURE_BYTES,
+  type SigningKey,
+} from "../core/signing.ts";
 
-export const PUBLIC_KEY_BYTES = 32;
-export const SECRET_KEY_BYTES = 32;
-export const SIGNATURE_BYTES = 64;
-
-/** A key pair able to sign. `secret` is the 32-byte seed: store it to reopen as the same session. */
-export interface SigningKey {
-  readonly publicKey: Uint8Array;
-  readonly secret: Uint8Array;
-  /** Implementation-specific handle (a CryptoKey for WebCrypto). */
-  readonly handle: unknown;
-}
-
-export interface Ed25519 {
-  readonly implementation: "webcrypto" | "noble";
-  generate(): Promise<SigningKey>;
-  /** Rebuilds a key pair from its 32-byte secret seed. */
-  fromSecret(secret: Uint8Array): Promise<SigningKey>;
-  sign(key: SigningKey, data: Uint8Array): Promise<Uint8Array>;
-  /** False for a signature that does not match; throws E_BAD_KEY for an unusable public key. */
-  verify(publicKey: Uint8Array, signature: Uint8Array, data: Uint8Array): Promise<boolean>;
-}
+export type { Ed25519, SigningKey };
 
 // DER prefix of a PKCS#8 Ed25519 private key; the 32-byte seed follows it.
 const PKCS8_ED25519_PREFIX = new Uint8Array([

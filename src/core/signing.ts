@@ -1,0 +1,32 @@
+/**
+ * The signing interface core code is written against. Implementations live in
+ * runtime/ed25519.ts (WebCrypto, or @noble/ed25519 where WebCrypto lacks Ed25519).
+ */
+
+export const PUBLIC_KEY_BYTES = 32;
+export const SECRET_KEY_BYTES = 32;
+export const SIGNATURE_BYTES = 64;
+
+/** A key pair able to sign. `secret` is the 32-byte seed: store it to reopen as the same session. */
+export interface SigningKey {
+  readonly publicKey: Uint8Array;
+  readonly secret: Uint8Array;
+  /** Implementation-specific handle (a CryptoKey for WebCrypto). */
+  readonly handle: unknown;
+}
+
+export interface Ed25519 {
+  readonly implementation: "webcrypto" | "noble";
+  generate(): Promise<SigningKey>;
+  /** Rebuilds a key pair from its 32-byte secret seed. */
+  fromSecret(secret: Uint8Array): Promise<SigningKey>;
+  sign(key: SigningKey, data: Uint8Array): Promise<Uint8Array>;
+  /** False for a signature that does not match; throws E_BAD_KEY for an unusable public key. */
+  verify(publicKey: Uint8Array, signature: Uint8Array, data: Uint8Array): Promise<boolean>;
+}
+
+/** The crypto a repository needs, resolved once per runtime (runtime/crypto_suite.ts). */
+export interface CryptoSuite {
+  readonly ed25519: Ed25519;
+  sha256(data: Uint8Array): Promise<Uint8Array>;
+}
