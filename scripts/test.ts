@@ -3,16 +3,22 @@
  * against the built package, and in Chromium; prints per-runtime counts and a last line
  * `N passed, N failed`. Exits non-zero if any test fails in any runtime.
  *
- * Options: --only=deno,node,browser   run a subset of runtimes
+ * A fourth section, "package", packs the npm package and checks that a scratch Node project can
+ * import it with types.
+ *
+ * Options: --only=deno,node,browser,package   run a subset of the sections
  */
-import { buildBrowserTests, buildNodeTests, stopBundler } from "./lib/bundles.ts";
+import { buildBrowserTests, buildBundledApp, buildNodeTests, stopBundler } from "./lib/bundles.ts";
 import { runBrowserTests } from "./lib/browser_tests.ts";
 import { runTee } from "./lib/process.ts";
 import { testFiles, type TestRuntime } from "./lib/test_files.ts";
+import { checkPackage } from "./lib/package_check.ts";
 import { build } from "./build.ts";
 
+type Section = TestRuntime | "package";
+
 interface Tally {
-  runtime: TestRuntime;
+  runtime: Section;
   passed: number;
   failed: number;
   /** Set when the runner itself failed in a way its counts do not show. */
@@ -39,7 +45,6 @@ async function runDeno(): Promise<Tally> {
 }
 
 async function runNode(): Promise<Tally> {
-  await build();
   const files = await buildNodeTests(await testFiles("node"));
   const { code, output } = await runTee(NODE, ["--test", "--test-reporter=spec", ...files]);
   const passed = lastCount(output, /ℹ pass (\d+)/g) ?? 0;
@@ -48,12 +53,23 @@ async function runNode(): Promise<Tally> {
 }
 
 async function runBrowser(): Promise<Tally> {
-  await buildBrowserTests(await testFiles("browser"));
+  await Promise.all([buildBrowserTests(await testFiles("browser")), buildBundledApp()]);
   const result = await runBrowserTests();
   return tally("browser", result.passed, result.failed, result.failed > 0 ? 1 : 0);
 }
 
-function tally(runtime: TestRuntime, passed: number, failed: number, exitCode: number): Tally {
+async function runPackage(): Promise<Tally> {
+  const checks = await checkPackage();
+  for (const check of checks) {
+    console.log(
+      `  ${check.ok ? "ok  " : "FAIL"} ${check.name}${check.ok ? "" : `\n${check.detail}`}`,
+    );
+  }
+  const failed = checks.filter((c) => !c.ok).length;
+  return tally("package", checks.length - failed, failed, failed ? 1 : 0);
+}
+
+function tally(runtime: Section, passed: number, failed: number, exitCode: number): Tally {
   const t: Tally = { runtime, passed, failed };
   if (exitCode !== 0 && failed === 0) {
     t.problem = `runner exited with ${exitCode} but reported no failed test`;
@@ -62,24 +78,36 @@ function tally(runtime: TestRuntime, passed: number, failed: number, exitCode: n
   return t;
 }
 
-const RUNNERS: Record<TestRuntime, () => Promise<Tally>> = {
+const RUNNERS: Record<Section, () => Promise<Tally>> = {
   deno: runDeno,
   node: runNode,
   browser: runBrowser,
+  package: runPackage,
 };
+const SECTIONS: Section[] = ["deno", "node", "browser", "package"];
+/** Sections that use the built package in dist/ (built once, before the first of them). */
+const NEEDS_BUILD: Section[] = ["node", "browser", "package"];
 
 async function main(): Promise<number> {
   const only = Deno.args.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",");
-  const runtimes = (["deno", "node", "browser"] as TestRuntime[]).filter((r) =>
-    !only || only.includes(r)
-  );
+  const sections = SECTIONS.filter((section) => !only || only.includes(section));
   const tallies: Tally[] = [];
-  for (const runtime of runtimes) {
-    console.log(`\n━━ ${runtime} ━━`);
+  let built = false;
+  for (const section of sections) {
+    console.log(`\n━━ ${section} ━━`);
     try {
-      tallies.push(await RUNNERS[runtime]());
+      if (NEEDS_BUILD.includes(section) && !built) {
+        await build();
+        built = true;
+      }
+      tallies.push(await RUNNERS[section]());
     } catch (err) {
-      tallies.push({ runtime, passed: 0, failed: 0, problem: (err as Error).stack ?? String(err) });
+      tallies.push({
+        runtime: section,
+        passed: 0,
+        failed: 0,
+        problem: (err as Error).stack ?? String(err),
+      });
     }
   }
   await stopBundler();

@@ -2,6 +2,7 @@
  * Runs the browser test bundle in Chromium: serves the project on 127.0.0.1, opens
  * web/test/index.html, and collects each test's report through exposed functions.
  */
+import type { BrowserContext } from "playwright-core";
 import { launchChromium } from "./chromium.ts";
 import { serveStatic } from "./static_server.ts";
 
@@ -21,6 +22,15 @@ interface Report {
 
 /** Longest a whole browser run may take before it counts as failed. */
 const RUN_TIMEOUT_MS = 20 * 60_000;
+/** Example pages that prove the library loads the ways users load it. */
+const EXAMPLE_PAGES = [
+  {
+    name: "plain <script type=module> page imports dist/browser/cairn.js",
+    path: "/web/plain/index.html",
+  },
+  { name: 'app bundling "cairndb" with esbuild', path: "/web/bundled/index.html" },
+];
+const PAGE_TIMEOUT_MS = 30_000;
 
 export async function runBrowserTests(): Promise<BrowserTestResult> {
   const server = await serveStatic(".");
@@ -57,11 +67,37 @@ export async function runBrowserTests(): Promise<BrowserTestResult> {
     }
     // An error outside any test (a module that fails to load) is a failure too.
     for (const error of pageErrors) recordFailure(result, "uncaught page error", error);
+    for (const example of EXAMPLE_PAGES) {
+      await checkExamplePage(browser.context, server.origin, example, result);
+    }
   } finally {
     await browser.close();
     await server.close();
   }
   return result;
+}
+
+async function checkExamplePage(
+  context: BrowserContext,
+  origin: string,
+  example: { name: string; path: string },
+  result: BrowserTestResult,
+): Promise<void> {
+  const page = await context.newPage();
+  try {
+    await page.goto(`${origin}${example.path}`);
+    await page.waitForSelector("body[data-status]", { timeout: PAGE_TIMEOUT_MS });
+    const status = await page.evaluate(() => document.body.dataset.status);
+    const text = await page.evaluate(() => document.getElementById("out")?.textContent ?? "");
+    if (status === "ok") {
+      result.passed++;
+      console.log(`  ok   page › ${example.name}`);
+    } else recordFailure(result, `page › ${example.name}`, text);
+  } catch (err) {
+    recordFailure(result, `page › ${example.name}`, String(err));
+  } finally {
+    await page.close();
+  }
 }
 
 function recordFailure(result: BrowserTestResult, name: string, error: string): void {

@@ -97,3 +97,16 @@ export async function buildBrowserTests(files: string[]): Promise<void> {
 export function stopBundler(): Promise<void> {
   return esbuild.stop();
 }
+
+/** The example app of web/bundled/, bundled from the package name as an app would do it. */
+export async function buildBundledApp(): Promise<void> {
+  await esbuild.build({
+    entryPoints: ["web/bundled/app.ts"],
+    outfile: "build/bundled-app.js",
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    logLevel: "warning",
+  });
+}

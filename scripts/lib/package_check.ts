@@ -1,0 +1,98 @@
+/**
+ * Proves the npm package works as users get it: `npm pack`, install the tarball into a scratch
+ * Node project, type-check a TypeScript file that imports "cairndb" (strict, nodenext) and run it
+ * on Node 24.
+ */
+import { resolve } from "node:path";
+import { runTee } from "./process.ts";
+
+export interface PackageCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+const CONSUMER = `import { CairnError, decodeCommit, encodeCommit, type Commit } from "cairndb";
+
+const commit: Commit = {
+  session: "scratch", seq: 1, key: "k", hlc: 1, parents: [], schema: "note@1",
+  body: { kind: "value", value: { text: "from a scratch project" } },
+};
+const back: Commit = decodeCommit(encodeCommit(commit));
+if (back.body.kind !== "value" || back.body.value.text !== "from a scratch project") throw new Error("round trip failed");
+try {
+  decodeCommit(new Uint8Array([0x92]));
+  throw new Error("expected a CairnError");
+} catch (err) {
+  if (!(err instanceof CairnError) || err.code !== "E_CORRUPT_ENCODING") throw err;
+}
+console.log("package ok");
+`;
+
+const TSCONFIG = {
+  compilerOptions: {
+    strict: true,
+    module: "nodenext",
+    moduleResolution: "nodenext",
+    target: "es2022",
+    noEmit: true,
+    skipLibCheck: false,
+    types: [],
+  },
+  include: ["index.ts"],
+};
+
+export async function checkPackage(): Promise<PackageCheck[]> {
+  const root = Deno.cwd();
+  const scratch = await Deno.makeTempDir({ prefix: "cairn-package-" });
+  try {
+    const packed = await runTee("npm", [
+      "pack",
+      "--silent",
+      "--ignore-scripts",
+      "--pack-destination",
+      scratch,
+    ]);
+    if (packed.code !== 0) return [{ name: "npm pack", ok: false, detail: packed.output }];
+    const tarball = resolve(scratch, packed.output.trim().split("\n").at(-1)!.trim());
+    await Deno.writeTextFile(
+      `${scratch}/package.json`,
+      JSON.stringify({ name: "scratch", private: true, type: "module" }),
+    );
+    await Deno.writeTextFile(`${scratch}/tsconfig.json`, JSON.stringify(TSCONFIG));
+    await Deno.writeTextFile(`${scratch}/index.ts`, CONSUMER);
+    const installed = await runTee("npm", [
+      "install",
+      "--prefix",
+      scratch,
+      "--prefer-offline",
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+      tarball,
+    ]);
+    if (installed.code !== 0) {
+      return [{ name: "npm install of the packed tarball", ok: false, detail: installed.output }];
+    }
+
+    const typecheck = await runTee(`${root}/node_modules/.bin/tsc`, [
+      "-p",
+      `${scratch}/tsconfig.json`,
+    ]);
+    const ran = await runTee(`${root}/node_modules/.bin/node`, [`${scratch}/index.ts`]);
+    return [
+      {
+        name: "a scratch TypeScript project type-checks against the package's .d.ts",
+        ok: typecheck.code === 0,
+        detail: typecheck.output,
+      },
+      {
+        name: 'the scratch project runs on Node 24 importing "cairndb"',
+        ok: ran.code === 0 && ran.output.includes("package ok"),
+        detail: ran.output,
+      },
+    ];
+  } finally {
+    await Deno.remove(scratch, { recursive: true }).catch(() => {});
+  }
+}
