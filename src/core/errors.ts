@@ -11,7 +11,41 @@ export type CairnErrorCode =
   /** A key, signature or other crypto input of the wrong shape or length. */
   | "E_BAD_KEY"
   /** The runtime offers no usable Ed25519 implementation. */
-  | "E_CRYPTO_UNAVAILABLE";
+  | "E_CRYPTO_UNAVAILABLE"
+  /** A block whose session chain lacks the blocks before it; it may be applied once they arrive. */
+  | "E_CHAIN_GAP"
+  /** A block that contradicts its session's chain: the author forked its own history. */
+  | "E_CHAIN_FORK"
+  /** A block at or behind its session's chain tip, most likely one already held. */
+  | "E_CHAIN_STALE"
+  /** A schema definition that is malformed, or a schema id registered twice differently. */
+  | "E_BAD_SCHEMA"
+  /** A value names a field its schema does not declare. */
+  | "E_UNKNOWN_FIELD"
+  /** A field value that does not have the field's type. */
+  | "E_WRONG_TYPE"
+  /** A required field that is missing or being unset. */
+  | "E_REQUIRED_FIELD"
+  /** A field value its schema's `validate` function rejected. */
+  | "E_INVALID_VALUE"
+  /** A schema id (or a version needed to upgrade from it) that is not registered. */
+  | "E_UNKNOWN_SCHEMA"
+  /** A schema upgrade function that threw or returned data its schema rejects. */
+  | "E_UPGRADE_FAILED"
+  /** An incoming commit that breaks graph rules: unknown parent, parent of another key, clock not after its parent, id reuse, value not matching its schema. */
+  | "E_BAD_COMMIT"
+  /** A block by a session this database does not trust (see `db.trust`). */
+  | "E_UNTRUSTED_SESSION"
+  /** No live item with that key. */
+  | "E_NOT_FOUND"
+  /** `create` with a key that a live item already has. */
+  | "E_KEY_EXISTS"
+  /** A repository path that is not of the form "/data/todos". */
+  | "E_BAD_PATH"
+  /** An argument of the wrong shape (e.g. an empty key, an unknown event name). */
+  | "E_BAD_ARGUMENT"
+  /** Use of a closed database or repository. */
+  | "E_CLOSED";
 
 export class CairnError extends Error {
   override readonly name = "CairnError";

@@ -1,0 +1,313 @@
+/**
+ * Blocks: the commits one session writes in one tick, sealed under one signature (DESIGN.md
+ * §3.3). Each session's blocks form a hash chain, so a peer that forks its own history is caught.
+ *
+ * The signed and hashed bytes are the block's *body*, a canonical MessagePack encoding of its
+ * fields. The binary form carries the body bytes as they are; the JSON form carries the fields and
+ * re-creates the body from them. That is lossless because decoding accepts only canonical bodies
+ * (re-encoding the decoded fields gives the same bytes) and because wire values are canonical
+ * upstream: no -0, and well-formed strings (MessagePack cannot carry lone surrogates).
+ */
+import { bytesEqual, fromBase64Url, toBase64Url } from "./bytes.ts";
+import type { Commit } from "./commit.ts";
+import {
+  commitFromJson,
+  commitFromTuple,
+  type CommitJson,
+  commitToJson,
+  commitToTuple,
+  packValue,
+  unpackBytes,
+} from "./commit_codec.ts";
+import { CairnError } from "./errors.ts";
+import {
+  type CryptoSuite,
+  type Ed25519,
+  PUBLIC_KEY_BYTES,
+  SIGNATURE_BYTES,
+  type SigningKey,
+} from "./signing.ts";
+import { assertPositiveInteger, assertString, corrupt, isPlainObject } from "./wire_validation.ts";
+
+/** Layout version written first in every block body. */
+export const BLOCK_FORMAT_VERSION = 1;
+
+/** Characters of a session id: 22 base64url characters carry 132 bits of the key's hash. */
+export const SESSION_ID_LENGTH = 22;
+
+const SESSION_ID_PATTERN = new RegExp(`^[A-Za-z0-9_-]{${SESSION_ID_LENGTH}}$`);
+/** A block hash: base64url of a SHA-256 digest. */
+const BLOCK_HASH_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+const UNSIGNED = new Uint8Array(0);
+
+export interface Block {
+  /** The author session's id: `sessionIdFromPublicKey(publicKey)`. */
+  readonly session: string;
+  /** The author's 32-byte Ed25519 public key, carried so any peer can check id and signature. */
+  readonly publicKey: Uint8Array;
+  /** Block sequence number within the session: 1, 2, 3, … */
+  readonly seq: number;
+  /** Hash of the session's previous block; "" for seq 1. */
+  readonly prev: string;
+  /** Non-empty; all by `session`, commit seqs strictly increasing. */
+  readonly commits: readonly Commit[];
+  /** 64-byte Ed25519 signature of the body, or empty for a block written in trusted mode. */
+  readonly signature: Uint8Array;
+}
+
+/** Everything the signature covers. */
+export type BlockFields = Omit<Block, "signature">;
+
+export interface SealedBlock {
+  readonly block: Block;
+  /** The canonical bytes that are signed and hashed. */
+  readonly body: Uint8Array;
+  /** base64url(SHA-256(body)): the block's identity, named by the next block's `prev`. */
+  readonly hash: string;
+}
+
+/** Who signs a block; null in trusted mode. */
+export interface BlockSigner {
+  readonly key: SigningKey;
+  readonly ed25519: Ed25519;
+}
+
+/** What a session's chain holds so far, enough to check the next block against. */
+export interface ChainTip {
+  readonly seq: number;
+  readonly hash: string;
+  readonly lastCommitSeq: number;
+}
+
+/** The JSON form of a block: one line of a JSONL log. */
+export interface BlockJson {
+  v: number;
+  session: string;
+  publicKey: string;
+  seq: number;
+  prev: string;
+  sig: string;
+  commits: CommitJson[];
+}
+
+/** The first 22 characters of base64url(SHA-256(publicKey)); never contains a dot. */
+export async function sessionIdFromPublicKey(
+  publicKey: Uint8Array,
+  suite: CryptoSuite,
+): Promise<string> {
+  return toBase64Url(await suite.sha256(publicKey)).slice(0, SESSION_ID_LENGTH);
+}
+
+/** The canonical, deterministic bytes a block's signature and hash cover. */
+export function blockBody(fields: BlockFields): Uint8Array {
+  const { session, publicKey, seq, prev, commits } = fields;
+  return packValue([
+    BLOCK_FORMAT_VERSION,
+    session,
+    publicKey,
+    seq,
+    prev,
+    commits.map(commitToTuple),
+  ]);
+}
+
+/**
+ * Builds the body, signs it (unless `signer` is null: trusted mode) and hashes it. Refuses, as
+ * decodeBlock would, commits that do not belong in one block.
+ */
+export async function sealBlock(
+  fields: BlockFields,
+  signer: BlockSigner | null,
+  suite: CryptoSuite,
+): Promise<SealedBlock> {
+  checkCommits(fields.session, fields.commits);
+  if (signer && !bytesEqual(signer.key.publicKey, fields.publicKey)) {
+    throw new CairnError("E_BAD_KEY", "block: the signing key is not the block's public key");
+  }
+  const body = blockBody(fields);
+  const [signature, hash] = await Promise.all([
+    signer ? signer.ed25519.sign(signer.key, body) : UNSIGNED,
+    hashBody(body, suite),
+  ]);
+  return { block: { ...fields, signature }, body, hash };
+}
+
+/** The binary payload of a log frame or network message: `[body, signature]`. */
+export function encodeBlock(sealed: SealedBlock): Uint8Array {
+  return packValue([sealed.body, sealed.block.signature]);
+}
+
+/**
+ * Decodes and validates a block from untrusted bytes. Any defect is E_CORRUPT_ENCODING; the
+ * signature is not checked here (see verifyBlock).
+ */
+export async function decodeBlock(bytes: Uint8Array, suite: CryptoSuite): Promise<SealedBlock> {
+  const [body, signature] = frameParts(unpackBytes(bytes, "block"));
+  const fields = fieldsFromBody(body);
+  // One encoding per block: the JSON form can then re-create these exact bytes (so the signature
+  // still verifies), and equal contents always have equal hashes.
+  if (!bytesEqual(blockBody(fields), body)) throw corrupt("block: body is not canonically encoded");
+  return { block: { ...fields, signature }, body, hash: await hashBody(body, suite) };
+}
+
+export function blockToJson(sealed: SealedBlock): BlockJson {
+  const { session, publicKey, seq, prev, signature, commits } = sealed.block;
+  return {
+    v: BLOCK_FORMAT_VERSION,
+    session,
+    publicKey: toBase64Url(publicKey),
+    seq,
+    prev,
+    sig: toBase64Url(signature),
+    commits: commits.map(commitToJson),
+  };
+}
+
+/** Validates a parsed JSON block and re-creates its canonical body. */
+export async function blockFromJson(json: unknown, suite: CryptoSuite): Promise<SealedBlock> {
+  if (!isPlainObject(json)) throw corrupt("block: expected a JSON object");
+  checkVersion(json.v);
+  if (!Array.isArray(json.commits)) throw corrupt("block.commits: expected an array");
+  const fields = checkedFields(
+    json.session,
+    bytesFromBase64Url(json.publicKey, "block.publicKey"),
+    json.seq,
+    json.prev,
+    json.commits.map(commitFromJson),
+  );
+  const signature = checkedSignature(bytesFromBase64Url(json.sig, "block.sig"));
+  const body = blockBody(fields);
+  return { block: { ...fields, signature }, body, hash: await hashBody(body, suite) };
+}
+
+/**
+ * Checks the author's signature: E_BAD_SIGNATURE when it is missing or does not verify,
+ * E_BAD_KEY when the session id is not the public key's. Trusted mode does not call this.
+ */
+export async function verifyBlock(sealed: SealedBlock, suite: CryptoSuite): Promise<void> {
+  const { session, publicKey, signature } = sealed.block;
+  if (signature.length === 0) throw new CairnError("E_BAD_SIGNATURE", "block is not signed");
+  if (await sessionIdFromPublicKey(publicKey, suite) !== session) {
+    throw new CairnError("E_BAD_KEY", `block: session ${session} is not its public key's`);
+  }
+  if (!await suite.ed25519.verify(publicKey, signature, sealed.body)) {
+    throw new CairnError("E_BAD_SIGNATURE", `block ${session}/${sealed.block.seq}: bad signature`);
+  }
+}
+
+/**
+ * Checks that a block is the next one of its session's chain, given what the chain holds so far
+ * (undefined: nothing yet). Throws E_CHAIN_GAP when blocks are missing before it, E_CHAIN_STALE
+ * when it is at or behind the tip and not a fork of it, E_CHAIN_FORK when it contradicts the chain.
+ */
+export function checkChain(previous: ChainTip | undefined, sealed: SealedBlock): void {
+  const tip = previous ?? { seq: 0, hash: "", lastCommitSeq: 0 };
+  const { session, seq, prev, commits } = sealed.block;
+  const where = `block ${session}/${seq}`;
+  if (seq > tip.seq + 1) {
+    throw new CairnError("E_CHAIN_GAP", `${where}: chain holds up to ${tip.seq}`);
+  }
+  if (seq === tip.seq && sealed.hash !== tip.hash) {
+    throw new CairnError("E_CHAIN_FORK", `${where}: differs from the block held at that seq`);
+  }
+  if (seq <= tip.seq) {
+    throw new CairnError("E_CHAIN_STALE", `${where}: chain already at ${tip.seq}`);
+  }
+  if (prev !== tip.hash) {
+    throw new CairnError("E_CHAIN_FORK", `${where}: prev does not name the previous block`);
+  }
+  const expected = tip.lastCommitSeq + 1;
+  if (commits[0].seq !== expected) {
+    throw new CairnError(
+      "E_CHAIN_FORK",
+      `${where}: first commit seq ${commits[0].seq}, not ${expected}`,
+    );
+  }
+}
+
+async function hashBody(body: Uint8Array, suite: CryptoSuite): Promise<string> {
+  return toBase64Url(await suite.sha256(body));
+}
+
+/** The frame's `[body, signature]`, copied out of the input so later reuse of it cannot alter them. */
+function frameParts(frame: unknown): [Uint8Array, Uint8Array] {
+  if (!Array.isArray(frame) || frame.length !== 2) {
+    throw corrupt("block: expected a [body, signature] pair");
+  }
+  const [body, signature] = frame;
+  if (!(body instanceof Uint8Array)) throw corrupt("block: body must be bytes");
+  return [new Uint8Array(body), checkedSignature(signature)];
+}
+
+function fieldsFromBody(body: Uint8Array): BlockFields {
+  const tuple = unpackBytes(body, "block body");
+  if (!Array.isArray(tuple) || tuple.length !== 6) {
+    throw corrupt("block body: expected an array of 6 fields");
+  }
+  const [version, session, publicKey, seq, prev, commitTuples] = tuple;
+  checkVersion(version);
+  if (!Array.isArray(commitTuples)) throw corrupt("block.commits: expected an array");
+  return checkedFields(session, publicKey, seq, prev, commitTuples.map(commitFromTuple));
+}
+
+function checkedFields(
+  session: unknown,
+  publicKey: unknown,
+  seq: unknown,
+  prev: unknown,
+  commits: Commit[],
+): BlockFields {
+  assertString(session, "block.session");
+  if (!SESSION_ID_PATTERN.test(session)) throw corrupt("block.session: not a session id");
+  assertPositiveInteger(seq, "block.seq");
+  assertString(prev, "block.prev");
+  if (seq === 1 ? prev !== "" : !BLOCK_HASH_PATTERN.test(prev)) {
+    throw corrupt("block.prev: must be empty for seq 1, else a block hash");
+  }
+  checkCommits(session, commits);
+  return {
+    session,
+    publicKey: checkedBytes(publicKey, PUBLIC_KEY_BYTES, "block.publicKey"),
+    seq,
+    prev,
+    commits,
+  };
+}
+
+/** A block's commits: at least one, all by its session, commit seqs strictly increasing. */
+function checkCommits(session: string, commits: readonly Commit[]): void {
+  if (commits.length === 0) throw corrupt("block.commits: a block holds at least one commit");
+  let lastSeq = 0;
+  for (const commit of commits) {
+    if (commit.session !== session) throw corrupt(`block.commits: a commit by ${commit.session}`);
+    if (commit.seq <= lastSeq) throw corrupt("block.commits: seqs must strictly increase");
+    lastSeq = commit.seq;
+  }
+}
+
+function checkedSignature(value: unknown): Uint8Array {
+  return value instanceof Uint8Array && value.length === 0
+    ? UNSIGNED
+    : checkedBytes(value, SIGNATURE_BYTES, "block.signature");
+}
+
+/** A plain copy of `value` if it is `length` bytes (a Node Buffer becomes a Uint8Array). */
+function checkedBytes(value: unknown, length: number, where: string): Uint8Array {
+  if (!(value instanceof Uint8Array) || value.length !== length) {
+    throw corrupt(`${where}: expected ${length} bytes`);
+  }
+  return new Uint8Array(value);
+}
+
+function bytesFromBase64Url(value: unknown, where: string): Uint8Array {
+  assertString(value, where);
+  const bytes = fromBase64Url(value);
+  if (!bytes) throw corrupt(`${where}: not base64url`);
+  return bytes;
+}
+
+function checkVersion(version: unknown): void {
+  if (version !== BLOCK_FORMAT_VERSION) {
+    throw corrupt(`block: unsupported format version ${String(version)}`);
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * Hybrid logical clock (DESIGN.md §3.2): timestamps that follow the wall clock but never go
+ * backwards and never repeat, so last-writer-wins has a total, causally sensible order.
+ *
+ * A reading is one safe integer, `wallMillis * 1024 + logical`: it compares with `<`, packs as
+ * one number, and stays below 2^53 until the year 2248.
+ */
+
+/** Readings available within one millisecond before the logical part carries into the millis. */
+export const HLC_LOGICAL_PER_MILLI = 1024;
+
+/** How far ahead of our wall clock a peer's reading may be before we refuse to follow it. */
+export const DEFAULT_MAX_AHEAD_MILLIS = 5 * 60_000;
+
+/** The wall-clock millisecond a reading was taken in. */
+export function hlcToMillis(reading: number): number {
+  return Math.floor(reading / HLC_LOGICAL_PER_MILLI);
+}
+
+export class HybridClock {
+  #last = 0;
+  readonly #wallClock: () => number;
+  readonly #maxAheadMillis: number;
+
+  constructor(wallClock: () => number = Date.now, maxAheadMillis = DEFAULT_MAX_AHEAD_MILLIS) {
+    this.#wallClock = wallClock;
+    this.#maxAheadMillis = maxAheadMillis;
+  }
+
+  /** A reading greater than every reading this clock has returned or accepted. */
+  now(): number {
+    const wall = Math.floor(this.#wallClock()) * HLC_LOGICAL_PER_MILLI;
+    this.#last = Math.max(wall, this.#last + 1);
+    return this.#last;
+  }
+
+  /**
+   * Takes in a reading seen on a peer's commit, so our next reading orders after it. Returns
+   * false, and ignores the reading, when it is not a valid reading or lies more than
+   * `maxAheadMillis` ahead of our wall clock: a broken or hostile peer must not drag this
+   * clock into the future.
+   */
+  observe(remote: number): boolean {
+    if (!Number.isSafeInteger(remote) || remote < 0) return false;
+    if (hlcToMillis(remote) > this.#wallClock() + this.#maxAheadMillis) return false;
+    this.#last = Math.max(this.#last, remote);
+    return true;
+  }
+}

@@ -1,0 +1,648 @@
+/**
+ * Schemas: what fields an item has, how caller input is checked, and how typed values convert
+ * to and from the wire form commits carry (field_type.ts has the table of forms).
+ *
+ * `create` and `checkField` sit on the write path, so each field is compiled once at define
+ * time into a record holding its type codec, validator and default; checking a value is then a
+ * few direct calls with no per-call allocation besides the copies the semantics require.
+ */
+import type { FieldRecord, WireValue } from "./commit.ts";
+import { CairnError } from "./errors.ts";
+import { FIELD_TYPES, type FieldType, type MapScalar } from "./field_type.ts";
+import type {
+  CreateInputOf,
+  FieldDef,
+  FieldDefs,
+  Schema,
+  SchemaDef,
+  UpgradeFn,
+  ValuesOf,
+} from "./schema_types.ts";
+import { corrupt, isPlainObject } from "./wire_validation.ts";
+
+export type {
+  CreateInput,
+  CreateInputOf,
+  FieldDef,
+  FieldDefs,
+  FieldName,
+  FieldValue,
+  Schema,
+  SchemaDef,
+  TypedValue,
+  TypedValueByType,
+  UpgradeFn,
+  ValidationResult,
+  Values,
+  ValuesOf,
+} from "./schema_types.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Type codecs: one per field type, shared by every schema.
+
+/** What a codec returns for a value that does not have its type; cheaper than throwing. */
+const REJECT: unique symbol = Symbol("reject");
+type Rejected = typeof REJECT;
+
+interface TypeCodec {
+  /** What the type accepts, for error messages. */
+  readonly expected: string;
+  /** Checks a caller's typed value; returns the value to store (a private copy) or REJECT. */
+  accept(value: unknown): unknown;
+  /** Canonical wire form of a value `accept` returned. */
+  toWire(typed: unknown): WireValue;
+  /** Typed value from an untrusted wire value, or REJECT. */
+  fromWire(wire: unknown): unknown;
+}
+
+/** Largest |ms| a Date can hold (ECMA-262 TimeClip). */
+const MAX_EPOCH_MS = 8.64e15;
+
+/** -0 becomes 0 so the msgpack and JSON encodings of a value are the same bytes every time. */
+function canonicalNumber(n: number): number {
+  return n === 0 ? 0 : n;
+}
+
+function canonicalScalar(value: MapScalar): MapScalar {
+  return typeof value === "number" ? canonicalNumber(value) : value;
+}
+
+function acceptString(value: unknown): string | Rejected {
+  return typeof value === "string" ? value : REJECT;
+}
+
+function acceptFiniteNumber(value: unknown): number | Rejected {
+  return typeof value === "number" && Number.isFinite(value) ? canonicalNumber(value) : REJECT;
+}
+
+function acceptBoolean(value: unknown): boolean | Rejected {
+  return typeof value === "boolean" ? value : REJECT;
+}
+
+function identity(value: unknown): WireValue {
+  return value as WireValue;
+}
+
+function isMapScalar(value: unknown): value is MapScalar {
+  return value === null || typeof value === "string" || typeof value === "boolean" ||
+    (typeof value === "number" && Number.isFinite(value));
+}
+
+/** "__proto__" would turn into a prototype assignment when the map is written as an object. */
+function isMapKey(key: unknown): key is string {
+  return typeof key === "string" && key !== "__proto__";
+}
+
+function isStringSet(value: unknown): value is ReadonlySet<string> {
+  if (!(value instanceof Set)) return false;
+  for (const element of value) if (typeof element !== "string") return false;
+  return true;
+}
+
+function isScalarMap(value: unknown): value is ReadonlyMap<string, MapScalar> {
+  if (!(value instanceof Map)) return false;
+  for (const [key, entry] of value) if (!isMapKey(key) || !isMapScalar(entry)) return false;
+  return true;
+}
+
+function isValidDate(value: unknown): value is Date {
+  return value instanceof Date && !Number.isNaN(value.getTime());
+}
+
+function isEpochMs(value: unknown): value is number {
+  return Number.isInteger(value) && Math.abs(value as number) <= MAX_EPOCH_MS;
+}
+
+function copyScalarMap(
+  entries: Iterable<readonly [string, MapScalar]>,
+): ReadonlyMap<string, MapScalar> {
+  const copy = new Map<string, MapScalar>();
+  for (const [key, entry] of entries) {
+    copy.set(key, canonicalScalar(entry));
+  }
+  return copy;
+}
+
+function mapToWire(map: ReadonlyMap<string, MapScalar>): WireValue {
+  const keys = Array.from(map.keys()).sort();
+  const record: { [key: string]: WireValue } = {};
+  for (const key of keys) record[key] = canonicalScalar(map.get(key) as MapScalar);
+  return record;
+}
+
+function mapFromWire(wire: unknown): ReadonlyMap<string, MapScalar> | Rejected {
+  if (!isPlainObject(wire)) return REJECT;
+  const map = new Map<string, MapScalar>();
+  for (const key in wire) {
+    const entry = wire[key];
+    if (!isMapKey(key) || !isMapScalar(entry)) return REJECT;
+    map.set(key, canonicalScalar(entry));
+  }
+  return map;
+}
+
+function stringSetFromWire(wire: unknown): ReadonlySet<string> | Rejected {
+  if (!Array.isArray(wire)) return REJECT;
+  for (const element of wire) if (typeof element !== "string") return REJECT;
+  return new Set(wire);
+}
+
+const STRING_CODEC: TypeCodec = {
+  expected: "a string",
+  accept: acceptString,
+  toWire: identity,
+  fromWire: acceptString,
+};
+
+const NUMBER_CODEC: TypeCodec = {
+  expected: "a finite number",
+  accept: acceptFiniteNumber,
+  toWire: (typed) => canonicalNumber(typed as number),
+  fromWire: acceptFiniteNumber,
+};
+
+const CODECS: Readonly<Record<FieldType, TypeCodec>> = {
+  string: STRING_CODEC,
+  text: STRING_CODEC,
+  number: NUMBER_CODEC,
+  counter: NUMBER_CODEC,
+  boolean: {
+    expected: "a boolean",
+    accept: acceptBoolean,
+    toWire: identity,
+    fromWire: acceptBoolean,
+  },
+  date: {
+    expected: "a valid Date",
+    accept: (value) => isValidDate(value) ? new Date(value.getTime()) : REJECT,
+    toWire: (typed) => (typed as Date).getTime(),
+    fromWire: (wire) => isEpochMs(wire) ? new Date(wire) : REJECT,
+  },
+  set: {
+    expected: "a Set of strings",
+    accept: (value) => isStringSet(value) ? new Set(value) : REJECT,
+    toWire: (typed) => Array.from(typed as ReadonlySet<string>).sort(),
+    fromWire: stringSetFromWire,
+  },
+  map: {
+    expected: 'a Map from string keys (not "__proto__") to string, finite number, boolean or null',
+    accept: (value) => isScalarMap(value) ? copyScalarMap(value) : REJECT,
+    toWire: (typed) => mapToWire(typed as ReadonlyMap<string, MapScalar>),
+    fromWire: mapFromWire,
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Error messages
+
+/** Names a value in an error message: its type and, where short, the value itself. */
+function describe(value: unknown): string {
+  switch (typeof value) {
+    case "string":
+      return value.length > 40 ? "a long string" : `string ${JSON.stringify(value)}`;
+    case "number":
+      return Number.isFinite(value) ? `number ${value}` : String(value);
+    case "boolean":
+    case "bigint":
+      return `${typeof value} ${value}`;
+    case "object":
+      return describeObject(value);
+    default:
+      return typeof value;
+  }
+}
+
+function describeObject(value: object | null): string {
+  if (value === null) return "null";
+  if (value instanceof Date) return isValidDate(value) ? "a Date" : "an invalid Date";
+  if (value instanceof Set) {
+    for (const element of value) {
+      if (typeof element !== "string") return `a Set containing ${describe(element)}`;
+    }
+    return "a Set";
+  }
+  if (value instanceof Map) {
+    for (const [key, entry] of value) {
+      if (!isMapKey(key)) return `a Map with key ${describe(key)}`;
+      if (!isMapScalar(entry)) return `a Map whose "${key}" is ${describe(entry)}`;
+    }
+    return "a Map";
+  }
+  if (Array.isArray(value)) return "an array";
+  return isPlainObject(value) ? "an object" : `a ${value.constructor?.name ?? "object"}`;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compiled fields
+
+type Validator = (value: never) => unknown;
+
+interface CompiledField {
+  readonly name: string;
+  /** `task@1 field "title"`, precomputed for error messages. */
+  readonly label: string;
+  readonly codec: TypeCodec;
+  readonly required: boolean;
+  /** A typed constant (already accepted) or a function producing one. */
+  readonly default: unknown;
+  readonly validate: Validator | undefined;
+}
+
+function wrongType(field: CompiledField, value: unknown): CairnError {
+  return new CairnError(
+    "E_WRONG_TYPE",
+    `${field.label} expects ${field.codec.expected}, got ${describe(value)}`,
+  );
+}
+
+function requiredMissing(field: CompiledField): CairnError {
+  return new CairnError("E_REQUIRED_FIELD", `${field.label} is required`);
+}
+
+/** Type check, private copy and `validate`: the whole check of one caller-supplied value. */
+function checkValue(field: CompiledField, value: unknown): unknown {
+  const accepted = field.codec.accept(value);
+  if (accepted === REJECT) throw wrongType(field, value);
+  if (field.validate !== undefined) {
+    const verdict = field.validate(accepted as never);
+    if (verdict === false || typeof verdict === "string") {
+      const reason = typeof verdict === "string" ? verdict : "failed validation";
+      throw new CairnError("E_INVALID_VALUE", `${field.label}: ${reason}`);
+    }
+  }
+  return accepted;
+}
+
+function defaultValue(field: CompiledField): unknown {
+  if (field.default === undefined) throw requiredMissing(field);
+  const value = typeof field.default === "function" ? field.default() : field.default;
+  return checkValue(field, value);
+}
+
+function decodeField(field: CompiledField, wire: unknown): unknown {
+  const typed = field.codec.fromWire(wire);
+  if (typed === REJECT) {
+    throw corrupt(`${field.label} expects the wire form of ${field.codec.expected}`);
+  }
+  return typed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema definitions
+
+const DEF_KEYS: ReadonlySet<string> = new Set(["ns", "version", "fields", "indexes", "upgrade"]);
+const FIELD_DEF_KEYS: ReadonlySet<string> = new Set(["type", "required", "default", "validate"]);
+
+function badSchema(where: string, message: string): CairnError {
+  return new CairnError("E_BAD_SCHEMA", `${where}: ${message}`);
+}
+
+function assertKnownKeys(value: object, allowed: ReadonlySet<string>, where: string): void {
+  for (const key of Object.keys(value)) {
+    if (!allowed.has(key)) throw badSchema(where, `unknown option "${key}"`);
+  }
+}
+
+/**
+ * Names that a plain object inherits ("constructor", "toString", "__proto__", ...) would make
+ * `values[name]` read the prototype when the field is absent, so they cannot be field names.
+ */
+function isReservedName(name: string): boolean {
+  return name in Object.prototype;
+}
+
+function checkHeader(def: SchemaDef<FieldDefs>): string {
+  if (!isPlainObject(def)) throw badSchema("schema definition", "expected an object");
+  const { ns, version } = def;
+  if (typeof ns !== "string" || ns.length === 0 || ns.includes("@")) {
+    throw badSchema("schema definition", 'ns must be a non-empty string without "@"');
+  }
+  if (!Number.isSafeInteger(version) || version < 1) {
+    throw badSchema(`schema "${ns}"`, "version must be a positive integer");
+  }
+  const id = `${ns}@${version}`;
+  assertKnownKeys(def, DEF_KEYS, id);
+  if (def.upgrade !== undefined && typeof def.upgrade !== "function") {
+    throw badSchema(id, "upgrade must be a function");
+  }
+  if (def.upgrade !== undefined && version === 1) {
+    throw badSchema(id, "version 1 has no previous version to upgrade from");
+  }
+  return id;
+}
+
+function checkFieldDef(schemaId: string, name: string, def: FieldDef): void {
+  const where = `${schemaId} field "${name}"`;
+  if (name.length === 0) throw badSchema(schemaId, "field names must be non-empty");
+  if (isReservedName(name)) throw badSchema(where, "this name is reserved by JavaScript objects");
+  if (!isPlainObject(def)) throw badSchema(where, "expected a field declaration object");
+  assertKnownKeys(def, FIELD_DEF_KEYS, where);
+  if (!FIELD_TYPES.includes(def.type)) {
+    throw badSchema(where, `unknown type ${describe(def.type)}; use one of ${FIELD_TYPES}`);
+  }
+  if (def.required !== undefined && typeof def.required !== "boolean") {
+    throw badSchema(where, "required must be a boolean");
+  }
+  if (def.validate !== undefined && typeof def.validate !== "function") {
+    throw badSchema(where, "validate must be a function");
+  }
+}
+
+/** Checks one field declaration and returns its compiled form and its frozen public copy. */
+function compileField(
+  schemaId: string,
+  name: string,
+  def: FieldDef,
+): { compiled: CompiledField; frozen: FieldDef } {
+  checkFieldDef(schemaId, name, def);
+  const withoutDefault: CompiledField = {
+    name,
+    label: `${schemaId} field "${name}"`,
+    codec: CODECS[def.type],
+    required: def.required === true,
+    default: undefined,
+    validate: def.validate as Validator | undefined,
+  };
+  const compiled = Object.freeze({
+    ...withoutDefault,
+    default: compileDefault(withoutDefault, def.default),
+  });
+  // The public copy shows the private copy of a constant default, not the caller's instance.
+  const frozen = Object.freeze(
+    compiled.default === undefined ? { ...def } : { ...def, default: compiled.default },
+  ) as FieldDef;
+  return { compiled, frozen };
+}
+
+/** A constant default is checked (and copied) now; a function default on each use. */
+function compileDefault(field: CompiledField, given: unknown): unknown {
+  if (given === undefined || typeof given === "function") return given;
+  try {
+    return checkValue(field, given);
+  } catch (err) {
+    throw badSchema(field.label, `invalid default (${messageOf(err)})`);
+  }
+}
+
+function compileIndexes(
+  schemaId: string,
+  indexes: unknown,
+  fields: ReadonlyMap<string, CompiledField>,
+): readonly string[] {
+  if (indexes === undefined) return Object.freeze([]);
+  if (!Array.isArray(indexes)) throw badSchema(schemaId, "indexes must be an array of field names");
+  for (let i = 0; i < indexes.length; i++) {
+    const name = indexes[i];
+    if (typeof name !== "string" || !fields.has(name)) {
+      throw badSchema(schemaId, `index ${describe(name)} is not a field`);
+    }
+    if (indexes.indexOf(name) !== i) throw badSchema(schemaId, `index "${name}" is listed twice`);
+  }
+  return Object.freeze([...indexes]);
+}
+
+function byName(a: CompiledField, b: CompiledField): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+class CompiledSchema {
+  readonly id: string;
+  readonly ns: string;
+  readonly version: number;
+  readonly fields: FieldDefs;
+  readonly fieldNames: readonly string[];
+  readonly indexes: readonly string[];
+  readonly upgrade: UpgradeFn | undefined;
+  readonly #fields: ReadonlyMap<string, CompiledField>;
+  /** Sorted by name: the canonical field order of wire records. */
+  readonly #wireOrder: readonly CompiledField[];
+  /** Fields `create` must fill in when the input lacks them. */
+  readonly #filledFields: readonly CompiledField[];
+  readonly #requiredFields: readonly CompiledField[];
+
+  constructor(def: SchemaDef<FieldDefs>) {
+    this.id = checkHeader(def);
+    this.ns = def.ns;
+    this.version = def.version;
+    this.upgrade = def.upgrade;
+    if (!isPlainObject(def.fields)) throw badSchema(this.id, "fields must be a plain object");
+    const compiled = new Map<string, CompiledField>();
+    const publicDefs: Record<string, FieldDef> = {};
+    for (const name of Object.keys(def.fields)) {
+      const field = compileField(this.id, name, def.fields[name]);
+      compiled.set(name, field.compiled);
+      publicDefs[name] = field.frozen;
+    }
+    this.fields = Object.freeze(publicDefs);
+    this.fieldNames = Object.freeze([...compiled.keys()]);
+    this.indexes = compileIndexes(this.id, def.indexes, compiled);
+    this.#fields = compiled;
+    const all = [...compiled.values()].sort(byName);
+    this.#wireOrder = all;
+    this.#filledFields = all.filter((f) => f.required || f.default !== undefined);
+    this.#requiredFields = all.filter((f) => f.required);
+    Object.freeze(this);
+  }
+
+  create(input: unknown): Record<string, unknown> {
+    if (typeof input !== "object" || input === null) {
+      throw new CairnError("E_WRONG_TYPE", `${this.id} expects an object of field values`);
+    }
+    const values: Record<string, unknown> = {};
+    for (const name in input) {
+      const field = this.#field(name);
+      const value = (input as Record<string, unknown>)[name];
+      if (value !== undefined) values[name] = checkValue(field, value);
+    }
+    for (const field of this.#filledFields) {
+      if (values[field.name] === undefined) values[field.name] = defaultValue(field);
+    }
+    return values;
+  }
+
+  checkField(name: string, value: unknown): unknown {
+    const field = this.#field(name);
+    if (value !== undefined) return checkValue(field, value);
+    if (field.required) throw requiredMissing(field);
+    return undefined;
+  }
+
+  toWire(values: Readonly<Record<string, unknown>>): FieldRecord {
+    const record: FieldRecord = {};
+    for (const field of this.#wireOrder) {
+      const value = values[field.name];
+      if (value !== undefined) record[field.name] = field.codec.toWire(value);
+    }
+    return record;
+  }
+
+  fromWire(record: unknown): Record<string, unknown> {
+    if (!isPlainObject(record)) throw corrupt(`${this.id}: expected a record of fields`);
+    const values: Record<string, unknown> = {};
+    for (const name in record) values[name] = decodeField(this.#storedField(name), record[name]);
+    for (const field of this.#requiredFields) {
+      if (values[field.name] === undefined) throw corrupt(`${field.label} is missing`);
+    }
+    return values;
+  }
+
+  fieldToWire(name: string, value: unknown): WireValue {
+    return this.#field(name).codec.toWire(value);
+  }
+
+  fieldFromWire(name: string, wire: unknown): unknown {
+    return decodeField(this.#storedField(name), wire);
+  }
+
+  #field(name: string): CompiledField {
+    const field = this.#fields.get(name);
+    if (field === undefined) {
+      throw new CairnError("E_UNKNOWN_FIELD", `${this.id} has no field "${name}"`);
+    }
+    return field;
+  }
+
+  /** Like #field, for names read from disk or peers, where a stranger means corrupt data. */
+  #storedField(name: string): CompiledField {
+    const field = this.#fields.get(name);
+    if (field === undefined) throw corrupt(`${this.id} has no field "${name}"`);
+    return field;
+  }
+}
+
+/**
+ * Defines a schema. The definition is checked now (a mistake is E_BAD_SCHEMA) and compiled for
+ * fast checks; the result is frozen. Field types are inferred from the literal, no `as const`.
+ */
+export function defineSchema<const F extends FieldDefs>(def: SchemaDef<F>): Schema<F> {
+  // SchemaDef is invariant in F (`keyof F` in indexes), and the constructor checks it all anyway.
+  const loose = def as unknown as SchemaDef<FieldDefs>;
+  return new CompiledSchema(loose) as unknown as Schema<F>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry and upgrades
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
+}
+
+function sameDefault(schema: Schema, name: string, a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || typeof a === "function" || typeof b === "function") {
+    return false;
+  }
+  const wire = (value: unknown) => JSON.stringify(schema.fieldToWire(name, value as never));
+  return wire(a) === wire(b);
+}
+
+function sameField(schema: Schema, name: string, a: FieldDef, b: FieldDef): boolean {
+  return a.type === b.type && (a.required === true) === (b.required === true) &&
+    a.validate === b.validate &&
+    sameDefault(schema, name, a.default, b.default);
+}
+
+/** Equal ids, fields, indexes, and the very same validate/default/upgrade functions. */
+function sameDefinition(a: Schema, b: Schema): boolean {
+  return a.id === b.id && a.upgrade === b.upgrade && sameList(a.indexes, b.indexes) &&
+    sameList([...a.fieldNames].sort(), [...b.fieldNames].sort()) &&
+    a.fieldNames.every((name) => sameField(a, name, a.fields[name], b.fields[name]));
+}
+
+function unknownSchema(id: string, why: string): CairnError {
+  return new CairnError("E_UNKNOWN_SCHEMA", `${id} is not registered (${why})`);
+}
+
+/** One upgrade step: `schema.upgrade` (or the old values unchanged) checked as `create` input. */
+function upgradeStep(
+  schema: Schema,
+  old: Readonly<Record<string, unknown>>,
+  fromVersion: number,
+): Readonly<Record<string, unknown>> {
+  try {
+    const next = schema.upgrade === undefined ? old : schema.upgrade(old, fromVersion);
+    return schema.create(next as CreateInputOf<FieldDefs>);
+  } catch (cause) {
+    throw new CairnError(
+      "E_UPGRADE_FAILED",
+      `upgrading ${schema.ns}@${fromVersion} to ${schema.id}: ${messageOf(cause)}`,
+      { cause },
+    );
+  }
+}
+
+/** All schemas the database knows, by id and by namespace. */
+export class SchemaRegistry {
+  readonly #byId = new Map<string, Schema>();
+  readonly #latest = new Map<string, Schema>();
+
+  /**
+   * Adds a schema. Registering it (or an identical definition) again is a no-op; a different
+   * definition under an id already known is E_BAD_SCHEMA.
+   */
+  register<F extends FieldDefs>(schema: Schema<F>): Schema<F> {
+    if (!(schema instanceof CompiledSchema)) {
+      throw badSchema("register", "expected a schema made by defineSchema");
+    }
+    const known = this.#byId.get(schema.id);
+    if (known !== undefined) {
+      if (known === schema || sameDefinition(known, schema)) return schema;
+      throw badSchema(schema.id, "already registered with a different definition");
+    }
+    this.#byId.set(schema.id, schema);
+    const latest = this.#latest.get(schema.ns);
+    if (latest === undefined || latest.version < schema.version) {
+      this.#latest.set(schema.ns, schema);
+    }
+    return schema;
+  }
+
+  get(id: string): Schema | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** The highest registered version of a namespace. */
+  latest(ns: string): Schema | undefined {
+    return this.#latest.get(ns);
+  }
+
+  /**
+   * Brings values written under `fromSchemaId` up to `toSchema` by applying each later
+   * version's `upgrade` in turn (v1→v2→v3), checking every step's result like `create` input.
+   * Values already at `toSchema` are returned as they are.
+   */
+  upgrade<F extends FieldDefs>(
+    values: Readonly<Record<string, unknown>>,
+    fromSchemaId: string,
+    toSchema: Schema<F>,
+  ): ValuesOf<F> {
+    if (fromSchemaId === toSchema.id) return values as ValuesOf<F>;
+    let current = values;
+    for (const step of this.#steps(fromSchemaId, toSchema as unknown as Schema)) {
+      current = upgradeStep(step, current, step.version - 1);
+    }
+    return current as ValuesOf<F>;
+  }
+
+  /** The schemas after `fromSchemaId` up to and including `to`; all must be known. */
+  #steps(fromSchemaId: string, to: Schema): Schema[] {
+    const from = this.#byId.get(fromSchemaId);
+    if (from === undefined) throw unknownSchema(fromSchemaId, `needed to upgrade to ${to.id}`);
+    if (from.ns !== to.ns || from.version > to.version) {
+      throw new CairnError("E_UPGRADE_FAILED", `cannot turn ${from.id} into ${to.id}`);
+    }
+    const steps: Schema[] = [];
+    for (let version = from.version + 1; version < to.version; version++) {
+      const id = `${to.ns}@${version}`;
+      const step = this.#byId.get(id);
+      if (step === undefined) throw unknownSchema(id, `needed to upgrade ${from.id} to ${to.id}`);
+      steps.push(step);
+    }
+    steps.push(to);
+    return steps;
+  }
+}

@@ -1,0 +1,409 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import {
+  BLOCK_FORMAT_VERSION,
+  blockBody,
+  type BlockFields,
+  blockFromJson,
+  blockToJson,
+  type ChainTip,
+  checkChain,
+  decodeBlock,
+  encodeBlock,
+  sealBlock,
+  type SealedBlock,
+  sessionIdFromPublicKey,
+  verifyBlock,
+} from "../../src/core/block.ts";
+import { bytesEqual } from "../../src/core/bytes.ts";
+import type { Commit } from "../../src/core/commit.ts";
+import { commitToTuple, packValue } from "../../src/core/commit_codec.ts";
+import { type CairnErrorCode, isCairnError } from "../../src/core/errors.ts";
+import type { CryptoSuite } from "../../src/core/signing.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import { type Author, blockFields, newAuthor } from "../harness/blocks.ts";
+import { seededRandom } from "../harness/random.ts";
+
+interface Fixture {
+  suite: CryptoSuite;
+  alice: Author;
+  mallory: Author;
+}
+
+let fixture: Promise<Fixture> | undefined;
+
+function setup(): Promise<Fixture> {
+  fixture ??= cryptoSuite().then(async (suite) => ({
+    suite,
+    alice: await newAuthor(suite),
+    mallory: await newAuthor(suite),
+  }));
+  return fixture;
+}
+
+function commits(session: string, firstSeq: number, count: number): Commit[] {
+  return Array.from({ length: count }, (_, i) => ({
+    session,
+    seq: firstSeq + i,
+    key: `item-${firstSeq + i}`,
+    hlc: 1_790_000_000_000 * 1024 + i,
+    parents: i === 0 ? [] : [`${session}.${firstSeq + i - 1}`],
+    schema: "task@1",
+    body: { kind: "value", value: { title: `Item ${i}`, count: i, tags: ["a", "b"] } },
+  }));
+}
+
+function fieldsOf(
+  author: Author,
+  { seq = 1, prev = "", firstCommitSeq = 1, count = 2 } = {},
+): BlockFields {
+  return {
+    session: author.session,
+    publicKey: author.key.publicKey,
+    seq,
+    prev,
+    commits: commits(author.session, firstCommitSeq, count),
+  };
+}
+
+async function sealAs(author: Author, fields: BlockFields): Promise<SealedBlock> {
+  const { suite } = await setup();
+  return sealBlock(fields, { key: author.key, ed25519: suite.ed25519 }, suite);
+}
+
+function hasCode(...codes: CairnErrorCode[]): (err: unknown) => boolean {
+  return (err) => codes.some((code) => isCairnError(err, code));
+}
+
+/** The body's fields as MessagePack sees them, to build hostile variants from. */
+function bodyTuple(fields: BlockFields): unknown[] {
+  const { session, publicKey, seq, prev } = fields;
+  return [BLOCK_FORMAT_VERSION, session, publicKey, seq, prev, fields.commits.map(commitToTuple)];
+}
+
+function frame(body: unknown, signature: unknown = new Uint8Array(64)): Uint8Array {
+  return packValue([body, signature]);
+}
+
+function assertSameSealed(actual: SealedBlock, expected: SealedBlock): void {
+  assert.ok(bytesEqual(actual.body, expected.body), "same body bytes");
+  assert.equal(actual.hash, expected.hash);
+  assert.deepEqual(actual.block, expected.block);
+}
+
+test("block: a signed block survives seal → encode → decode → verify", async () => {
+  const { suite, alice } = await setup();
+  await fc.assert(
+    fc.asyncProperty(blockFields(alice), async (fields) => {
+      const sealed = await sealAs(alice, fields);
+      assert.equal(sealed.block.signature.length, 64);
+      const decoded = await decodeBlock(encodeBlock(sealed), suite);
+      assertSameSealed(decoded, sealed);
+      await verifyBlock(decoded, suite);
+    }),
+    { numRuns: 60 },
+  );
+});
+
+test("block: a trusted-mode block is unsigned, round-trips, and does not verify", async () => {
+  const { suite, alice } = await setup();
+  const sealed = await sealBlock(fieldsOf(alice), null, suite);
+  assert.equal(sealed.block.signature.length, 0);
+  const decoded = await decodeBlock(encodeBlock(sealed), suite);
+  assertSameSealed(decoded, sealed);
+  await assert.rejects(verifyBlock(decoded, suite), hasCode("E_BAD_SIGNATURE"));
+});
+
+test("block: binary → JSON text → binary is lossless and the signature still verifies", async () => {
+  const { suite, alice } = await setup();
+  await fc.assert(
+    fc.asyncProperty(blockFields(alice), fc.boolean(), async (fields, signed) => {
+      const sealed = signed ? await sealAs(alice, fields) : await sealBlock(fields, null, suite);
+      const encoded = encodeBlock(sealed);
+      const line = JSON.stringify(blockToJson(await decodeBlock(encoded, suite)));
+      assert.ok(!line.includes("\n"));
+      const fromJson = await blockFromJson(JSON.parse(line), suite);
+      assertSameSealed(fromJson, sealed);
+      assert.ok(bytesEqual(encodeBlock(fromJson), encoded), "same binary frame");
+      if (signed) await verifyBlock(fromJson, suite);
+    }),
+    { numRuns: 60 },
+  );
+});
+
+test("block: the JSON form names its fields and carries commits in their JSON form", async () => {
+  const { alice } = await setup();
+  const json = blockToJson(await sealAs(alice, fieldsOf(alice, { count: 1 })));
+  assert.deepEqual(Object.keys(json), [
+    "v",
+    "session",
+    "publicKey",
+    "seq",
+    "prev",
+    "sig",
+    "commits",
+  ]);
+  assert.equal(json.session, alice.session);
+  assert.equal(json.sig.length, 86);
+  assert.equal(json.commits[0].value?.title, "Item 0");
+});
+
+test("block: the body is deterministic and the same for equal fields", async () => {
+  const { alice } = await setup();
+  const fields = fieldsOf(alice, { count: 3 });
+  const copy: BlockFields = JSON.parse(JSON.stringify({ ...fields, publicKey: [] }));
+  const equal = { ...copy, publicKey: alice.key.publicKey.slice() };
+  assert.ok(bytesEqual(blockBody(fields), blockBody(fields)));
+  assert.ok(bytesEqual(blockBody(equal), blockBody(fields)));
+});
+
+test("block: the session id is 22 base64url characters of the key's hash", async () => {
+  const { suite, alice, mallory } = await setup();
+  assert.match(alice.session, /^[A-Za-z0-9_-]{22}$/);
+  assert.equal(await sessionIdFromPublicKey(alice.key.publicKey.slice(), suite), alice.session);
+  assert.notEqual(mallory.session, alice.session);
+});
+
+test("block: changing any single byte of a signed block is detected", async () => {
+  const { suite, alice } = await setup();
+  const encoded = encodeBlock(await sealAs(alice, fieldsOf(alice)));
+  for (let i = 0; i < encoded.length; i++) {
+    for (const mask of [0x01, 0x80]) {
+      const damaged = encoded.slice();
+      damaged[i] ^= mask;
+      await assert.rejects(
+        decodeBlock(damaged, suite).then((block) => verifyBlock(block, suite)),
+        hasCode("E_CORRUPT_ENCODING", "E_BAD_SIGNATURE", "E_BAD_KEY"),
+        `byte ${i} ^ ${mask}`,
+      );
+    }
+  }
+});
+
+test("block: changing any single byte of a trusted block fails to decode or changes its hash", async () => {
+  const { suite, alice } = await setup();
+  const original = await sealBlock(fieldsOf(alice), null, suite);
+  const encoded = encodeBlock(original);
+  for (let i = 0; i < encoded.length; i++) {
+    const damaged = encoded.slice();
+    damaged[i] ^= 0x01;
+    try {
+      const decoded = await decodeBlock(damaged, suite);
+      assert.notEqual(decoded.hash, original.hash, `byte ${i}`);
+    } catch (err) {
+      assert.ok(isCairnError(err, "E_CORRUPT_ENCODING"), `byte ${i}: ${String(err)}`);
+    }
+  }
+});
+
+test("block: a signature made by another key does not verify", async () => {
+  const { suite, alice, mallory } = await setup();
+  const sealed = await sealAs(alice, fieldsOf(alice));
+  const forged = await suite.ed25519.sign(mallory.key, sealed.body);
+  const tampered = { ...sealed, block: { ...sealed.block, signature: forged } };
+  await assert.rejects(verifyBlock(tampered, suite), hasCode("E_BAD_SIGNATURE"));
+});
+
+test("block: a public key that is not the session's is E_BAD_KEY", async () => {
+  const { suite, alice, mallory } = await setup();
+  const claimed = { ...fieldsOf(alice), publicKey: mallory.key.publicKey };
+  const sealed = await sealAs(mallory, claimed);
+  const decoded = await decodeBlock(encodeBlock(sealed), suite);
+  await assert.rejects(verifyBlock(decoded, suite), hasCode("E_BAD_KEY"));
+});
+
+test("block: sealing refuses a signer that is not the block's key", async () => {
+  const { alice, mallory } = await setup();
+  await assert.rejects(sealAs(mallory, fieldsOf(alice)), hasCode("E_BAD_KEY"));
+});
+
+test("block: sealing refuses commits that decoding would refuse", async () => {
+  const { alice, mallory } = await setup();
+  const fields = fieldsOf(alice);
+  for (
+    const bad of [
+      [],
+      [...fields.commits, ...commits(mallory.session, 3, 1)],
+      [...fields.commits, ...fields.commits],
+    ]
+  ) {
+    await assert.rejects(
+      sealAs(alice, { ...fields, commits: bad }),
+      hasCode("E_CORRUPT_ENCODING"),
+    );
+  }
+});
+
+test("block: every truncation is E_CORRUPT_ENCODING", async () => {
+  const { suite, alice } = await setup();
+  const encoded = encodeBlock(await sealAs(alice, fieldsOf(alice)));
+  for (let cut = 0; cut < encoded.length; cut++) {
+    await assert.rejects(
+      decodeBlock(encoded.subarray(0, cut), suite),
+      hasCode("E_CORRUPT_ENCODING"),
+      `cut at ${cut}`,
+    );
+  }
+});
+
+test("block: random bytes are E_CORRUPT_ENCODING, never another error", async () => {
+  const { suite } = await setup();
+  const random = seededRandom(0xb10c);
+  for (let i = 0; i < 1000; i++) {
+    const junk = Uint8Array.from(
+      { length: Math.floor(random() * 200) },
+      () => Math.floor(random() * 256),
+    );
+    await assert.rejects(decodeBlock(junk, suite), hasCode("E_CORRUPT_ENCODING"), `run ${i}`);
+  }
+});
+
+test("block: random MessagePack values are E_CORRUPT_ENCODING, never another error", async () => {
+  const { suite } = await setup();
+  await fc.assert(
+    fc.asyncProperty(fc.jsonValue(), fc.jsonValue(), async (body, signature) => {
+      await assert.rejects(
+        decodeBlock(frame(body, signature), suite),
+        hasCode("E_CORRUPT_ENCODING"),
+      );
+      await assert.rejects(
+        decodeBlock(frame(packValue(body)), suite),
+        hasCode("E_CORRUPT_ENCODING"),
+      );
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test("block: each malformed field is E_CORRUPT_ENCODING", async () => {
+  const { suite, alice, mallory } = await setup();
+  const fields = fieldsOf(alice);
+  const valid = bodyTuple(fields);
+  const withField = (index: number, value: unknown) => valid.with(index, value);
+  const [first, second] = fields.commits;
+  const tuples = (...list: Commit[]) => list.map(commitToTuple);
+  const badBodies: [string, unknown[]][] = [
+    ["version", withField(0, BLOCK_FORMAT_VERSION + 1)],
+    ["short session", withField(1, "s1")],
+    ["session with a dot", withField(1, `${alice.session.slice(1)}.`)],
+    ["session not a string", withField(1, 7)],
+    ["public key of 31 bytes", withField(2, alice.key.publicKey.subarray(1))],
+    ["public key as text", withField(2, "key")],
+    ["seq 0", withField(3, 0)],
+    ["fractional seq", withField(3, 1.5)],
+    ["prev on the first block", withField(4, "x".repeat(43))],
+    ["no prev on a later block", withField(3, 2)],
+    ["prev not a hash", withField(3, 2).with(4, "not-a-hash")],
+    ["no commits", withField(5, [])],
+    ["commits not an array", withField(5, {})],
+    ["a malformed commit", withField(5, [[1, 2, 3]])],
+    [
+      "a commit of another session",
+      withField(5, tuples(first, { ...second, session: mallory.session })),
+    ],
+    ["repeated commit seq", withField(5, tuples(first, { ...second, seq: first.seq }))],
+    ["decreasing commit seqs", withField(5, tuples(second, first))],
+    ["extra field", [...valid, 0]],
+    ["missing field", valid.slice(0, 5)],
+  ];
+  for (const [what, body] of badBodies) {
+    await assert.rejects(
+      decodeBlock(frame(packValue(body)), suite),
+      hasCode("E_CORRUPT_ENCODING"),
+      what,
+    );
+  }
+  const body = packValue(valid);
+  const badFrames: [string, unknown][] = [
+    ["signature of 63 bytes", [body, new Uint8Array(63)]],
+    ["signature as text", [body, "sig"]],
+    ["body as text", ["body", new Uint8Array(64)]],
+    ["three parts", [body, new Uint8Array(64), 0]],
+    ["a map", { body, signature: new Uint8Array(64) }],
+  ];
+  for (const [what, value] of badFrames) {
+    await assert.rejects(decodeBlock(packValue(value), suite), hasCode("E_CORRUPT_ENCODING"), what);
+  }
+  await decodeBlock(frame(body), suite); // the unmodified tuple is accepted
+});
+
+test("block: a body that is valid but not canonically encoded is refused", async () => {
+  const { suite, alice } = await setup();
+  const body = packValue(bodyTuple(fieldsOf(alice)));
+  // [0x96, version, session (1 + 22 bytes), key (2 + 32 bytes), seq]: seq 1 as int8 0xd0 0x01.
+  const seqAt = 1 + 1 + 23 + 34;
+  assert.equal(body[seqAt], 0x01);
+  const loose = new Uint8Array([
+    ...body.subarray(0, seqAt),
+    0xd0,
+    0x01,
+    ...body.subarray(seqAt + 1),
+  ]);
+  await assert.rejects(decodeBlock(frame(loose), suite), hasCode("E_CORRUPT_ENCODING"));
+});
+
+test("block: malformed JSON blocks are E_CORRUPT_ENCODING", async () => {
+  const { suite, alice, mallory } = await setup();
+  const json = blockToJson(await sealAs(alice, fieldsOf(alice)));
+  const bad: [string, unknown][] = [
+    ["null", null],
+    ["array", []],
+    ["version", { ...json, v: 2 }],
+    ["public key not base64url", { ...json, publicKey: "*".repeat(43) }],
+    ["public key of 31 bytes", { ...json, publicKey: json.publicKey.slice(0, 42) }],
+    ["public key as number", { ...json, publicKey: 5 }],
+    ["signature of 10 bytes", { ...json, sig: "A".repeat(14) }],
+    ["signature missing", { ...json, sig: undefined }],
+    ["commits not an array", { ...json, commits: "x" }],
+    ["no commits", { ...json, commits: [] }],
+    ["a malformed commit", { ...json, commits: [{ v: 1 }] }],
+    ["a commit of another session", {
+      ...json,
+      commits: json.commits.map((c) => ({ ...c, session: mallory.session })),
+    }],
+    ["seq as text", { ...json, seq: "1" }],
+  ];
+  for (const [what, value] of bad) {
+    await assert.rejects(blockFromJson(value, suite), hasCode("E_CORRUPT_ENCODING"), what);
+  }
+});
+
+test("block chain: blocks that continue the chain are accepted", async () => {
+  const { alice } = await setup();
+  const first = await sealAs(alice, fieldsOf(alice, { count: 2 }));
+  checkChain(undefined, first);
+  const second = await sealAs(
+    alice,
+    fieldsOf(alice, { seq: 2, prev: first.hash, firstCommitSeq: 3 }),
+  );
+  checkChain({ seq: 1, hash: first.hash, lastCommitSeq: 2 }, second);
+});
+
+test("block chain: gaps, forks and stale blocks are told apart", async () => {
+  const { alice } = await setup();
+  const first = await sealAs(alice, fieldsOf(alice, { count: 2 }));
+  const tip: ChainTip = { seq: 1, hash: first.hash, lastCommitSeq: 2 };
+  const next = (options: { seq?: number; prev?: string; firstCommitSeq?: number }) =>
+    sealAs(alice, fieldsOf(alice, { seq: 2, prev: first.hash, firstCommitSeq: 3, ...options }));
+  const otherFirst = await sealAs(alice, fieldsOf(alice, { count: 3 }));
+  const cases: [string, ChainTip | undefined, SealedBlock, CairnErrorCode][] = [
+    ["second block with no first", undefined, await next({}), "E_CHAIN_GAP"],
+    [
+      "first block not starting at commit 1",
+      undefined,
+      await next({ seq: 1, prev: "" }),
+      "E_CHAIN_FORK",
+    ],
+    ["a block skipped", tip, await next({ seq: 3 }), "E_CHAIN_GAP"],
+    ["prev names another block", tip, await next({ prev: otherFirst.hash }), "E_CHAIN_FORK"],
+    ["another block at the tip's seq", tip, otherFirst, "E_CHAIN_FORK"],
+    ["commit seqs reused", tip, await next({ firstCommitSeq: 2 }), "E_CHAIN_FORK"],
+    ["commit seqs skipped", tip, await next({ firstCommitSeq: 4 }), "E_CHAIN_FORK"],
+    ["the tip again", tip, first, "E_CHAIN_STALE"],
+    ["a block behind the tip", { ...tip, seq: 5 }, await next({}), "E_CHAIN_STALE"],
+  ];
+  for (const [what, previous, sealed, code] of cases) {
+    assert.throws(() => checkChain(previous, sealed), hasCode(code), what);
+  }
+});

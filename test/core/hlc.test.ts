@@ -1,0 +1,93 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { HLC_LOGICAL_PER_MILLI, hlcToMillis, HybridClock } from "../../src/core/hlc.ts";
+
+const START = 1_790_000_000_000;
+
+/** A wall clock the test moves by hand. */
+function fakeWall(start = START): { now: () => number; millis: number } {
+  const wall = { millis: start, now: () => wall.millis };
+  return wall;
+}
+
+test("hlc: a reading is wall millis times 1024 when the wall clock moves on", () => {
+  const wall = fakeWall();
+  const clock = new HybridClock(wall.now);
+  assert.equal(clock.now(), START * HLC_LOGICAL_PER_MILLI);
+  wall.millis += 5;
+  assert.equal(clock.now(), (START + 5) * HLC_LOGICAL_PER_MILLI);
+  assert.equal(hlcToMillis(clock.now()), START + 5);
+});
+
+test("hlc: 100k readings in one millisecond strictly increase and carry into the millis", () => {
+  const clock = new HybridClock(fakeWall().now);
+  let previous = clock.now();
+  for (let i = 1; i < 100_000; i++) {
+    const reading = clock.now();
+    if (reading !== previous + 1) assert.fail(`reading ${i}: ${reading} after ${previous}`);
+    previous = reading;
+  }
+  assert.ok(Number.isSafeInteger(previous));
+  assert.equal(hlcToMillis(previous), START + Math.floor(99_999 / HLC_LOGICAL_PER_MILLI));
+});
+
+test("hlc: readings keep increasing when the wall clock goes backwards", () => {
+  const wall = fakeWall();
+  const clock = new HybridClock(wall.now);
+  const first = clock.now();
+  wall.millis -= 60_000;
+  const second = clock.now();
+  assert.equal(second, first + 1);
+  wall.millis += 60_001;
+  assert.equal(clock.now(), (START + 1) * HLC_LOGICAL_PER_MILLI);
+});
+
+test("hlc: a fractional wall clock is floored to whole milliseconds", () => {
+  const clock = new HybridClock(() => START + 0.75);
+  assert.equal(clock.now(), START * HLC_LOGICAL_PER_MILLI);
+});
+
+test("hlc: observing a peer's reading orders the next local reading after it", () => {
+  const clock = new HybridClock(fakeWall().now);
+  const remote = (START + 1_000) * HLC_LOGICAL_PER_MILLI + 7;
+  assert.equal(clock.observe(remote), true);
+  assert.equal(clock.now(), remote + 1);
+});
+
+test("hlc: an older peer reading is accepted but never moves the clock back", () => {
+  const clock = new HybridClock(fakeWall().now);
+  const local = clock.now();
+  assert.equal(clock.observe(local - 5_000), true);
+  assert.equal(clock.now(), local + 1);
+});
+
+test("hlc: a reading further ahead than maxAheadMillis is refused and ignored", () => {
+  const wall = fakeWall();
+  const clock = new HybridClock(wall.now, 1_000);
+  const atLimit = (START + 1_000) * HLC_LOGICAL_PER_MILLI + 1023;
+  const beyond = (START + 1_001) * HLC_LOGICAL_PER_MILLI;
+  assert.equal(clock.observe(beyond), false);
+  assert.equal(clock.now(), START * HLC_LOGICAL_PER_MILLI);
+  assert.equal(clock.observe(atLimit), true);
+  assert.equal(clock.now(), atLimit + 1);
+});
+
+test("hlc: the default limit is five minutes ahead", () => {
+  const clock = new HybridClock(fakeWall().now);
+  assert.equal(clock.observe((START + 5 * 60_000) * HLC_LOGICAL_PER_MILLI), true);
+  assert.equal(clock.observe((START + 5 * 60_000 + 1) * HLC_LOGICAL_PER_MILLI), false);
+});
+
+test("hlc: readings that are not safe non-negative integers are refused", () => {
+  const clock = new HybridClock(fakeWall().now);
+  for (const bad of [NaN, Infinity, -1, 1.5, Number.MAX_SAFE_INTEGER + 2]) {
+    assert.equal(clock.observe(bad), false, String(bad));
+  }
+  assert.equal(clock.now(), START * HLC_LOGICAL_PER_MILLI);
+});
+
+test("hlc: the default wall clock is Date.now", () => {
+  const before = Date.now();
+  const millis = hlcToMillis(new HybridClock().now());
+  assert.ok(millis >= before && millis <= Date.now(), `${millis} vs ${before}`);
+});

@@ -1,0 +1,148 @@
+/**
+ * Type-level checks of schema inference, verified by `deno check` (the test runner checks types
+ * first). Each `@ts-expect-error` line must fail to compile; the same calls also fail at run time.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  type CreateInput,
+  defineSchema,
+  type FieldName,
+  type FieldValue,
+  SchemaRegistry,
+  type Values,
+} from "../../src/core/schema.ts";
+import type { MapScalar } from "../../src/core/field_type.ts";
+
+/** True only when A and B are the same type (not merely assignable either way). */
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
+  : false;
+
+/** Compiles only when given `true`, so `expectType<Equal<A, B>>(true)` asserts A = B. */
+function expectType<T extends true>(ok: T): void {
+  assert.equal(ok, true);
+}
+
+const Task = defineSchema({
+  ns: "task",
+  version: 1,
+  fields: {
+    title: { type: "string", required: true },
+    done: { type: "boolean", default: false },
+    status: { type: "string", required: true, default: "open" },
+    tags: { type: "set" },
+    notes: { type: "text" },
+    rank: { type: "number", validate: (n) => n >= 0 || "rank must be ≥ 0" },
+    due: { type: "date" },
+    meta: { type: "map" },
+    likes: { type: "counter" },
+  },
+  indexes: ["rank"],
+});
+
+test("Values maps each field type to its typed form; only required fields are always there", () => {
+  expectType<
+    Equal<Values<typeof Task>, {
+      readonly title: string;
+      readonly status: string;
+      readonly done?: boolean;
+      readonly tags?: ReadonlySet<string>;
+      readonly notes?: string;
+      readonly rank?: number;
+      readonly due?: Date;
+      readonly meta?: ReadonlyMap<string, MapScalar>;
+      readonly likes?: number;
+    }>
+  >(true);
+});
+
+test("CreateInput makes required fields without a default mandatory, all others optional", () => {
+  expectType<
+    Equal<CreateInput<typeof Task>, {
+      title: string;
+      status?: string;
+      done?: boolean;
+      tags?: ReadonlySet<string>;
+      notes?: string;
+      rank?: number;
+      due?: Date;
+      meta?: ReadonlyMap<string, MapScalar>;
+      likes?: number;
+    }>
+  >(true);
+});
+
+test("FieldName and FieldValue name a schema's fields and their typed values", () => {
+  expectType<
+    Equal<
+      FieldName<typeof Task>,
+      "title" | "done" | "status" | "tags" | "notes" | "rank" | "due" | "meta" | "likes"
+    >
+  >(true);
+  expectType<Equal<FieldValue<typeof Task, "due">, Date>>(true);
+  expectType<Equal<FieldValue<typeof Task, "tags">, ReadonlySet<string>>>(true);
+  expectType<Equal<FieldValue<typeof Task, "likes">, number>>(true);
+});
+
+test("create and checkField return typed values", () => {
+  const task = Task.create({ title: "write", tags: new Set(["a"]) });
+  const title: string = task.title;
+  const tags: ReadonlySet<string> | undefined = task.tags;
+  const rank: number | undefined = Task.checkField("rank", 3);
+  assert.deepEqual([title, tags, rank], ["write", new Set(["a"]), 3]);
+});
+
+test("create rejects wrong types, unknown fields and missing required fields", () => {
+  // @ts-expect-error title must be a string
+  assert.throws(() => Task.create({ title: 3 }));
+  // @ts-expect-error title is required
+  assert.throws(() => Task.create({ done: true }));
+  // @ts-expect-error unknown field
+  assert.throws(() => Task.create({ title: "a", tilte: "b" }));
+  // @ts-expect-error a set holds strings
+  assert.throws(() => Task.create({ title: "a", tags: new Set([1]) }));
+  // @ts-expect-error a date field takes a Date, not its wire form
+  assert.throws(() => Task.create({ title: "a", due: 1_700_000_000_000 }));
+});
+
+test("checkField checks the field name and the value's type", () => {
+  // @ts-expect-error rank is a number
+  assert.throws(() => Task.checkField("rank", "3"));
+  // @ts-expect-error unknown field
+  assert.throws(() => Task.checkField("rnak", 3));
+});
+
+test("definitions are typed: defaults, validators and indexes must match the fields", () => {
+  assert.throws(() =>
+    // @ts-expect-error default of the wrong type
+    defineSchema({ ns: "x", version: 1, fields: { n: { type: "number", default: "1" } } })
+  );
+  assert.throws(() =>
+    // @ts-expect-error unknown field type
+    defineSchema({ ns: "x", version: 1, fields: { n: { type: "float" } } })
+  );
+  assert.throws(() =>
+    // @ts-expect-error an index must name a field
+    defineSchema({ ns: "x", version: 1, fields: { n: { type: "number" } }, indexes: ["m"] })
+  );
+  defineSchema({
+    ns: "x",
+    version: 1,
+    // @ts-expect-error a string validator has no numeric comparison
+    fields: { s: { type: "string", validate: (s) => s.toFixed(0) === "0" } },
+  });
+});
+
+test("the registry's upgrade returns the target schema's values", () => {
+  const TaskV2 = defineSchema({
+    ns: "task",
+    version: 2,
+    fields: { title: { type: "string", required: true }, priority: { type: "number" } },
+    upgrade: ({ title }) => ({ title, priority: 0 }),
+  });
+  const registry = new SchemaRegistry();
+  registry.register(Task);
+  const upgraded = registry.upgrade(Task.create({ title: "t" }), "task@1", TaskV2);
+  expectType<Equal<typeof upgraded, Values<typeof TaskV2>>>(true);
+  assert.deepEqual(upgraded, { title: "t", priority: 0 });
+});
