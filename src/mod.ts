@@ -2,6 +2,21 @@
  * Cairn — a local-first embedded document database for TypeScript.
  * This is the only module users import; everything exported here is public API (docs/api.md).
  */
+export { Cairn, type CairnOptions, type SessionInfo } from "./db/database.ts";
+export { type CreateOptions, RepositoryHandle } from "./db/repository_handle.ts";
+export { Item } from "./db/item.ts";
+export type { ItemChange } from "./repo/change_listeners.ts";
+export type { ImportReport, VersionVector } from "./repo/repository.ts";
+export { defineSchema } from "./core/schema.ts";
+export type {
+  CreateInput,
+  FieldName,
+  FieldValue,
+  Schema,
+  SchemaDef,
+  Values,
+} from "./core/schema_types.ts";
+export type { FieldType, MapScalar } from "./core/field_type.ts";
 export { CairnError, type CairnErrorCode, isCairnError } from "./core/errors.ts";
 export {
   type Commit,
@@ -19,4 +34,3 @@ export {
   decodeCommit,
   encodeCommit,
 } from "./core/commit_codec.ts";
-export { type Ed25519, ed25519, nobleEd25519, type SigningKey } from "./runtime/ed25519.ts";

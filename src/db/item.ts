@@ -1,0 +1,61 @@
+/**
+ * `Item<S>`: a handle on one item of a repository, typed by its schema. Handles are cheap and
+ * hold no value of their own: every read sees the repository's current value.
+ */
+import { CairnError } from "../core/errors.ts";
+import type { FieldName, FieldValue, Schema, Values } from "../core/schema_types.ts";
+import type { ItemChange } from "../repo/change_listeners.ts";
+import type { Repository } from "../repo/repository.ts";
+import type { TypedReader } from "./typed_reader.ts";
+
+export class Item<S extends Schema = Schema> {
+  readonly key: string;
+  readonly schema: S;
+  readonly #repo: Repository;
+  readonly #reader: TypedReader;
+
+  /** @internal Created by RepositoryHandle. */
+  constructor(repo: Repository, reader: TypedReader, key: string, schema: S) {
+    this.#repo = repo;
+    this.#reader = reader;
+    this.key = key;
+    this.schema = schema;
+  }
+
+  /** False once the item is deleted (here or by a peer). */
+  get exists(): boolean {
+    return this.#repo.value(this.key) !== undefined;
+  }
+
+  get<K extends FieldName<S>>(field: K): FieldValue<S, K> {
+    return this.#reader.field(this.#repo, this.key, this.schema, field) as FieldValue<S, K>;
+  }
+
+  /** All fields as one frozen object of typed values. */
+  toObject(): Readonly<Values<S>> {
+    return this.#reader.values(this.#repo, this.key, this.schema) as Readonly<Values<S>>;
+  }
+
+  /** Sets one field (`undefined` unsets an optional field). Visible at once; sealed this tick. */
+  set<K extends FieldName<S>>(field: K, value: FieldValue<S, K> | undefined): this {
+    return this.update({ [field]: value } as Partial<Values<S>>);
+  }
+
+  /** Sets several fields in one commit. */
+  update(changes: Partial<Values<S>>): this {
+    this.#reader.write(this.#repo, this.key, this.schema, changes as Record<string, unknown>);
+    return this;
+  }
+
+  delete(): void {
+    this.#repo.delete(this.key);
+  }
+
+  /** Calls `listener` on every change of this item, local or remote. Returns an unsubscribe. */
+  on(event: "change", listener: (change: ItemChange) => void): () => void {
+    if (event !== "change") {
+      throw new CairnError("E_BAD_ARGUMENT", `unknown event ${String(event)}`);
+    }
+    return this.#repo.onItemChange(this.key, listener);
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Typed access to an item's wire value: reads convert (and upgrade an older schema version,
+ * lazily, on first read), writes validate and produce the new wire value.
+ *
+ * Typed values are cached per wire object. A wire object is never mutated after it is stored —
+ * every change stores a new one — so the cache can never serve a stale value.
+ */
+import type { FieldRecord, WireValue } from "../core/commit.ts";
+import { CairnError } from "../core/errors.ts";
+import type { FieldType } from "../core/field_type.ts";
+import type { SchemaRegistry } from "../core/schema.ts";
+import type { Schema } from "../core/schema_types.ts";
+import type { Repository } from "../repo/repository.ts";
+
+/** Field types whose typed value is their wire value: read straight from the wire record. */
+const SAME_AS_WIRE: ReadonlySet<FieldType> = new Set([
+  "string",
+  "number",
+  "boolean",
+  "text",
+  "counter",
+]);
+
+type TypedValues = Readonly<Record<string, unknown>>;
+
+export class TypedReader {
+  readonly #registry: SchemaRegistry;
+  readonly #cache = new WeakMap<FieldRecord, { schema: Schema; values: TypedValues }>();
+
+  constructor(registry: SchemaRegistry) {
+    this.#registry = registry;
+  }
+
+  field(repo: Repository, key: string, schema: Schema, field: string): unknown {
+    const current = repo.value(key);
+    if (!current) throw notFound(repo, key);
+    const def = Object.hasOwn(schema.fields, field) ? schema.fields[field] : undefined;
+    if (!def) throw new CairnError("E_UNKNOWN_FIELD", `${schema.id} has no field ${field}`);
+    if (current.schema === schema.id && SAME_AS_WIRE.has(def.type)) return current.wire![field];
+    return this.#typed(current.wire!, current.schema, schema)[field];
+  }
+
+  values(repo: Repository, key: string, schema: Schema): TypedValues {
+    const current = repo.value(key);
+    if (!current) throw notFound(repo, key);
+    return this.#typed(current.wire!, current.schema, schema);
+  }
+
+  write(repo: Repository, key: string, schema: Schema, changes: Record<string, unknown>): void {
+    const current = repo.value(key);
+    if (!current) throw notFound(repo, key);
+    const set: FieldRecord = {};
+    const unset: string[] = [];
+    for (const field in changes) {
+      const typed = schema.checkField(field, changes[field] as never);
+      if (typed === undefined) unset.push(field);
+      else set[field] = schema.fieldToWire(field, typed as never) as WireValue;
+    }
+    if (current.schema === schema.id) {
+      const next = { ...current.wire!, ...set };
+      for (const field of unset) delete next[field];
+      repo.writeChange(key, schema.id, next, set, unset);
+      return;
+    }
+    // The stored value follows another version: write the whole upgraded value under this one.
+    const upgraded: Record<string, unknown> = {
+      ...this.#typed(current.wire!, current.schema, schema),
+    };
+    for (const field in changes) upgraded[field] = changes[field];
+    for (const field of unset) delete upgraded[field];
+    repo.writeValue(key, schema.id, schema.toWire(schema.create(upgraded as never)));
+  }
+
+  #typed(wire: FieldRecord, schemaId: string, target: Schema): TypedValues {
+    const cached = this.#cache.get(wire);
+    if (cached?.schema === target) return cached.values;
+    const source = this.#registry.get(schemaId);
+    if (!source) {
+      throw new CairnError(
+        "E_UNKNOWN_SCHEMA",
+        `schema ${schemaId} is not registered in this database`,
+      );
+    }
+    const values = Object.freeze(this.#registry.upgrade(source.fromWire(wire), schemaId, target));
+    this.#cache.set(wire, { schema: target, values });
+    return values;
+  }
+}
+
+function notFound(repo: Repository, key: string): CairnError {
+  return new CairnError("E_NOT_FOUND", `no item ${key} in ${repo.path} (deleted or never created)`);
+}

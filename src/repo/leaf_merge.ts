@@ -1,0 +1,84 @@
+/**
+ * The value of an item as a pure function of its leaf set (DESIGN.md §3.1): one leaf → its
+ * value; several → a field-by-field merge of the leaves from their lowest common ancestor,
+ * with every tie decided by stamps. Every peer holding the same commits computes the same value.
+ */
+import type { Commit, FieldRecord, WireValue } from "../core/commit.ts";
+import { mergeField } from "../core/merge/mod.ts";
+import { compareStamps, type MergeSide } from "../core/merge/types.ts";
+import type { SchemaRegistry } from "../core/schema.ts";
+import type { Schema } from "../core/schema_types.ts";
+import type { CommitGraph } from "./commit_graph.ts";
+
+export interface ItemValue {
+  /** Wire value; undefined when the item is deleted. */
+  readonly wire: FieldRecord | undefined;
+  /** Schema id the value follows. */
+  readonly schema: string;
+}
+
+export function mergeLeaves(
+  graph: CommitGraph,
+  leafIds: readonly string[],
+  registry: SchemaRegistry,
+): ItemValue {
+  const leaves = leafIds.map((id) => graph.get(id)!).sort(compareStamps);
+  const newest = leaves[leaves.length - 1];
+  // Whether the item exists is decided by the newest leaf: a delete after (by stamp) a
+  // concurrent edit wins; an edit after a concurrent delete brings the item back.
+  if (newest.body.kind === "delete") return { wire: undefined, schema: newest.schema };
+  const live = leaves.filter((leaf) => leaf.body.kind !== "delete");
+  if (live.length === 1) return { wire: graph.valueAt(idOf(newest)), schema: newest.schema };
+
+  const target = targetSchema(live, registry);
+  // Without every schema involved registered here, the newest leaf's value stands until they are.
+  if (!target) return { wire: graph.valueAt(idOf(newest)), schema: newest.schema };
+
+  const ancestor = graph.lowestCommonAncestor(leafIds);
+  const ancestorCommit = ancestor === undefined ? undefined : graph.get(ancestor)!;
+  const base = ancestorCommit &&
+    inSchema(graph.valueAt(ancestor!), ancestorCommit.schema, target, registry);
+  const sides = live.map((leaf) => ({
+    stamp: leaf,
+    value: inSchema(graph.valueAt(idOf(leaf)), leaf.schema, target, registry) ?? {},
+  }));
+
+  const merged: FieldRecord = {};
+  for (const field of target.fieldNames) {
+    const fieldSides: MergeSide<WireValue>[] = sides.map((side) => ({
+      stamp: side.stamp,
+      value: side.value[field],
+    }));
+    const value = mergeField(target.fields[field].type, base?.[field], fieldSides);
+    if (value !== undefined) merged[field] = value;
+  }
+  return { wire: merged, schema: target.id };
+}
+
+function idOf(commit: Commit): string {
+  return `${commit.session}.${commit.seq}`;
+}
+
+/** The newest registered version among the leaves' schemas, if all share a namespace and are known. */
+function targetSchema(leaves: readonly Commit[], registry: SchemaRegistry): Schema | undefined {
+  let target: Schema | undefined;
+  for (const leaf of leaves) {
+    const schema = registry.get(leaf.schema);
+    if (!schema || (target && schema.ns !== target.ns)) return undefined;
+    if (!target || schema.version > target.version) target = schema;
+  }
+  return target;
+}
+
+/** A wire value written under `schemaId`, brought up to `target` (undefined stays undefined). */
+function inSchema(
+  wire: FieldRecord | undefined,
+  schemaId: string,
+  target: Schema,
+  registry: SchemaRegistry,
+): FieldRecord | undefined {
+  if (wire === undefined || schemaId === target.id) return wire;
+  const from = registry.get(schemaId);
+  if (!from || from.ns !== target.ns) return undefined;
+  return target.toWire(registry.upgrade(from.fromWire(wire), schemaId, target));
+}

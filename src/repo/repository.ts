@@ -1,0 +1,445 @@
+/**
+ * An in-memory repository: the items map, the commit graph, the per-session block chains, and
+ * the two ways commits enter — local writes (synchronous, sealed into one signed block per tick)
+ * and imported blocks (verified whole before anything of them applies).
+ *
+ * Everything here works on wire values; typed access lives in db/.
+ */
+import {
+  type BlockSigner,
+  type ChainTip,
+  checkChain,
+  decodeBlock,
+  encodeBlock,
+  sealBlock,
+  type SealedBlock,
+  verifyBlock,
+} from "../core/block.ts";
+import { type Commit, commitId, type FieldRecord } from "../core/commit.ts";
+import { CairnError, isCairnError } from "../core/errors.ts";
+import type { HybridClock } from "../core/hlc.ts";
+import { compareStamps } from "../core/merge/types.ts";
+import type { SchemaRegistry } from "../core/schema.ts";
+import type { CryptoSuite } from "../core/signing.ts";
+import { CommitGraph } from "./commit_graph.ts";
+import { type ItemValue, mergeLeaves } from "./leaf_merge.ts";
+import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
+
+/** What a repository needs from the database that owns it. */
+export interface RepositoryContext {
+  readonly session: string;
+  readonly publicKey: Uint8Array;
+  /** null in trusted mode: blocks are neither signed nor verified. */
+  readonly signer: BlockSigner | null;
+  readonly suite: CryptoSuite;
+  readonly registry: SchemaRegistry;
+  readonly clock: HybridClock;
+  /** Whether blocks by this session may enter (the own session always may). */
+  readonly isTrusted: (session: string, publicKey: Uint8Array) => boolean;
+}
+
+/** Per-session progress: `{ [session]: last block seq held }`. */
+export type VersionVector = Record<string, number>;
+
+export interface ImportReport {
+  /** Blocks applied. */
+  readonly applied: number;
+  /** Commits those blocks carried. */
+  readonly commits: number;
+  /** Blocks already held (the same hash at the same place in their chain): nothing to do. */
+  readonly duplicates: number;
+  /** Blocks refused, with why; nothing of a refused block was applied. */
+  readonly rejected: readonly {
+    index: number;
+    session?: string;
+    seq?: number;
+    error: CairnError;
+  }[];
+}
+
+interface ItemState {
+  /** Ids of the key's leaf commits. */
+  leaves: string[];
+  /** Current value (the leaves merged); undefined when deleted. */
+  wire: FieldRecord | undefined;
+  schema: string;
+  /** Deltas behind the single leaf since its last full value; Infinity when unknown. */
+  deltas: number;
+}
+
+/** A full value is written after this many deltas, bounding the walk that rebuilds a value. */
+const MAX_DELTA_CHAIN = 32;
+
+export class Repository {
+  readonly path: string;
+  readonly #ctx: RepositoryContext;
+  readonly #graph = new CommitGraph();
+  readonly #items = new Map<string, ItemState>();
+  readonly #listeners = new ChangeListeners();
+  #liveCount = 0;
+  #commitSeq = 0;
+
+  /** Blocks in the order they were applied here: a causal order, so exports replay cleanly. */
+  readonly #blocks: SealedBlock[] = [];
+  readonly #frames = new WeakMap<SealedBlock, Uint8Array>();
+  readonly #tips = new Map<string, ChainTip>();
+  /** Block hashes per session, by seq - 1: tells a duplicate from a fork. */
+  readonly #hashes = new Map<string, string[]>();
+
+  #closed = false;
+  #pending: Commit[] = [];
+  #sealScheduled = false;
+  #sealing: Promise<void> = Promise.resolve();
+  #sealFailure: unknown;
+
+  constructor(path: string, ctx: RepositoryContext) {
+    this.path = path;
+    this.#ctx = ctx;
+  }
+
+  // ── reads ────────────────────────────────────────────────────────────────────────────────
+
+  /** Live (not deleted) items. O(1). */
+  count(): number {
+    return this.#liveCount;
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const [key, state] of this.#items) if (state.wire !== undefined) yield key;
+  }
+
+  /** The current value of a live item, or undefined. */
+  value(key: string): ItemValue | undefined {
+    const state = this.#items.get(key);
+    return state?.wire === undefined ? undefined : state;
+  }
+
+  /** The ids of a key's leaf commits (empty for an unknown key). */
+  leaves(key: string): readonly string[] {
+    return this.#items.get(key)?.leaves ?? [];
+  }
+
+  /** The sequence number the next local commit will get. */
+  get nextCommitSeq(): number {
+    return this.#commitSeq + 1;
+  }
+
+  onChange(listener: (change: ItemChange) => void): () => void {
+    return this.#listeners.add(listener);
+  }
+
+  onItemChange(key: string, listener: (change: ItemChange) => void): () => void {
+    return this.#listeners.addForKey(key, listener);
+  }
+
+  // ── local writes: synchronous in memory, sealed once per tick ─────────────────────────────
+
+  /** A new commit with the full value `wire` (a create, or a write after a merge). */
+  writeValue(key: string, schema: string, wire: FieldRecord): void {
+    const state = this.#items.get(key);
+    this.#commitLocal(key, schema, state, { kind: "value", value: wire }, wire);
+  }
+
+  /**
+   * Changes fields of a live item: `next` is the whole new value, `set`/`unset` what changed.
+   * Written as a delta when the item has one leaf of the same schema, else as a full value.
+   */
+  writeChange(
+    key: string,
+    schema: string,
+    next: FieldRecord,
+    set: FieldRecord,
+    unset: string[],
+  ): void {
+    const state = this.#requireLive(key);
+    const asDelta = state.leaves.length === 1 && state.schema === schema &&
+      state.deltas < MAX_DELTA_CHAIN;
+    this.#commitLocal(
+      key,
+      schema,
+      state,
+      asDelta ? { kind: "delta", set, unset } : { kind: "value", value: next },
+      next,
+    );
+  }
+
+  delete(key: string): void {
+    const state = this.#requireLive(key);
+    this.#commitLocal(key, state.schema, state, { kind: "delete" }, undefined);
+  }
+
+  /** Resolves when every local write so far is sealed into a block. */
+  async flush(): Promise<void> {
+    if (this.#pending.length > 0) this.#queueSeal();
+    await this.#sealing;
+    if (this.#sealFailure !== undefined) throw this.#sealFailure;
+  }
+
+  /** After close, writes and imports fail with E_CLOSED; reads still see the last state. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new CairnError("E_CLOSED", `repository ${this.path} is closed`);
+  }
+
+  #requireLive(key: string): ItemState {
+    const state = this.#items.get(key);
+    if (state?.wire === undefined) {
+      throw new CairnError("E_NOT_FOUND", `no item ${key} in ${this.path}`);
+    }
+    return state;
+  }
+
+  #commitLocal(
+    key: string,
+    schema: string,
+    state: ItemState | undefined,
+    body: Commit["body"],
+    next: FieldRecord | undefined,
+  ): void {
+    this.#checkOpen();
+    const parents = state ? state.leaves : [];
+    const commit: Commit = {
+      session: this.#ctx.session,
+      seq: ++this.#commitSeq,
+      key,
+      hlc: this.#nextHlc(parents),
+      parents,
+      schema,
+      body,
+    };
+    this.#graph.add(commit);
+    const deltas = body.kind === "delta" ? state!.deltas + 1 : 0;
+    this.#setState(key, state, { leaves: [commitId(commit)], wire: next, schema, deltas });
+    this.#pending.push(commit);
+    if (!this.#sealScheduled) {
+      this.#sealScheduled = true;
+      queueMicrotask(() => this.#queueSeal());
+    }
+    this.#listeners.emit({ key, source: "local", deleted: next === undefined });
+  }
+
+  /** A clock reading after every parent's, even a parent stamped ahead of our clock. */
+  #nextHlc(parents: readonly string[]): number {
+    let hlc = this.#ctx.clock.now();
+    for (const parent of parents) {
+      const parentHlc = this.#graph.get(parent)!.hlc;
+      if (parentHlc >= hlc) hlc = parentHlc + 1;
+    }
+    return hlc;
+  }
+
+  #queueSeal(): void {
+    this.#sealScheduled = false;
+    if (this.#pending.length === 0) return;
+    const commits = this.#pending;
+    this.#pending = [];
+    this.#sealing = this.#sealing.then(() => this.#seal(commits)).catch((err) => {
+      this.#sealFailure = err;
+    });
+  }
+
+  async #seal(commits: Commit[]): Promise<void> {
+    const { session, publicKey, signer, suite } = this.#ctx;
+    const tip = this.#tips.get(session);
+    const sealed = await sealBlock(
+      { session, publicKey, seq: (tip?.seq ?? 0) + 1, prev: tip?.hash ?? "", commits },
+      signer,
+      suite,
+    );
+    this.#recordBlock(sealed);
+  }
+
+  // ── exchange ─────────────────────────────────────────────────────────────────────────────
+
+  /** What this repository holds: the last block seq of every session. */
+  versionVector(): VersionVector {
+    const vector: VersionVector = {};
+    for (const [session, tip] of this.#tips) vector[session] = tip.seq;
+    return vector;
+  }
+
+  /** Encoded blocks a peer at `since` lacks, in an order it can apply (causal). */
+  async exportBlocks(since: VersionVector = {}): Promise<Uint8Array[]> {
+    await this.flush();
+    const frames: Uint8Array[] = [];
+    for (const sealed of this.#blocks) {
+      if (sealed.block.seq > (since[sealed.block.session] ?? 0)) frames.push(this.#frame(sealed));
+    }
+    return frames;
+  }
+
+  /**
+   * Imports encoded blocks from a peer, in order. Each block is decoded, checked (trust,
+   * signature, chain, commits) and applied whole, or refused whole with a typed error; a refused
+   * block does not stop the rest.
+   */
+  async importBlocks(frames: Iterable<Uint8Array>): Promise<ImportReport> {
+    this.#checkOpen();
+    let applied = 0;
+    let commits = 0;
+    let duplicates = 0;
+    const rejected: { index: number; session?: string; seq?: number; error: CairnError }[] = [];
+    let index = 0;
+    for (const frame of frames) {
+      let sealed: SealedBlock | undefined;
+      try {
+        sealed = await decodeBlock(frame, this.#ctx.suite);
+        await this.#authenticate(sealed);
+        if (this.#isDuplicate(sealed)) duplicates++;
+        else {
+          this.#checkCommits(sealed);
+          this.#applyBlock(sealed);
+          applied++;
+          commits += sealed.block.commits.length;
+        }
+      } catch (err) {
+        if (!isCairnError(err)) throw err;
+        rejected.push({
+          index,
+          session: sealed?.block.session,
+          seq: sealed?.block.seq,
+          error: err,
+        });
+      }
+      index++;
+    }
+    return { applied, commits, duplicates, rejected };
+  }
+
+  async #authenticate(sealed: SealedBlock): Promise<void> {
+    if (!this.#ctx.signer) return; // trusted mode
+    const { session, publicKey } = sealed.block;
+    if (session !== this.#ctx.session && !this.#ctx.isTrusted(session, publicKey)) {
+      throw new CairnError(
+        "E_UNTRUSTED_SESSION",
+        `block by session ${session}, which is not trusted`,
+      );
+    }
+    await verifyBlock(sealed, this.#ctx.suite);
+  }
+
+  /** True for a block already held; a different block at a held place is a fork. */
+  #isDuplicate(sealed: SealedBlock): boolean {
+    const { session, seq } = sealed.block;
+    const held = this.#hashes.get(session)?.[seq - 1];
+    if (held === undefined) {
+      checkChain(this.#tips.get(session), sealed);
+      return false;
+    }
+    if (held !== sealed.hash) {
+      throw new CairnError("E_CHAIN_FORK", `block ${session}/${seq} differs from the one held`);
+    }
+    return true;
+  }
+
+  /** Graph rules for incoming commits: known parents of the same key, stamped before the child. */
+  #checkCommits(sealed: SealedBlock): void {
+    const inBlock = new Map<string, Commit>();
+    for (const commit of sealed.block.commits) {
+      const id = commitId(commit);
+      if (this.#graph.has(id)) throw badCommit(id, "is already held");
+      const seen = new Set<string>();
+      for (const parentId of commit.parents) {
+        const parent = inBlock.get(parentId) ?? this.#graph.get(parentId);
+        if (!parent) throw badCommit(id, `names unknown parent ${parentId}`);
+        if (seen.has(parentId)) throw badCommit(id, `names parent ${parentId} twice`);
+        seen.add(parentId);
+        if (parent.key !== commit.key) throw badCommit(id, `has parent ${parentId} of another key`);
+        if (compareStamps(parent, commit) >= 0) {
+          throw badCommit(id, `is not stamped after parent ${parentId}`);
+        }
+      }
+      this.#checkValue(commit, id);
+      inBlock.set(id, commit);
+    }
+  }
+
+  /** Values of known schemas must match them; unknown schemas are checked when registered and read. */
+  #checkValue(commit: Commit, id: string): void {
+    const schema = this.#ctx.registry.get(commit.schema);
+    if (!schema) return;
+    try {
+      if (commit.body.kind === "value") schema.fromWire(commit.body.value);
+      else if (commit.body.kind === "delta") {
+        for (const field in commit.body.set) schema.fieldFromWire(field, commit.body.set[field]);
+        for (const field of commit.body.unset) {
+          if (!Object.hasOwn(schema.fields, field)) {
+            throw new Error(`unsets unknown field ${field}`);
+          }
+        }
+      }
+    } catch (err) {
+      throw badCommit(id, `does not match schema ${commit.schema}: ${(err as Error).message}`);
+    }
+  }
+
+  #applyBlock(sealed: SealedBlock): void {
+    let newest = 0;
+    for (const commit of sealed.block.commits) {
+      this.#graph.add(commit);
+      this.#applyRemoteCommit(commit);
+      if (commit.hlc > newest) newest = commit.hlc;
+    }
+    this.#ctx.clock.observe(newest);
+    this.#recordBlock(sealed);
+  }
+
+  #applyRemoteCommit(commit: Commit): void {
+    const id = commitId(commit);
+    const state = this.#items.get(commit.key);
+    const leaves = state ? state.leaves.filter((leaf) => !commit.parents.includes(leaf)) : [];
+    leaves.push(id);
+    let next: ItemState;
+    if (leaves.length > 1) {
+      next = { leaves, ...mergeLeaves(this.#graph, leaves, this.#ctx.registry), deltas: Infinity };
+    } else if (
+      commit.body.kind === "delta" && state?.wire && state.leaves.length === 1 &&
+      commit.parents[0] === state.leaves[0]
+    ) {
+      // Fast path: a delta on the value we already hold.
+      const wire = { ...state.wire, ...commit.body.set };
+      for (const field of commit.body.unset) delete wire[field];
+      next = { leaves, wire, schema: commit.schema, deltas: state.deltas + 1 };
+    } else {
+      next = {
+        leaves,
+        wire: this.#graph.valueAt(id),
+        schema: commit.schema,
+        deltas: commit.body.kind === "delta" ? Infinity : 0,
+      };
+    }
+    this.#setState(commit.key, state, next);
+    this.#listeners.emit({ key: commit.key, source: "remote", deleted: next.wire === undefined });
+  }
+
+  #setState(key: string, previous: ItemState | undefined, next: ItemState): void {
+    this.#liveCount += Number(next.wire !== undefined) - Number(previous?.wire !== undefined);
+    this.#items.set(key, next);
+  }
+
+  #recordBlock(sealed: SealedBlock): void {
+    const { session, seq, commits } = sealed.block;
+    this.#blocks.push(sealed);
+    this.#tips.set(session, {
+      seq,
+      hash: sealed.hash,
+      lastCommitSeq: commits[commits.length - 1].seq,
+    });
+    let hashes = this.#hashes.get(session);
+    if (!hashes) this.#hashes.set(session, hashes = []);
+    hashes[seq - 1] = sealed.hash;
+  }
+
+  #frame(sealed: SealedBlock): Uint8Array {
+    let frame = this.#frames.get(sealed);
+    if (!frame) this.#frames.set(sealed, frame = encodeBlock(sealed));
+    return frame;
+  }
+}
+
+function badCommit(id: string, why: string): CairnError {
+  return new CairnError("E_BAD_COMMIT", `commit ${id} ${why}`);
+}
