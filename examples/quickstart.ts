@@ -1,17 +1,40 @@
 // The README's usage example, kept compiling (deno task check) and running (test/server/readme.test.ts).
-import { commitFromJsonLine, commitToJsonLine, decodeCommit, encodeCommit } from "cairndb";
+import { Cairn, defineSchema } from "cairndb";
 
-const commit = {
-  session: "alice",
-  seq: 1,
-  key: "todo-1",
-  hlc: Date.now() * 1024,
-  parents: [],
-  schema: "task@1",
-  body: { kind: "value", value: { title: "write tests", done: false } },
-} as const;
+const Task = defineSchema({
+  ns: "task",
+  version: 1,
+  fields: {
+    title: { type: "string", required: true },
+    done: { type: "boolean", default: false },
+    tags: { type: "set" },
+    notes: { type: "text" }, // concurrent edits merge character by character
+  },
+});
 
-const bytes = encodeCommit(commit); // MessagePack, as in the binary log
-const line = commitToJsonLine(commit); // one line of a JSONL log
-console.log(bytes.length, "bytes;", line);
-console.log(decodeCommit(bytes).key === commitFromJsonLine(line).key); // true
+// Two peers (in one process here); each signs its changes with its own Ed25519 key.
+const alice = await Cairn.open();
+const bob = await Cairn.open({ trust: [alice.session.publicKey] });
+await alice.trust(bob.session.publicKey);
+const aliceTodos = await alice.open("/data/todos");
+const bobTodos = await bob.open("/data/todos");
+
+const task = aliceTodos.create(Task, { title: "write tests", notes: "hello world" });
+task.set("tags", new Set(["cairn"])); // synchronous, visible at once
+
+// Sync: send the blocks the other side lacks.
+await bobTodos.importBlocks(await aliceTodos.exportBlocks(bobTodos.versionVector()));
+
+// Concurrent edits on both sides…
+bobTodos.get(task.key, Task)!.set("notes", "hello brave world");
+task.set("notes", "hello world!");
+task.set("done", true);
+
+// …and an exchange both ways: every peer computes the same merged value.
+await bobTodos.importBlocks(await aliceTodos.exportBlocks(bobTodos.versionVector()));
+await aliceTodos.importBlocks(await bobTodos.exportBlocks(aliceTodos.versionVector()));
+console.log(task.get("notes"), task.get("done")); // "hello brave world!" true
+console.log(bobTodos.get(task.key, Task)!.get("notes") === task.get("notes")); // true
+
+await alice.close();
+await bob.close();

@@ -9,6 +9,7 @@ export type { ItemChange } from "./repo/change_listeners.ts";
 export type { ImportReport, VersionVector } from "./repo/repository.ts";
 export { defineSchema } from "./core/schema.ts";
 export type {
+  AnySchema,
   CreateInput,
   FieldName,
   FieldValue,

@@ -60,8 +60,10 @@ export type BlockFields = Omit<Block, "signature">;
 
 export interface SealedBlock {
   readonly block: Block;
-  /** The canonical bytes that are signed and hashed. */
+  /** The canonical bytes that are hashed. */
   readonly body: Uint8Array;
+  /** SHA-256 of the body: what the signature signs. */
+  readonly digest: Uint8Array;
   /** base64url(SHA-256(body)): the block's identity, named by the next block's `prev`. */
   readonly hash: string;
 }
@@ -125,11 +127,11 @@ export async function sealBlock(
     throw new CairnError("E_BAD_KEY", "block: the signing key is not the block's public key");
   }
   const body = blockBody(fields);
-  const [signature, hash] = await Promise.all([
-    signer ? signer.ed25519.sign(signer.key, body) : UNSIGNED,
-    hashBody(body, suite),
-  ]);
-  return { block: { ...fields, signature }, body, hash };
+  const digest = await suite.sha256(body);
+  // The signature covers the body's SHA-256 digest, not the body: Ed25519 would otherwise hash
+  // the whole body twice more with SHA-512 (~0.35 µs per commit in a large block).
+  const signature = signer ? await signer.ed25519.sign(signer.key, digest) : UNSIGNED;
+  return { block: { ...fields, signature }, body, digest, hash: toBase64Url(digest) };
 }
 
 /** The binary payload of a log frame or network message: `[body, signature]`. */
@@ -147,7 +149,7 @@ export async function decodeBlock(bytes: Uint8Array, suite: CryptoSuite): Promis
   // One encoding per block: the JSON form can then re-create these exact bytes (so the signature
   // still verifies), and equal contents always have equal hashes.
   if (!bytesEqual(blockBody(fields), body)) throw corrupt("block: body is not canonically encoded");
-  return { block: { ...fields, signature }, body, hash: await hashBody(body, suite) };
+  return { block: { ...fields, signature }, body, ...await digestOf(body, suite) };
 }
 
 export function blockToJson(sealed: SealedBlock): BlockJson {
@@ -177,7 +179,7 @@ export async function blockFromJson(json: unknown, suite: CryptoSuite): Promise<
   );
   const signature = checkedSignature(bytesFromBase64Url(json.sig, "block.sig"));
   const body = blockBody(fields);
-  return { block: { ...fields, signature }, body, hash: await hashBody(body, suite) };
+  return { block: { ...fields, signature }, body, ...await digestOf(body, suite) };
 }
 
 /**
@@ -190,7 +192,7 @@ export async function verifyBlock(sealed: SealedBlock, suite: CryptoSuite): Prom
   if (await sessionIdFromPublicKey(publicKey, suite) !== session) {
     throw new CairnError("E_BAD_KEY", `block: session ${session} is not its public key's`);
   }
-  if (!await suite.ed25519.verify(publicKey, signature, sealed.body)) {
+  if (!await suite.ed25519.verify(publicKey, signature, sealed.digest)) {
     throw new CairnError("E_BAD_SIGNATURE", `block ${session}/${sealed.block.seq}: bad signature`);
   }
 }
@@ -225,8 +227,12 @@ export function checkChain(previous: ChainTip | undefined, sealed: SealedBlock):
   }
 }
 
-async function hashBody(body: Uint8Array, suite: CryptoSuite): Promise<string> {
-  return toBase64Url(await suite.sha256(body));
+async function digestOf(
+  body: Uint8Array,
+  suite: CryptoSuite,
+): Promise<{ digest: Uint8Array; hash: string }> {
+  const digest = await suite.sha256(body);
+  return { digest, hash: toBase64Url(digest) };
 }
 
 /** The frame's `[body, signature]`, copied out of the input so later reuse of it cannot alter them. */

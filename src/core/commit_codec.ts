@@ -29,23 +29,36 @@ const BODY_DELETE = 2;
 
 /** The commit as a MessagePack array: compact, and faster to pack than a map. */
 export function commitToTuple(commit: Commit): unknown[] {
-  const head = [
-    COMMIT_FORMAT_VERSION,
-    commit.session,
-    commit.seq,
-    commit.key,
-    commit.hlc,
-    commit.parents,
-    commit.schema,
-  ];
-  const body = commit.body;
+  const { session, seq, key, hlc, parents, schema, body } = commit;
+  // Literal arrays per kind: this runs once per commit when a block is sealed.
   switch (body.kind) {
     case "value":
-      return [...head, BODY_VALUE, body.value];
+      return [
+        COMMIT_FORMAT_VERSION,
+        session,
+        seq,
+        key,
+        hlc,
+        parents,
+        schema,
+        BODY_VALUE,
+        body.value,
+      ];
     case "delta":
-      return [...head, BODY_DELTA, body.set, body.unset];
+      return [
+        COMMIT_FORMAT_VERSION,
+        session,
+        seq,
+        key,
+        hlc,
+        parents,
+        schema,
+        BODY_DELTA,
+        body.set,
+        body.unset,
+      ];
     case "delete":
-      return [...head, BODY_DELETE];
+      return [COMMIT_FORMAT_VERSION, session, seq, key, hlc, parents, schema, BODY_DELETE];
   }
 }
 

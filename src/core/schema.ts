@@ -49,6 +49,8 @@ interface TypeCodec {
   readonly expected: string;
   /** Checks a caller's typed value; returns the value to store (a private copy) or REJECT. */
   accept(value: unknown): unknown;
+  /** Whether a caller's value is of this type: `accept` without the copy. */
+  check(value: unknown): boolean;
   /** Canonical wire form of a value `accept` returned. */
   toWire(typed: unknown): WireValue;
   /** Typed value from an untrusted wire value, or REJECT. */
@@ -68,7 +70,27 @@ function canonicalScalar(value: MapScalar): MapScalar {
 }
 
 function acceptString(value: unknown): string | Rejected {
-  return typeof value === "string" ? value : REJECT;
+  return typeof value === "string" ? wellFormed(value) : REJECT;
+}
+
+/**
+ * Lone UTF-16 surrogates become U+FFFD: MessagePack cannot carry them, so a block holding one
+ * would not decode to the same bytes it was signed as.
+ */
+function wellFormed(text: string): string {
+  return text.isWellFormed() ? text : text.toWellFormed();
+}
+
+function isString(value: unknown): boolean {
+  return typeof value === "string";
+}
+
+function isFiniteNumber(value: unknown): boolean {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+function isBoolean(value: unknown): boolean {
+  return typeof value === "boolean";
 }
 
 function acceptFiniteNumber(value: unknown): number | Rejected {
@@ -118,7 +140,7 @@ function copyScalarMap(
 ): ReadonlyMap<string, MapScalar> {
   const copy = new Map<string, MapScalar>();
   for (const [key, entry] of entries) {
-    copy.set(key, canonicalScalar(entry));
+    copy.set(wellFormed(key), canonicalScalar(entry));
   }
   return copy;
 }
@@ -126,8 +148,26 @@ function copyScalarMap(
 function mapToWire(map: ReadonlyMap<string, MapScalar>): WireValue {
   const keys = Array.from(map.keys()).sort();
   const record: { [key: string]: WireValue } = {};
-  for (const key of keys) record[key] = canonicalScalar(map.get(key) as MapScalar);
+  for (const key of keys) record[wellFormed(key)] = canonicalScalar(map.get(key) as MapScalar);
   return record;
+}
+
+function setToWire(set: ReadonlySet<string>): WireValue {
+  const elements: string[] = new Array(set.size);
+  let i = 0;
+  let rewritten = false;
+  for (const element of set) {
+    if (element.isWellFormed()) elements[i++] = element;
+    else {
+      elements[i++] = element.toWellFormed();
+      rewritten = true;
+    }
+  }
+  elements.sort();
+  // Two strings can become the same once made well-formed: keep the set unique.
+  return rewritten
+    ? elements.filter((element, j) => j === 0 || element !== elements[j - 1])
+    : elements;
 }
 
 function mapFromWire(wire: unknown): ReadonlyMap<string, MapScalar> | Rejected {
@@ -150,13 +190,15 @@ function stringSetFromWire(wire: unknown): ReadonlySet<string> | Rejected {
 const STRING_CODEC: TypeCodec = {
   expected: "a string",
   accept: acceptString,
-  toWire: identity,
+  check: isString,
+  toWire: (typed) => wellFormed(typed as string),
   fromWire: acceptString,
 };
 
 const NUMBER_CODEC: TypeCodec = {
   expected: "a finite number",
   accept: acceptFiniteNumber,
+  check: isFiniteNumber,
   toWire: (typed) => canonicalNumber(typed as number),
   fromWire: acceptFiniteNumber,
 };
@@ -169,24 +211,28 @@ const CODECS: Readonly<Record<FieldType, TypeCodec>> = {
   boolean: {
     expected: "a boolean",
     accept: acceptBoolean,
+    check: isBoolean,
     toWire: identity,
     fromWire: acceptBoolean,
   },
   date: {
     expected: "a valid Date",
     accept: (value) => isValidDate(value) ? new Date(value.getTime()) : REJECT,
+    check: isValidDate,
     toWire: (typed) => (typed as Date).getTime(),
     fromWire: (wire) => isEpochMs(wire) ? new Date(wire) : REJECT,
   },
   set: {
     expected: "a Set of strings",
-    accept: (value) => isStringSet(value) ? new Set(value) : REJECT,
-    toWire: (typed) => Array.from(typed as ReadonlySet<string>).sort(),
+    accept: (value) => isStringSet(value) ? new Set(Array.from(value, wellFormed)) : REJECT,
+    check: isStringSet,
+    toWire: (typed) => setToWire(typed as ReadonlySet<string>),
     fromWire: stringSetFromWire,
   },
   map: {
     expected: 'a Map from string keys (not "__proto__") to string, finite number, boolean or null',
     accept: (value) => isScalarMap(value) ? copyScalarMap(value) : REJECT,
+    check: isScalarMap,
     toWire: (typed) => mapToWire(typed as ReadonlyMap<string, MapScalar>),
     fromWire: mapFromWire,
   },
@@ -267,14 +313,24 @@ function requiredMissing(field: CompiledField): CairnError {
 function checkValue(field: CompiledField, value: unknown): unknown {
   const accepted = field.codec.accept(value);
   if (accepted === REJECT) throw wrongType(field, value);
-  if (field.validate !== undefined) {
-    const verdict = field.validate(accepted as never);
-    if (verdict === false || typeof verdict === "string") {
-      const reason = typeof verdict === "string" ? verdict : "failed validation";
-      throw new CairnError("E_INVALID_VALUE", `${field.label}: ${reason}`);
-    }
-  }
+  runValidator(field, accepted);
   return accepted;
+}
+
+/** A caller's value checked and turned straight into its wire form, with no typed copy. */
+function checkToWire(field: CompiledField, value: unknown): WireValue {
+  if (!field.codec.check(value)) throw wrongType(field, value);
+  runValidator(field, value);
+  return field.codec.toWire(value);
+}
+
+function runValidator(field: CompiledField, value: unknown): void {
+  if (field.validate === undefined) return;
+  const verdict = field.validate(value as never);
+  if (verdict === false || typeof verdict === "string") {
+    const reason = typeof verdict === "string" ? verdict : "failed validation";
+    throw new CairnError("E_INVALID_VALUE", `${field.label}: ${reason}`);
+  }
 }
 
 function defaultValue(field: CompiledField): unknown {
@@ -462,6 +518,29 @@ class CompiledSchema {
       if (values[field.name] === undefined) values[field.name] = defaultValue(field);
     }
     return values;
+  }
+
+  createWire(input: unknown): FieldRecord {
+    if (typeof input !== "object" || input === null) {
+      throw new CairnError("E_WRONG_TYPE", `${this.id} expects an object of field values`);
+    }
+    for (const name in input) this.#field(name);
+    const record: FieldRecord = {};
+    for (const field of this.#wireOrder) {
+      const value = (input as Record<string, unknown>)[field.name];
+      if (value !== undefined) record[field.name] = checkToWire(field, value);
+      else if (field.required || field.default !== undefined) {
+        record[field.name] = field.codec.toWire(defaultValue(field));
+      }
+    }
+    return record;
+  }
+
+  checkFieldWire(name: string, value: unknown): WireValue | undefined {
+    const field = this.#field(name);
+    if (value !== undefined) return checkToWire(field, value);
+    if (field.required) throw requiredMissing(field);
+    return undefined;
   }
 
   checkField(name: string, value: unknown): unknown {

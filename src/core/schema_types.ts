@@ -99,6 +99,13 @@ export interface Schema<F extends FieldDefs = FieldDefs> {
 
   /** Checks caller input and returns a fresh values object with defaults applied. */
   create(input: CreateInputOf<F>): ValuesOf<F>;
+  /** `toWire(create(input))` in one pass, without the intermediate typed copy (the write path). */
+  createWire(input: CreateInputOf<F>): FieldRecord;
+  /** `fieldToWire(checkField(name, value))` in one pass; undefined unsets the field. */
+  checkFieldWire<K extends keyof F & string>(
+    name: K,
+    value: TypedOf<F[K]> | undefined,
+  ): WireValue | undefined;
   /** Checks one field's new value for an update; `undefined` unsets the field. */
   checkField<K extends keyof F & string>(
     name: K,
@@ -111,6 +118,14 @@ export interface Schema<F extends FieldDefs = FieldDefs> {
   fieldToWire<K extends keyof F & string>(name: K, value: TypedOf<F[K]>): WireValue;
   fieldFromWire<K extends keyof F & string>(name: K, wire: unknown): TypedOf<F[K]>;
 }
+
+/**
+ * Any schema, whatever its fields: for APIs that accept every schema (register, `create`'s type
+ * parameter). `Schema<F>` is invariant in `F` (F appears under `keyof` and in inputs), so a
+ * concrete schema is not a `Schema<FieldDefs>`; `any` here is the one honest way to say "some F".
+ */
+// deno-lint-ignore no-explicit-any
+export type AnySchema = Schema<any>;
 
 /** Fields of a schema type, or of a field-definitions type itself. */
 type FieldsOf<S> = S extends Schema<infer F> ? F : S;

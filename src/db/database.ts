@@ -7,7 +7,7 @@ import { fromBase64Url, toBase64Url } from "../core/bytes.ts";
 import { CairnError } from "../core/errors.ts";
 import { HybridClock } from "../core/hlc.ts";
 import { SchemaRegistry } from "../core/schema.ts";
-import type { Schema } from "../core/schema_types.ts";
+import type { AnySchema } from "../core/schema_types.ts";
 import type { CryptoSuite, SigningKey } from "../core/signing.ts";
 import { Repository } from "../repo/repository.ts";
 import { cryptoSuite } from "../runtime/crypto_suite.ts";
@@ -26,7 +26,7 @@ export interface CairnOptions {
   /** Public keys (base64url, from a peer's `db.session.publicKey`) whose blocks are accepted. */
   trust?: readonly string[];
   /** Schemas to register up front, e.g. to read items a peer created before creating any here. */
-  schemas?: readonly Schema[];
+  schemas?: readonly AnySchema[];
 }
 
 export interface SessionInfo {
@@ -45,7 +45,7 @@ export class Cairn {
   readonly #reader = new TypedReader(this.#registry);
   readonly #clock = new HybridClock();
   readonly #trustedSessions = new Set<string>();
-  readonly #repositories = new Map<string, RepositoryHandle & { readonly repo: Repository }>();
+  readonly #repositories = new Map<string, { handle: RepositoryHandle; repo: Repository }>();
   #closed = false;
 
   private constructor(session: SessionInfo, key: SigningKey, suite: CryptoSuite, trusted: boolean) {
@@ -76,9 +76,22 @@ export class Cairn {
     return this.#key.secret.slice();
   }
 
-  /** Registers schemas (creating an item registers its schema too). */
-  register(...schemas: Schema[]): void {
-    for (const schema of schemas) this.#registry.register(schema);
+  /**
+   * Registers schemas (creating an item, or reading one with an explicit schema, registers it
+   * too). Items whose concurrent versions waited for one of these schemas are merged now.
+   */
+  register(...schemas: AnySchema[]): void {
+    let added = false;
+    for (const schema of schemas) {
+      if (this.#registry.get(schema.id) === schema) continue;
+      this.#registry.register(schema);
+      added = true;
+    }
+    if (added) {
+      for (const handle of this.#repositories.values()) {
+        handle.repo.remergeUnresolved();
+      }
+    }
   }
 
   /** Accepts blocks signed by the session with this public key (base64url). */
@@ -97,8 +110,8 @@ export class Cairn {
   open(path: string): Promise<RepositoryHandle> {
     this.#checkOpen();
     checkRepositoryPath(path);
-    let handle = this.#repositories.get(path);
-    if (!handle) {
+    let open = this.#repositories.get(path);
+    if (!open) {
       const repo = new Repository(path, {
         session: this.session.id,
         publicKey: this.#key.publicKey,
@@ -108,29 +121,34 @@ export class Cairn {
         clock: this.#clock,
         isTrusted: (session) => this.#trustedSessions.has(session),
       });
-      handle = Object.assign(
-        new RepositoryHandle(repo, this.#registry, this.#reader, this.session.id),
-        { repo },
+      const register = (schema: AnySchema) => this.register(schema);
+      const handle = new RepositoryHandle(
+        repo,
+        register,
+        this.#registry,
+        this.#reader,
+        this.session.id,
       );
-      this.#repositories.set(path, handle);
+      open = { handle, repo };
+      this.#repositories.set(path, open);
     }
-    return Promise.resolve(handle);
+    return Promise.resolve(open.handle);
   }
 
   /** Resolves when every write so far, in every open repository, is sealed. */
   async flush(): Promise<void> {
-    await Promise.all([...this.#repositories.values()].map((handle) => handle.flush()));
+    await Promise.all([...this.#repositories.values()].map(({ repo }) => repo.flush()));
   }
 
   /** Flushes and closes one repository, or (without a path) every repository and the database. */
   async close(path?: string): Promise<void> {
-    const handles = path === undefined
+    const closing = path === undefined
       ? [...this.#repositories.values()]
-      : [this.#repositories.get(path)].filter((h) => h !== undefined);
-    await Promise.all(handles.map((handle) => handle.flush()));
-    for (const handle of handles) {
-      handle.repo.close();
-      this.#repositories.delete(handle.path);
+      : [this.#repositories.get(path)].filter((open) => open !== undefined);
+    await Promise.all(closing.map(({ repo }) => repo.flush()));
+    for (const { repo } of closing) {
+      repo.close();
+      this.#repositories.delete(repo.path);
     }
     if (path === undefined) this.#closed = true;
   }

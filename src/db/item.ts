@@ -3,12 +3,12 @@
  * hold no value of their own: every read sees the repository's current value.
  */
 import { CairnError } from "../core/errors.ts";
-import type { FieldName, FieldValue, Schema, Values } from "../core/schema_types.ts";
+import type { AnySchema, FieldName, FieldValue, Schema, Values } from "../core/schema_types.ts";
 import type { ItemChange } from "../repo/change_listeners.ts";
 import type { Repository } from "../repo/repository.ts";
 import type { TypedReader } from "./typed_reader.ts";
 
-export class Item<S extends Schema = Schema> {
+export class Item<S extends AnySchema = Schema> {
   readonly key: string;
   readonly schema: S;
   readonly #repo: Repository;
@@ -38,7 +38,8 @@ export class Item<S extends Schema = Schema> {
 
   /** Sets one field (`undefined` unsets an optional field). Visible at once; sealed this tick. */
   set<K extends FieldName<S>>(field: K, value: FieldValue<S, K> | undefined): this {
-    return this.update({ [field]: value } as Partial<Values<S>>);
+    this.#reader.writeField(this.#repo, this.key, this.schema, field, value);
+    return this;
   }
 
   /** Sets several fields in one commit. */

@@ -4,7 +4,7 @@
  */
 import { CairnError } from "../core/errors.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
-import type { CreateInput, Schema } from "../core/schema_types.ts";
+import type { AnySchema, CreateInput, Schema } from "../core/schema_types.ts";
 import type { ItemChange } from "../repo/change_listeners.ts";
 import type { ImportReport, Repository, VersionVector } from "../repo/repository.ts";
 import { Item } from "./item.ts";
@@ -19,13 +19,21 @@ const MAX_KEY_LENGTH = 512;
 
 export class RepositoryHandle {
   readonly #repo: Repository;
+  readonly #register: (schema: AnySchema) => void;
   readonly #registry: SchemaRegistry;
   readonly #reader: TypedReader;
   readonly #keyPrefix: string;
 
   /** @internal Created by Cairn.open. */
-  constructor(repo: Repository, registry: SchemaRegistry, reader: TypedReader, session: string) {
+  constructor(
+    repo: Repository,
+    register: (schema: AnySchema) => void,
+    registry: SchemaRegistry,
+    reader: TypedReader,
+    session: string,
+  ) {
     this.#repo = repo;
+    this.#register = register;
     this.#registry = registry;
     this.#reader = reader;
     this.#keyPrefix = session.slice(0, 8);
@@ -36,14 +44,18 @@ export class RepositoryHandle {
   }
 
   /** Creates an item; visible to reads, queries and events at once, sealed into a block this tick. */
-  create<S extends Schema>(schema: S, input: CreateInput<S>, options: CreateOptions = {}): Item<S> {
-    this.#registry.register(schema);
-    const values = schema.create(input as never);
+  create<S extends AnySchema>(
+    schema: S,
+    input: CreateInput<S>,
+    options: CreateOptions = {},
+  ): Item<S> {
+    this.#register(schema);
+    const wire = schema.createWire(input as never);
     const key = options.key === undefined ? this.#newKey() : checkKey(options.key);
     if (this.#repo.value(key)) {
       throw new CairnError("E_KEY_EXISTS", `item ${key} already exists in ${this.path}`);
     }
-    this.#repo.writeValue(key, schema.id, schema.toWire(values));
+    this.#repo.writeValue(key, schema.id, wire);
     return new Item(this.#repo, this.#reader, key, schema);
   }
 
@@ -51,7 +63,8 @@ export class RepositoryHandle {
    * The item at `key`, or undefined if there is none (or it is deleted). Pass its schema to get a
    * typed handle; by default the newest registered version of the item's schema is used.
    */
-  get<S extends Schema = Schema>(key: string, schema?: S): Item<S> | undefined {
+  get<S extends AnySchema = Schema>(key: string, schema?: S): Item<S> | undefined {
+    if (schema) this.#register(schema);
     const current = this.#repo.value(key);
     if (!current) return undefined;
     const target = schema ?? this.#newestVersionOf(current.schema);

@@ -10,6 +10,7 @@ import { CairnError } from "../core/errors.ts";
 import type { FieldType } from "../core/field_type.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { Schema } from "../core/schema_types.ts";
+import type { ItemValue } from "../repo/leaf_merge.ts";
 import type { Repository } from "../repo/repository.ts";
 
 /** Field types whose typed value is their wire value: read straight from the wire record. */
@@ -23,6 +24,9 @@ const SAME_AS_WIRE: ReadonlySet<FieldType> = new Set([
 
 type TypedValues = Readonly<Record<string, unknown>>;
 
+const NO_FIELDS: FieldRecord = Object.freeze({}) as FieldRecord;
+const NO_NAMES: string[] = Object.freeze([]) as unknown as string[];
+
 export class TypedReader {
   readonly #registry: SchemaRegistry;
   readonly #cache = new WeakMap<FieldRecord, { schema: Schema; values: TypedValues }>();
@@ -32,8 +36,7 @@ export class TypedReader {
   }
 
   field(repo: Repository, key: string, schema: Schema, field: string): unknown {
-    const current = repo.value(key);
-    if (!current) throw notFound(repo, key);
+    const current = this.#live(repo, key);
     const def = Object.hasOwn(schema.fields, field) ? schema.fields[field] : undefined;
     if (!def) throw new CairnError("E_UNKNOWN_FIELD", `${schema.id} has no field ${field}`);
     if (current.schema === schema.id && SAME_AS_WIRE.has(def.type)) return current.wire![field];
@@ -41,34 +44,66 @@ export class TypedReader {
   }
 
   values(repo: Repository, key: string, schema: Schema): TypedValues {
-    const current = repo.value(key);
-    if (!current) throw notFound(repo, key);
+    const current = this.#live(repo, key);
     return this.#typed(current.wire!, current.schema, schema);
   }
 
+  /** Sets one field: the common update, kept free of per-call objects beyond the commit's own. */
+  writeField(repo: Repository, key: string, schema: Schema, field: string, value: unknown): void {
+    const current = this.#live(repo, key);
+    if (current.schema !== schema.id) {
+      return this.#writeUpgraded(repo, key, schema, current, { [field]: value });
+    }
+    const wire = schema.checkFieldWire(field, value as never);
+    const next = { ...current.wire };
+    if (wire === undefined) {
+      delete next[field];
+      repo.writeChange(key, schema.id, next, NO_FIELDS, [field]);
+    } else {
+      next[field] = wire;
+      repo.writeChange(key, schema.id, next, { [field]: wire }, NO_NAMES);
+    }
+  }
+
   write(repo: Repository, key: string, schema: Schema, changes: Record<string, unknown>): void {
-    const current = repo.value(key);
-    if (!current) throw notFound(repo, key);
+    const current = this.#live(repo, key);
+    if (current.schema !== schema.id) {
+      return this.#writeUpgraded(repo, key, schema, current, changes);
+    }
     const set: FieldRecord = {};
     const unset: string[] = [];
     for (const field in changes) {
-      const typed = schema.checkField(field, changes[field] as never);
-      if (typed === undefined) unset.push(field);
-      else set[field] = schema.fieldToWire(field, typed as never) as WireValue;
+      const wire = schema.checkFieldWire(field, changes[field] as never);
+      if (wire === undefined) unset.push(field);
+      else set[field] = wire;
     }
-    if (current.schema === schema.id) {
-      const next = { ...current.wire!, ...set };
-      for (const field of unset) delete next[field];
-      repo.writeChange(key, schema.id, next, set, unset);
-      return;
-    }
-    // The stored value follows another version: write the whole upgraded value under this one.
+    const next = { ...current.wire, ...set };
+    for (const field of unset) delete next[field];
+    repo.writeChange(key, schema.id, next, set, unset);
+  }
+
+  /** The stored value follows another version: write the whole upgraded value under this one. */
+  #writeUpgraded(
+    repo: Repository,
+    key: string,
+    schema: Schema,
+    current: ItemValue,
+    changes: Record<string, unknown>,
+  ): void {
     const upgraded: Record<string, unknown> = {
       ...this.#typed(current.wire!, current.schema, schema),
     };
-    for (const field in changes) upgraded[field] = changes[field];
-    for (const field of unset) delete upgraded[field];
-    repo.writeValue(key, schema.id, schema.toWire(schema.create(upgraded as never)));
+    for (const field in changes) {
+      if (changes[field] === undefined) delete upgraded[field];
+      else upgraded[field] = changes[field];
+    }
+    repo.writeValue(key, schema.id, schema.createWire(upgraded as never));
+  }
+
+  #live(repo: Repository, key: string): ItemValue {
+    const current = repo.value(key);
+    if (!current) throw notFound(repo, key);
+    return current;
   }
 
   #typed(wire: FieldRecord, schemaId: string, target: Schema): TypedValues {

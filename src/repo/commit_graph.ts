@@ -5,39 +5,43 @@
  * Invariant kept by the repository on entry: a commit's parents are present, belong to the same
  * key, and have a smaller stamp (hlc, session, seq). So stamp order is a topological order.
  */
-import { type Commit, commitId, type FieldRecord } from "../core/commit.ts";
+import { type Commit, type FieldRecord, parseCommitId } from "../core/commit.ts";
 import { StampHeap } from "./stamp_heap.ts";
 
 export class CommitGraph {
-  readonly #commits = new Map<string, Commit>();
-
-  get size(): number {
-    return this.#commits.size;
-  }
+  /**
+   * Commits per session, at index seq - 1. A session's commit seqs are contiguous (block chains
+   * check it), so these arrays stay dense; and indexing by number avoids hashing a fresh id
+   * string per write, which cost more than the rest of a write together.
+   */
+  readonly #bySession = new Map<string, Commit[]>();
 
   has(id: string): boolean {
-    return this.#commits.has(id);
+    return this.get(id) !== undefined;
   }
 
   get(id: string): Commit | undefined {
-    return this.#commits.get(id);
+    const parsed = parseCommitId(id);
+    return parsed && this.#bySession.get(parsed.session)?.[parsed.seq - 1];
   }
 
   add(commit: Commit): void {
-    this.#commits.set(commitId(commit), commit);
+    let commits = this.#bySession.get(commit.session);
+    if (!commits) this.#bySession.set(commit.session, commits = []);
+    commits[commit.seq - 1] = commit;
   }
 
   /**
    * The wire value at a commit: undefined for a tombstone. A delta applies to its first
    * parent's value (an empty record if that parent is a tombstone or absent).
    */
-  valueAt(id: string): FieldRecord | undefined {
+  valueAt(at: Commit): FieldRecord | undefined {
     const deltas: Commit[] = [];
-    let commit = this.#commits.get(id);
+    let commit: Commit | undefined = at;
     while (commit && commit.body.kind === "delta") {
       deltas.push(commit);
-      const first = commit.parents[0];
-      commit = first === undefined ? undefined : this.#commits.get(first);
+      const first: string | undefined = commit.parents[0];
+      commit = first === undefined ? undefined : this.get(first);
     }
     if (deltas.length === 0) return commit?.body.kind === "value" ? commit.body.value : undefined;
     let value: FieldRecord = commit?.body.kind === "value" ? { ...commit.body.value } : {};
@@ -51,28 +55,26 @@ export class CommitGraph {
    * children, a commit is visited only after all its visited descendants, so the first commit
    * reached by all leaves has no common-ancestor descendant; among several such "lowest" ones
    * (criss-cross histories) the greatest stamp is chosen, the same on every peer.
-   * Undefined when the leaves share no history (concurrent creates of one key).
+   * Undefined when the leaves share no history (concurrent creates of one key). The bit masks
+   * say which leaves reach a commit; BigInt keeps any number of leaves correct, and merges are
+   * rare enough that its cost does not matter.
    */
-  lowestCommonAncestor(leafIds: readonly string[]): string | undefined {
-    const everyone = (1n << BigInt(leafIds.length)) - 1n;
-    const reachedBy = new Map<string, bigint>();
+  lowestCommonAncestor(leaves: readonly Commit[]): Commit | undefined {
+    const everyone = (1n << BigInt(leaves.length)) - 1n;
+    const reachedBy = new Map<Commit, bigint>();
     const frontier = new StampHeap();
-    const visit = (id: string, mask: bigint) => {
-      const known = reachedBy.get(id);
-      if (known === undefined) {
-        const commit = this.#commits.get(id);
-        if (!commit) return;
-        reachedBy.set(id, mask);
-        frontier.push(commit);
-      } else reachedBy.set(id, known | mask);
+    const visit = (commit: Commit | undefined, mask: bigint) => {
+      if (!commit) return;
+      const known = reachedBy.get(commit);
+      if (known === undefined) frontier.push(commit);
+      reachedBy.set(commit, (known ?? 0n) | mask);
     };
-    leafIds.forEach((id, i) => visit(id, 1n << BigInt(i)));
+    leaves.forEach((leaf, i) => visit(leaf, 1n << BigInt(i)));
     while (frontier.size > 0) {
       const commit = frontier.pop()!;
-      const id = commitId(commit);
-      const mask = reachedBy.get(id)!;
-      if (mask === everyone) return id;
-      for (const parent of commit.parents) visit(parent, mask);
+      const mask = reachedBy.get(commit)!;
+      if (mask === everyone) return commit;
+      for (const parent of commit.parents) visit(this.get(parent), mask);
     }
     return undefined;
   }

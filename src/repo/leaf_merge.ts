@@ -17,30 +17,39 @@ export interface ItemValue {
   readonly schema: string;
 }
 
+export interface MergedValue extends ItemValue {
+  /**
+   * False when a schema the merge needs is not registered here: the newest leaf's value stands
+   * in until it is, and the item must be merged again then (Repository.remergeUnresolved).
+   */
+  readonly complete: boolean;
+}
+
 export function mergeLeaves(
   graph: CommitGraph,
-  leafIds: readonly string[],
+  leafCommits: readonly Commit[],
   registry: SchemaRegistry,
-): ItemValue {
-  const leaves = leafIds.map((id) => graph.get(id)!).sort(compareStamps);
+): MergedValue {
+  const leaves = [...leafCommits].sort(compareStamps);
   const newest = leaves[leaves.length - 1];
   // Whether the item exists is decided by the newest leaf: a delete after (by stamp) a
   // concurrent edit wins; an edit after a concurrent delete brings the item back.
-  if (newest.body.kind === "delete") return { wire: undefined, schema: newest.schema };
+  if (newest.body.kind === "delete") {
+    return { wire: undefined, schema: newest.schema, complete: true };
+  }
   const live = leaves.filter((leaf) => leaf.body.kind !== "delete");
-  if (live.length === 1) return { wire: graph.valueAt(idOf(newest)), schema: newest.schema };
+  if (live.length === 1) {
+    return { wire: graph.valueAt(newest), schema: newest.schema, complete: true };
+  }
 
   const target = targetSchema(live, registry);
-  // Without every schema involved registered here, the newest leaf's value stands until they are.
-  if (!target) return { wire: graph.valueAt(idOf(newest)), schema: newest.schema };
+  if (!target) return { wire: graph.valueAt(newest), schema: newest.schema, complete: false };
 
-  const ancestor = graph.lowestCommonAncestor(leafIds);
-  const ancestorCommit = ancestor === undefined ? undefined : graph.get(ancestor)!;
-  const base = ancestorCommit &&
-    inSchema(graph.valueAt(ancestor!), ancestorCommit.schema, target, registry);
+  const ancestor = graph.lowestCommonAncestor(leaves);
+  const base = ancestor && inSchema(graph.valueAt(ancestor), ancestor.schema, target, registry);
   const sides = live.map((leaf) => ({
     stamp: leaf,
-    value: inSchema(graph.valueAt(idOf(leaf)), leaf.schema, target, registry) ?? {},
+    value: inSchema(graph.valueAt(leaf), leaf.schema, target, registry) ?? {},
   }));
 
   const merged: FieldRecord = {};
@@ -52,11 +61,7 @@ export function mergeLeaves(
     const value = mergeField(target.fields[field].type, base?.[field], fieldSides);
     if (value !== undefined) merged[field] = value;
   }
-  return { wire: merged, schema: target.id };
-}
-
-function idOf(commit: Commit): string {
-  return `${commit.session}.${commit.seq}`;
+  return { wire: merged, schema: target.id, complete: true };
 }
 
 /** The newest registered version among the leaves' schemas, if all share a namespace and are known. */

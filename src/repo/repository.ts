@@ -58,14 +58,18 @@ export interface ImportReport {
 }
 
 interface ItemState {
-  /** Ids of the key's leaf commits. */
-  leaves: string[];
+  /** The key's leaf commits. */
+  leaves: Commit[];
   /** Current value (the leaves merged); undefined when deleted. */
   wire: FieldRecord | undefined;
   schema: string;
   /** Deltas behind the single leaf since its last full value; Infinity when unknown. */
   deltas: number;
 }
+
+/** Shared by every commit without parents (creates), so none allocates its own. */
+const NO_PARENTS: readonly string[] = Object.freeze([]);
+const NO_COMMITS: readonly Commit[] = Object.freeze([]);
 
 /** A full value is written after this many deltas, bounding the walk that rebuilds a value. */
 const MAX_DELTA_CHAIN = 32;
@@ -76,6 +80,8 @@ export class Repository {
   readonly #graph = new CommitGraph();
   readonly #items = new Map<string, ItemState>();
   readonly #listeners = new ChangeListeners();
+  /** Keys whose leaves could not be merged for want of a registered schema. */
+  readonly #unresolved = new Set<string>();
   #liveCount = 0;
   #commitSeq = 0;
 
@@ -115,8 +121,8 @@ export class Repository {
   }
 
   /** The ids of a key's leaf commits (empty for an unknown key). */
-  leaves(key: string): readonly string[] {
-    return this.#items.get(key)?.leaves ?? [];
+  leaves(key: string): string[] {
+    return this.#items.get(key)?.leaves.map(commitId) ?? [];
   }
 
   /** The sequence number the next local commit will get. */
@@ -200,19 +206,19 @@ export class Repository {
     next: FieldRecord | undefined,
   ): void {
     this.#checkOpen();
-    const parents = state ? state.leaves : [];
+    const leaves = state ? state.leaves : NO_COMMITS;
     const commit: Commit = {
       session: this.#ctx.session,
       seq: ++this.#commitSeq,
       key,
-      hlc: this.#nextHlc(parents),
-      parents,
+      hlc: this.#nextHlc(leaves),
+      parents: leaves.length === 0 ? NO_PARENTS : leaves.map(commitId),
       schema,
       body,
     };
     this.#graph.add(commit);
     const deltas = body.kind === "delta" ? state!.deltas + 1 : 0;
-    this.#setState(key, state, { leaves: [commitId(commit)], wire: next, schema, deltas });
+    this.#setState(key, state, { leaves: [commit], wire: next, schema, deltas });
     this.#pending.push(commit);
     if (!this.#sealScheduled) {
       this.#sealScheduled = true;
@@ -222,12 +228,9 @@ export class Repository {
   }
 
   /** A clock reading after every parent's, even a parent stamped ahead of our clock. */
-  #nextHlc(parents: readonly string[]): number {
+  #nextHlc(parents: readonly Commit[]): number {
     let hlc = this.#ctx.clock.now();
-    for (const parent of parents) {
-      const parentHlc = this.#graph.get(parent)!.hlc;
-      if (parentHlc >= hlc) hlc = parentHlc + 1;
-    }
+    for (const parent of parents) if (parent.hlc >= hlc) hlc = parent.hlc + 1;
     return hlc;
   }
 
@@ -388,16 +391,17 @@ export class Repository {
   }
 
   #applyRemoteCommit(commit: Commit): void {
-    const id = commitId(commit);
     const state = this.#items.get(commit.key);
-    const leaves = state ? state.leaves.filter((leaf) => !commit.parents.includes(leaf)) : [];
-    leaves.push(id);
+    const leaves = state
+      ? state.leaves.filter((leaf) => !commit.parents.includes(commitId(leaf)))
+      : [];
+    leaves.push(commit);
+    this.#unresolved.delete(commit.key);
     let next: ItemState;
-    if (leaves.length > 1) {
-      next = { leaves, ...mergeLeaves(this.#graph, leaves, this.#ctx.registry), deltas: Infinity };
-    } else if (
+    if (leaves.length > 1) next = this.#merged(commit.key, leaves);
+    else if (
       commit.body.kind === "delta" && state?.wire && state.leaves.length === 1 &&
-      commit.parents[0] === state.leaves[0]
+      commit.parents[0] === commitId(state.leaves[0])
     ) {
       // Fast path: a delta on the value we already hold.
       const wire = { ...state.wire, ...commit.body.set };
@@ -406,13 +410,31 @@ export class Repository {
     } else {
       next = {
         leaves,
-        wire: this.#graph.valueAt(id),
+        wire: this.#graph.valueAt(commit),
         schema: commit.schema,
         deltas: commit.body.kind === "delta" ? Infinity : 0,
       };
     }
     this.#setState(commit.key, state, next);
     this.#listeners.emit({ key: commit.key, source: "remote", deleted: next.wire === undefined });
+  }
+
+  #merged(key: string, leaves: Commit[]): ItemState {
+    const { wire, schema, complete } = mergeLeaves(this.#graph, leaves, this.#ctx.registry);
+    if (!complete) this.#unresolved.add(key);
+    return { leaves, wire, schema, deltas: Infinity };
+  }
+
+  /** Merges again the items that waited for a schema; call after registering schemas. */
+  remergeUnresolved(): void {
+    for (const key of [...this.#unresolved]) {
+      const state = this.#items.get(key)!;
+      this.#unresolved.delete(key);
+      const next = this.#merged(key, state.leaves);
+      if (this.#unresolved.has(key)) continue; // still waiting: nothing changed
+      this.#setState(key, state, next);
+      this.#listeners.emit({ key, source: "remote", deleted: next.wire === undefined });
+    }
   }
 
   #setState(key: string, previous: ItemState | undefined, next: ItemState): void {

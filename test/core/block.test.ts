@@ -200,9 +200,12 @@ test("block: changing any single byte of a trusted block fails to decode or chan
 test("block: a signature made by another key does not verify", async () => {
   const { suite, alice, mallory } = await setup();
   const sealed = await sealAs(alice, fieldsOf(alice));
-  const forged = await suite.ed25519.sign(mallory.key, sealed.body);
+  // Mallory signs exactly what Alice signed (the body's digest), but with her own key.
+  const forged = await suite.ed25519.sign(mallory.key, sealed.digest);
   const tampered = { ...sealed, block: { ...sealed.block, signature: forged } };
   await assert.rejects(verifyBlock(tampered, suite), hasCode("E_BAD_SIGNATURE"));
+  // And the genuine signature is over the digest: it verifies with Alice's key.
+  assert.equal(await suite.ed25519.verify(alice.key.publicKey, sealed.block.signature, sealed.digest), true);
 });
 
 test("block: a public key that is not the session's is E_BAD_KEY", async () => {

@@ -1,0 +1,68 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Cairn, defineSchema, isCairnError, type RepositoryHandle } from "cairndb";
+
+const Note = defineSchema({
+  ns: "note",
+  version: 1,
+  fields: {
+    title: { type: "string", required: true },
+    body: { type: "text" },
+    tags: { type: "set" },
+  },
+});
+
+/** Peers that all trust each other. */
+async function peers(count: number): Promise<{ dbs: Cairn[]; repos: RepositoryHandle[] }> {
+  const dbs: Cairn[] = [];
+  for (let i = 0; i < count; i++) dbs.push(await Cairn.open());
+  for (const db of dbs) {
+    for (const other of dbs) if (other !== db) await db.trust(other.session.publicKey);
+  }
+  return { dbs, repos: await Promise.all(dbs.map((db) => db.open("/notes"))) };
+}
+
+async function exchange(from: RepositoryHandle, to: RepositoryHandle): Promise<void> {
+  const report = await to.importBlocks(await from.exportBlocks(to.versionVector()));
+  assert.equal(report.rejected.length, 0, report.rejected.map((r) => r.error.message).join("; "));
+}
+
+test("a peer that imports concurrent versions before knowing their schema converges once it registers it", async () => {
+  const { dbs, repos: [alice, bob, carol] } = await peers(3);
+  const note = alice.create(Note, { title: "t", body: "hello world", tags: new Set(["a"]) });
+  await exchange(alice, bob);
+  bob.get(note.key, Note)!.update({ body: "hello brave world", tags: new Set(["a", "b"]) });
+  note.update({ body: "hello world!", tags: new Set(["a", "c"]) });
+
+  // Carol holds both branches but no schema: she cannot merge, and says so rather than guess.
+  await exchange(alice, carol);
+  await exchange(bob, carol);
+  assert.equal(carol.leaves(note.key).length, 2);
+  assert.throws(
+    () => carol.get(note.key)!.toObject(),
+    (err) => isCairnError(err, "E_UNKNOWN_SCHEMA"),
+  );
+
+  const changes: string[] = [];
+  carol.on("change", (change) => changes.push(change.key));
+  dbs[2].register(Note);
+  assert.deepEqual(changes, [note.key], "registering the schema re-merges the waiting item");
+
+  await exchange(bob, alice);
+  await exchange(alice, bob);
+  const expected = { title: "t", body: "hello brave world!", tags: new Set(["a", "b", "c"]) };
+  for (const repo of [alice, bob, carol]) {
+    assert.deepEqual(repo.get(note.key, Note)!.toObject(), expected);
+  }
+});
+
+test("reading with an explicit schema registers it, so the merge uses it", async () => {
+  const { repos: [alice, bob] } = await peers(2);
+  const note = alice.create(Note, { title: "t", tags: new Set(["x"]) });
+  await exchange(alice, bob);
+  const bobNote = bob.get(note.key, Note)!;
+  bobNote.set("tags", new Set(["x", "y"]));
+  note.set("tags", new Set(["z"]));
+  await exchange(alice, bob);
+  assert.deepEqual(bobNote.get("tags"), new Set(["y", "z"]), "x removed by alice, y and z added");
+});
