@@ -108,6 +108,14 @@ export class Cairn {
 
   /** Opens (creating if new) the repository at `path`, e.g. "/data/todos". */
   open(path: string): Promise<RepositoryHandle> {
+    try {
+      return Promise.resolve(this.#openRepository(path));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  #openRepository(path: string): RepositoryHandle {
     this.#checkOpen();
     checkRepositoryPath(path);
     let open = this.#repositories.get(path);
@@ -132,7 +140,7 @@ export class Cairn {
       open = { handle, repo };
       this.#repositories.set(path, open);
     }
-    return Promise.resolve(open.handle);
+    return open.handle;
   }
 
   /** Resolves when every write so far, in every open repository, is sealed. */

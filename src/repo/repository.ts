@@ -269,7 +269,10 @@ export class Repository {
     await this.flush();
     const frames: Uint8Array[] = [];
     for (const sealed of this.#blocks) {
-      if (sealed.block.seq > (since[sealed.block.session] ?? 0)) frames.push(this.#frame(sealed));
+      // A copy: the caller may reuse or scrub its buffers, and the cached frame must survive that.
+      if (sealed.block.seq > (since[sealed.block.session] ?? 0)) {
+        frames.push(new Uint8Array(this.#frame(sealed)));
+      }
     }
     return frames;
   }
@@ -444,6 +447,11 @@ export class Repository {
 
   #recordBlock(sealed: SealedBlock): void {
     const { session, seq, commits } = sealed.block;
+    // Our own session's blocks can come back (a session restored on another device, or our
+    // log read on open): the next local commit must follow them, or it would reuse their ids.
+    if (session === this.#ctx.session) {
+      this.#commitSeq = Math.max(this.#commitSeq, commits[commits.length - 1].seq);
+    }
     this.#blocks.push(sealed);
     this.#tips.set(session, {
       seq,
