@@ -3,8 +3,22 @@
  * This is the only module users import; everything exported here is public API (docs/api.md).
  */
 export { Cairn, type CairnOptions, type SessionInfo } from "./db/database.ts";
-export { type CreateOptions, RepositoryHandle } from "./db/repository_handle.ts";
+export {
+  type CreateOptions,
+  RepositoryHandle,
+  type RepositoryStats,
+} from "./db/repository_handle.ts";
 export { Item } from "./db/item.ts";
+export { LiveQuery } from "./query/live_query.ts";
+export type {
+  AnyCondition,
+  FieldCondition,
+  Filter,
+  FilterScalar,
+  QueryOptions,
+  QueryPlan,
+  UntypedFilter,
+} from "./query/types.ts";
 export type { ItemChange } from "./repo/change_listeners.ts";
 export type { ImportReport, VersionVector } from "./repo/repository.ts";
 export { defineSchema } from "./core/schema.ts";

@@ -31,7 +31,24 @@ export async function buildPackage(): Promise<void> {
       outdir: "dist/browser",
       platform: "browser",
     }),
+    buildOpfsWorker("dist"),
+    buildOpfsWorker("dist/browser"),
   ]);
+}
+
+/** The OPFS backend's worker as `<outdir>/opfs_worker.js`: src/storage/backends/opfs.ts finds it
+ *  next to the bundle that contains it, by `new URL("./opfs_worker.js", import.meta.url)`. */
+async function buildOpfsWorker(outdir: string): Promise<void> {
+  await esbuild.build({
+    entryPoints: { opfs_worker: "src/storage/backends/opfs_worker.ts" },
+    outdir,
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    sourcemap: true,
+    logLevel: "warning",
+  });
 }
 
 /** Each test file as build/node-tests/<path>.mjs, importing "cairndb" from the built package. */
@@ -63,6 +80,7 @@ export async function buildBrowserTests(files: string[]): Promise<void> {
     ...files.flatMap((file, i) => [`import "cairn-file-marker:${i}";`, `import "./${file}";`]),
     `runRegisteredTests();`,
   ].join("\n");
+  await buildOpfsWorker("build");
   await esbuild.build({
     stdin: { contents: entry, resolveDir: ".", loader: "ts", sourcefile: "browser-tests-entry.ts" },
     outfile: "build/browser-tests.js",

@@ -45,7 +45,15 @@ export type CairnErrorCode =
   /** An argument of the wrong shape (e.g. an empty key, an unknown event name). */
   | "E_BAD_ARGUMENT"
   /** Use of a closed database or repository. */
-  | "E_CLOSED";
+  | "E_CLOSED"
+  /** Another process or tab holds the database directory's writer lock. */
+  | "E_LOCKED"
+  /** A file that is not a Cairn log, checkpoint or settings file (left untouched). */
+  | "E_NOT_A_LOG"
+  /** A file written by a newer Cairn format version (left untouched). */
+  | "E_UNSUPPORTED_VERSION"
+  /** A file-system or OPFS operation failed. */
+  | "E_IO";
 
 export class CairnError extends Error {
   override readonly name = "CairnError";

@@ -1,6 +1,7 @@
 /**
  * `Cairn`: one database per process or tab. It owns the local session (an Ed25519 key pair),
- * the schema registry, the set of trusted peer sessions, and the open repositories.
+ * the schema registry, the set of trusted peer sessions, the open repositories and, for a
+ * database with a path, its storage: a directory (Deno, Node) or an OPFS directory (browser).
  */
 import { sessionIdFromPublicKey } from "../core/block.ts";
 import { fromBase64Url, toBase64Url } from "../core/bytes.ts";
@@ -11,11 +12,34 @@ import type { AnySchema } from "../core/schema_types.ts";
 import type { CryptoSuite, SigningKey } from "../core/signing.ts";
 import { Repository } from "../repo/repository.ts";
 import { cryptoSuite } from "../runtime/crypto_suite.ts";
+import type { StorageBackend } from "../storage/backend.ts";
+import { openBackend } from "../storage/backends/select.ts";
+import { LOG_FORMATS, logFormatNamed } from "../storage/log_convert.ts";
+import { type Durability, RepositoryLog } from "../storage/repository_log.ts";
+import {
+  logFileName,
+  type LogFormatName,
+  readSettings,
+  writeSettings,
+} from "../storage/settings.ts";
 import { checkRepositoryPath } from "./paths.ts";
-import { RepositoryHandle } from "./repository_handle.ts";
+import { RepositoryHandle, type RepositoryStats } from "./repository_handle.ts";
 import { TypedReader } from "./typed_reader.ts";
 
 export interface CairnOptions {
+  /**
+   * Where the database lives: a directory on Deno and Node, an OPFS directory in the browser.
+   * Without a path the database lives in memory only.
+   */
+  path?: string;
+  /** Log format of a new database: "binary" (default, compact) or "jsonl" (readable with jq). */
+  format?: LogFormatName;
+  /**
+   * "relaxed" (default): writes are appended once per tick and not fsynced — a crash can lose the
+   * last unflushed batch, never corrupt the log. "durable": `flush()` (and `item.commit()`)
+   * resolve only after the batch is fsynced; concurrent writers share one fsync.
+   */
+  durability?: Durability;
   /**
    * Trusted mode: blocks are neither signed nor verified. For single-user local data where no
    * block ever comes from another party; much cheaper writes.
@@ -27,6 +51,13 @@ export interface CairnOptions {
   trust?: readonly string[];
   /** Schemas to register up front, e.g. to read items a peer created before creating any here. */
   schemas?: readonly AnySchema[];
+  /** Told about recoverable trouble: damaged log records skipped, a torn tail cut. */
+  onWarning?: (warning: CairnWarning) => void;
+}
+
+export interface CairnWarning {
+  readonly repository: string;
+  readonly message: string;
 }
 
 export interface SessionInfo {
@@ -36,39 +67,75 @@ export interface SessionInfo {
   readonly publicKey: string;
 }
 
+interface OpenRepository {
+  readonly handle: RepositoryHandle;
+  readonly repo: Repository;
+  readonly log: RepositoryLog | undefined;
+}
+
+interface Storage {
+  readonly backend: StorageBackend;
+  readonly format: LogFormatName;
+  readonly durability: Durability;
+}
+
 export class Cairn {
   readonly session: SessionInfo;
   readonly trusted: boolean;
   readonly #key: SigningKey;
   readonly #suite: CryptoSuite;
+  readonly #storage: Storage | undefined;
+  readonly #onWarning: (warning: CairnWarning) => void;
   readonly #registry = new SchemaRegistry();
   readonly #reader = new TypedReader(this.#registry);
   readonly #clock = new HybridClock();
   readonly #trustedSessions = new Set<string>();
-  readonly #repositories = new Map<string, { handle: RepositoryHandle; repo: Repository }>();
+  /** Open repositories, and those being opened (their logs read): both by path. */
+  readonly #repositories = new Map<string, OpenRepository>();
+  readonly #opening = new Map<string, Promise<OpenRepository>>();
   #closed = false;
 
-  private constructor(session: SessionInfo, key: SigningKey, suite: CryptoSuite, trusted: boolean) {
+  private constructor(
+    session: SessionInfo,
+    key: SigningKey,
+    suite: CryptoSuite,
+    options: CairnOptions,
+    storage: Storage | undefined,
+  ) {
     this.session = session;
     this.#key = key;
     this.#suite = suite;
-    this.trusted = trusted;
+    this.trusted = options.trusted === true;
+    this.#storage = storage;
+    this.#onWarning = options.onWarning ??
+      ((w) => console.warn(`cairn ${w.repository}: ${w.message}`));
   }
 
-  /** Opens a database. Without a path (storage comes later) it lives in memory. */
+  /**
+   * Opens a database: in memory, or at `path` (created if new). A database at a path keeps its
+   * session (key pair) and log format in a settings file, and takes a writer lock: a second
+   * process or tab opening it gets `E_LOCKED`.
+   */
   static async open(options: CairnOptions = {}): Promise<Cairn> {
     const suite = await cryptoSuite();
-    const key = options.secretKey
-      ? await suite.ed25519.fromSecret(options.secretKey)
-      : await suite.ed25519.generate();
-    const session = {
-      id: await sessionIdFromPublicKey(key.publicKey, suite),
-      publicKey: toBase64Url(key.publicKey),
-    };
-    const db = new Cairn(session, key, suite, options.trusted === true);
-    for (const publicKey of options.trust ?? []) await db.trust(publicKey);
-    db.register(...options.schemas ?? []);
-    return db;
+    checkOptions(options);
+    const storage = options.path === undefined ? undefined : await openStorage(options, suite);
+    try {
+      // A stored database is always its stored session; otherwise the given one, or a new one.
+      const secret = storage?.secretKey ?? options.secretKey;
+      const key = secret ? await suite.ed25519.fromSecret(secret) : await suite.ed25519.generate();
+      const session = {
+        id: await sessionIdFromPublicKey(key.publicKey, suite),
+        publicKey: toBase64Url(key.publicKey),
+      };
+      const db = new Cairn(session, key, suite, options, storage);
+      for (const publicKey of options.trust ?? []) await db.trust(publicKey);
+      db.register(...options.schemas ?? []);
+      return db;
+    } catch (err) {
+      await storage?.backend.close();
+      throw err;
+    }
   }
 
   /** The session's 32-byte secret: keep it safe; `Cairn.open({ secretKey })` resumes the session. */
@@ -87,11 +154,9 @@ export class Cairn {
       this.#registry.register(schema);
       added = true;
     }
-    if (added) {
-      for (const handle of this.#repositories.values()) {
-        handle.repo.remergeUnresolved();
-      }
-    }
+    if (!added) return;
+    // Repositories still opening merge again themselves once loaded (see #openRepository).
+    for (const { repo } of this.#repositories.values()) repo.remergeUnresolved();
   }
 
   /** Accepts blocks signed by the session with this public key (base64url). */
@@ -106,62 +171,180 @@ export class Cairn {
     this.#trustedSessions.add(await sessionIdFromPublicKey(bytes, this.#suite));
   }
 
-  /** Opens (creating if new) the repository at `path`, e.g. "/data/todos". */
-  open(path: string): Promise<RepositoryHandle> {
-    try {
-      return Promise.resolve(this.#openRepository(path));
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  }
-
-  #openRepository(path: string): RepositoryHandle {
+  /**
+   * Opens (creating if new) the repository at `path`, e.g. "/data/todos". With storage, its
+   * log is read and applied first; damaged records are skipped and reported (`stats()`, and the
+   * `onWarning` option).
+   */
+  async open(path: string): Promise<RepositoryHandle> {
     this.#checkOpen();
     checkRepositoryPath(path);
-    let open = this.#repositories.get(path);
-    if (!open) {
-      const repo = new Repository(path, {
-        session: this.session.id,
-        publicKey: this.#key.publicKey,
-        signer: this.trusted ? null : { key: this.#key, ed25519: this.#suite.ed25519 },
-        suite: this.#suite,
-        registry: this.#registry,
-        clock: this.#clock,
-        isTrusted: (session) => this.#trustedSessions.has(session),
-      });
-      const register = (schema: AnySchema) => this.register(schema);
-      const handle = new RepositoryHandle(
-        repo,
-        register,
-        this.#registry,
-        this.#reader,
-        this.session.id,
-      );
-      open = { handle, repo };
-      this.#repositories.set(path, open);
+    const open = this.#repositories.get(path);
+    if (open) return open.handle;
+    let opening = this.#opening.get(path);
+    if (!opening) {
+      opening = this.#openRepository(path).finally(() => this.#opening.delete(path));
+      this.#opening.set(path, opening);
     }
-    return open.handle;
+    return (await opening).handle;
   }
 
-  /** Resolves when every write so far, in every open repository, is sealed. */
+  /**
+   * Resolves when every write so far, in every open repository, is sealed and on disk (fsynced,
+   * whatever the durability mode).
+   */
   async flush(): Promise<void> {
-    await Promise.all([...this.#repositories.values()].map(({ repo }) => repo.flush()));
+    await Promise.allSettled(this.#opening.values());
+    await Promise.all([...this.#repositories.values()].map(async ({ repo, log }) => {
+      await repo.flush();
+      await log?.sync();
+    }));
   }
 
   /** Flushes and closes one repository, or (without a path) every repository and the database. */
   async close(path?: string): Promise<void> {
-    const closing = path === undefined
-      ? [...this.#repositories.values()]
-      : [this.#repositories.get(path)].filter((open) => open !== undefined);
-    await Promise.all(closing.map(({ repo }) => repo.flush()));
-    for (const { repo } of closing) {
+    await Promise.allSettled(this.#opening.values());
+    const paths = path === undefined ? [...this.#repositories.keys()] : [path];
+    for (const repoPath of paths) {
+      const open = this.#repositories.get(repoPath);
+      if (!open) continue;
+      this.#repositories.delete(repoPath);
+      const { repo, log } = open;
+      await repo.flush();
       repo.close();
-      this.#repositories.delete(repo.path);
+      await log?.close();
     }
-    if (path === undefined) this.#closed = true;
+    if (path === undefined && !this.#closed) {
+      this.#closed = true;
+      await this.#storage?.backend.close();
+    }
+  }
+
+  async #openRepository(path: string): Promise<OpenRepository> {
+    const storage = this.#storage;
+    const opened = storage
+      ? await RepositoryLog.open(
+        storage.backend,
+        logFileName(path, logFormatNamed(storage.format).fileExtension),
+        logFormatNamed(storage.format),
+        storage.durability,
+        this.#suite,
+      )
+      : undefined;
+    const log = opened?.log;
+    const repo = new Repository(path, {
+      session: this.session.id,
+      publicKey: this.#key.publicKey,
+      signer: this.trusted ? null : { key: this.#key, ed25519: this.#suite.ed25519 },
+      suite: this.#suite,
+      registry: this.#registry,
+      clock: this.#clock,
+      isTrusted: (session) => this.#trustedSessions.has(session),
+      persist: log && ((sealed) => log.append(sealed)),
+    });
+    let stats: RepositoryStats = { damaged: [], tornTailBytes: 0, unloadable: [] };
+    if (opened) {
+      const loaded = await repo.load(opened.scan.blocks);
+      stats = {
+        damaged: opened.scan.damaged,
+        tornTailBytes: opened.scan.tornTail?.length ?? 0,
+        unloadable: loaded.unloadable,
+      };
+      this.#warnAbout(path, stats);
+    }
+    const register = (schema: AnySchema) => this.register(schema);
+    const handle = new RepositoryHandle(
+      repo,
+      register,
+      this.#registry,
+      this.#reader,
+      this.session.id,
+      stats,
+    );
+    const open = { handle, repo, log };
+    this.#repositories.set(path, open);
+    // Schemas registered while the log was read: merge what waited for them.
+    repo.remergeUnresolved();
+    return open;
+  }
+
+  #warnAbout(path: string, stats: RepositoryStats): void {
+    for (const damage of stats.damaged) {
+      this.#onWarning({
+        repository: path,
+        message: `skipped a damaged log record at byte ${damage.offset} (${damage.reason})`,
+      });
+    }
+    if (stats.tornTailBytes > 0) {
+      this.#onWarning({
+        repository: path,
+        message: `cut an incomplete last record (${stats.tornTailBytes} bytes) left by a crash`,
+      });
+    }
+    for (const lost of stats.unloadable) {
+      this.#onWarning({
+        repository: path,
+        message: `could not apply stored block ${lost.session}/${lost.seq}: ${lost.error.message}`,
+      });
+    }
   }
 
   #checkOpen(): void {
     if (this.#closed) throw new CairnError("E_CLOSED", "the database is closed");
+  }
+}
+
+function checkOptions(options: CairnOptions): void {
+  const bad = (message: string) => new CairnError("E_BAD_ARGUMENT", message);
+  if (
+    options.path !== undefined && (typeof options.path !== "string" || options.path.length === 0)
+  ) {
+    throw bad("path must be a non-empty string");
+  }
+  if (
+    options.format !== undefined && !LOG_FORMATS.some((format) => format.name === options.format)
+  ) {
+    throw bad(`format must be "binary" or "jsonl", got ${JSON.stringify(options.format)}`);
+  }
+  if (
+    options.durability !== undefined && options.durability !== "relaxed" &&
+    options.durability !== "durable"
+  ) {
+    throw bad(
+      `durability must be "relaxed" or "durable", got ${JSON.stringify(options.durability)}`,
+    );
+  }
+}
+
+/** Opens the backend, takes the lock, and reads (or creates) the settings file. */
+async function openStorage(
+  options: CairnOptions,
+  suite: CryptoSuite,
+): Promise<Storage & { secretKey: Uint8Array }> {
+  const backend = await openBackend(options.path!);
+  await backend.acquireLock();
+  try {
+    let settings = await readSettings(backend);
+    if (!settings) {
+      settings = {
+        format: options.format ?? "binary",
+        secretKey: options.secretKey ?? (await suite.ed25519.generate()).secret,
+      };
+      await writeSettings(backend, settings);
+    } else if (options.format !== undefined && options.format !== settings.format) {
+      throw new CairnError(
+        "E_BAD_ARGUMENT",
+        `the database at ${options.path} uses the ${settings.format} format; convert it (scripts/convert-log.ts) to use ${options.format}`,
+      );
+    }
+    return {
+      backend,
+      format: settings.format,
+      durability: options.durability ?? "relaxed",
+      secretKey: settings.secretKey,
+    };
+  } catch (err) {
+    await backend.close();
+    throw err;
   }
 }

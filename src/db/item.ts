@@ -48,6 +48,14 @@ export class Item<S extends AnySchema = Schema> {
     return this;
   }
 
+  /**
+   * Resolves when this item's writes so far are persisted as the database's durability mode
+   * promises — in durable mode, fsynced. Writes of the same tick share one block and one fsync.
+   */
+  commit(): Promise<void> {
+    return this.#repo.flush();
+  }
+
   delete(): void {
     this.#repo.delete(this.key);
   }

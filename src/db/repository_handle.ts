@@ -7,8 +7,27 @@ import type { SchemaRegistry } from "../core/schema.ts";
 import type { AnySchema, CreateInput, Schema } from "../core/schema_types.ts";
 import type { ItemChange } from "../repo/change_listeners.ts";
 import type { ImportReport, Repository, VersionVector } from "../repo/repository.ts";
+import { LiveQuery } from "../query/live_query.ts";
+import { QueryRegistry } from "../query/registry.ts";
+import type { QueryOptions } from "../query/types.ts";
 import { Item } from "./item.ts";
 import type { TypedReader } from "./typed_reader.ts";
+
+/** What opening a stored repository found; all empty for a repository in memory. */
+export interface RepositoryStats {
+  /** Damaged records in the middle of the log, skipped (the records after them were kept). */
+  readonly damaged: readonly { offset: number; length: number; reason: string }[];
+  /** Bytes of an incomplete last record (a crash mid-append) that were cut. */
+  readonly tornTailBytes: number;
+  /** Stored blocks that could not be applied (bad signature, or history lost to damage). */
+  readonly unloadable: readonly { session: string; seq: number; error: CairnError }[];
+}
+
+const NOTHING_STORED: RepositoryStats = Object.freeze({
+  damaged: [],
+  tornTailBytes: 0,
+  unloadable: [],
+});
 
 export interface CreateOptions {
   /** The item's key; generated (unique per session) when omitted. */
@@ -23,6 +42,9 @@ export class RepositoryHandle {
   readonly #registry: SchemaRegistry;
   readonly #reader: TypedReader;
   readonly #keyPrefix: string;
+  /** Indexes and live queries: made on first use, so a repository never queried pays nothing. */
+  #queries: QueryRegistry<Item> | undefined;
+  readonly #stats: RepositoryStats;
 
   /** @internal Created by Cairn.open. */
   constructor(
@@ -31,7 +53,9 @@ export class RepositoryHandle {
     registry: SchemaRegistry,
     reader: TypedReader,
     session: string,
+    stats: RepositoryStats = NOTHING_STORED,
   ) {
+    this.#stats = stats;
     this.#repo = repo;
     this.#register = register;
     this.#registry = registry;
@@ -85,6 +109,34 @@ export class RepositoryHandle {
     return this.#repo.count();
   }
 
+  /**
+   * A live query (docs/queries.md): results in order, kept up to date on every change. An
+   * identical declarative query, or the same `id`, returns the same live query object.
+   */
+  query<S extends AnySchema = Schema>(options: QueryOptions<S, Item<S>> = {}): LiveQuery<Item<S>> {
+    if (options.schema) this.#register(options.schema);
+    return this.#queryRegistry().query(options as never) as unknown as LiveQuery<Item<S>>;
+  }
+
+  /** Keeps an in-memory sorted index on `field`, so filters on it need not scan every item. */
+  createIndex(field: string): void {
+    this.#queryRegistry().createIndex(field);
+  }
+
+  #queryRegistry(): QueryRegistry<Item> {
+    return this.#queries ??= new QueryRegistry<Item>(this.#repo, {
+      view: (key, stored, schema) =>
+        new Item(this.#repo, this.#reader, key, schema ?? this.#newestVersionOf(stored)),
+      convert: (key, _value, schema) => {
+        try {
+          return schema.toWire(this.#reader.values(this.#repo, key, schema) as never);
+        } catch {
+          return undefined; // not readable in that version (e.g. an older one unregistered)
+        }
+      },
+    });
+  }
+
   /** Calls `listener` synchronously on every change: local writes at once, remote ones on import. */
   on(event: "change", listener: (change: ItemChange) => void): () => void {
     if (event !== "change") {
@@ -93,9 +145,17 @@ export class RepositoryHandle {
     return this.#repo.onChange(listener);
   }
 
-  /** Resolves when every write so far is sealed into a signed block. */
+  /**
+   * Resolves when every write so far is sealed into a signed block and persisted as the
+   * database's durability mode promises (appended; in durable mode also fsynced).
+   */
   flush(): Promise<void> {
     return this.#repo.flush();
+  }
+
+  /** What opening this repository found in storage: damaged records skipped, a torn tail cut. */
+  stats(): RepositoryStats {
+    return this.#stats;
   }
 
   // ── exchange: what peers and sync build on ─────────────────────────────────────────────

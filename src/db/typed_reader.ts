@@ -5,7 +5,7 @@
  * Typed values are cached per wire object. A wire object is never mutated after it is stored —
  * every change stores a new one — so the cache can never serve a stale value.
  */
-import type { FieldRecord, WireValue } from "../core/commit.ts";
+import type { FieldRecord } from "../core/commit.ts";
 import { CairnError } from "../core/errors.ts";
 import type { FieldType } from "../core/field_type.ts";
 import type { SchemaRegistry } from "../core/schema.ts";

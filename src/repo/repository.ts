@@ -36,6 +36,19 @@ export interface RepositoryContext {
   readonly clock: HybridClock;
   /** Whether blocks by this session may enter (the own session always may). */
   readonly isTrusted: (session: string, publicKey: Uint8Array) => boolean;
+  /**
+   * Persists a block that entered (sealed here or imported); resolves when it is as durable as
+   * the database's mode promises. Absent for an in-memory database.
+   */
+  readonly persist?: (sealed: SealedBlock) => Promise<void>;
+}
+
+/** What loading a repository's stored blocks found. */
+export interface LoadReport {
+  readonly blocks: number;
+  readonly commits: number;
+  /** Stored blocks that could not be applied (a bad signature, or history lost to damage). */
+  readonly unloadable: readonly { session: string; seq: number; error: CairnError }[];
 }
 
 /** Per-session progress: `{ [session]: last block seq held }`. */
@@ -97,6 +110,9 @@ export class Repository {
   #sealScheduled = false;
   #sealing: Promise<void> = Promise.resolve();
   #sealFailure: unknown;
+  /** The latest persist call: the log resolves them in order, so awaiting it awaits all. */
+  #persisting: Promise<void> = Promise.resolve();
+  #persistFailure: unknown;
 
   constructor(path: string, ctx: RepositoryContext) {
     this.path = path;
@@ -118,6 +134,14 @@ export class Repository {
   value(key: string): ItemValue | undefined {
     const state = this.#items.get(key);
     return state?.wire === undefined ? undefined : state;
+  }
+
+  /**
+   * Every item's current state, deleted ones included (`wire` undefined), read-only: what the
+   * query layer scans and builds indexes from, without a lookup or an allocation per item.
+   */
+  items(): ReadonlyMap<string, ItemValue> {
+    return this.#items;
   }
 
   /** The ids of a key's leaf commits (empty for an unknown key). */
@@ -175,10 +199,41 @@ export class Repository {
   }
 
   /** Resolves when every local write so far is sealed into a block. */
+  /** Resolves when every write so far is sealed and persisted as the mode promises. */
   async flush(): Promise<void> {
     if (this.#pending.length > 0) this.#queueSeal();
     await this.#sealing;
     if (this.#sealFailure !== undefined) throw this.#sealFailure;
+    await this.#persisting.catch(() => {});
+    if (this.#persistFailure !== undefined) throw this.#persistFailure;
+  }
+
+  /**
+   * Applies blocks read from this repository's own storage, in stored order. They were checked
+   * when they first entered, so trust is not asked again; signatures are verified (the file may
+   * have been altered). A chain gap is tolerated — damage may have removed a stored record — but
+   * a block whose commits need the lost history cannot apply and is reported.
+   */
+  async load(blocks: readonly SealedBlock[]): Promise<LoadReport> {
+    let applied = 0;
+    let commits = 0;
+    const unloadable: { session: string; seq: number; error: CairnError }[] = [];
+    for (const sealed of blocks) {
+      try {
+        if (this.#ctx.signer) await verifyBlock(sealed, this.#ctx.suite);
+        if (this.#hashes.get(sealed.block.session)?.[sealed.block.seq - 1] === sealed.hash) {
+          continue;
+        }
+        this.#checkCommits(sealed);
+        this.#applyBlock(sealed);
+        applied++;
+        commits += sealed.block.commits.length;
+      } catch (err) {
+        if (!isCairnError(err)) throw err;
+        unloadable.push({ session: sealed.block.session, seq: sealed.block.seq, error: err });
+      }
+    }
+    return { blocks: applied, commits, unloadable };
   }
 
   /** After close, writes and imports fail with E_CLOSED; reads still see the last state. */
@@ -253,6 +308,17 @@ export class Repository {
       suite,
     );
     this.#recordBlock(sealed);
+    this.#persist(sealed);
+  }
+
+  #persist(sealed: SealedBlock): void {
+    if (!this.#ctx.persist) return;
+    const persisted = this.#ctx.persist(sealed);
+    // Recorded here so a failure is never an unhandled rejection; flush() reports it.
+    persisted.catch((err) => {
+      this.#persistFailure ??= err;
+    });
+    this.#persisting = persisted;
   }
 
   // ── exchange ─────────────────────────────────────────────────────────────────────────────
@@ -298,6 +364,7 @@ export class Repository {
         else {
           this.#checkCommits(sealed);
           this.#applyBlock(sealed);
+          this.#persist(sealed);
           applied++;
           commits += sealed.block.commits.length;
         }

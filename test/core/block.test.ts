@@ -205,7 +205,10 @@ test("block: a signature made by another key does not verify", async () => {
   const tampered = { ...sealed, block: { ...sealed.block, signature: forged } };
   await assert.rejects(verifyBlock(tampered, suite), hasCode("E_BAD_SIGNATURE"));
   // And the genuine signature is over the digest: it verifies with Alice's key.
-  assert.equal(await suite.ed25519.verify(alice.key.publicKey, sealed.block.signature, sealed.digest), true);
+  assert.equal(
+    await suite.ed25519.verify(alice.key.publicKey, sealed.block.signature, sealed.digest),
+    true,
+  );
 });
 
 test("block: a public key that is not the session's is E_BAD_KEY", async () => {

@@ -1,0 +1,179 @@
+/**
+ * Issue #5's query targets, measured in one process: Cairn in memory against SQLite `:memory:`
+ * (node:sqlite) with prepared statements and, for the indexed cases, the index a SQLite user
+ * would create (`CREATE INDEX items_count ON items(count)`). Medians of several samples.
+ *
+ *   ./node_modules/.bin/deno run -A bench/micro/query_vs_sqlite.ts
+ *
+ * What is timed (100k items, `count = i`; the filter `count > 98999` selects 1k):
+ * - cold, no index: a new live query (unpooled id) and reading its 1k results (Item handles
+ *   built); SQLite: `SELECT id, title, count FROM items WHERE count > ?` without an index.
+ * - cold, indexed: the same with an index on `count`; SQLite: the same SELECT, indexed.
+ * - warm: `q.results` of an open query (nothing changed), and `repo.query(sameOptions).results`;
+ *   SQLite has no result cache: the indexed SELECT again.
+ * - live update N (100/1k/10k): N `item.set("count", …)` on items the query holds, then reading
+ *   `q.results`; SQLite: N UPDATEs in one transaction, then the indexed SELECT again.
+ */
+import { DatabaseSync } from "node:sqlite";
+import { Cairn, defineSchema, type Item } from "../../src/mod.ts";
+import { collect, summarize } from "../lib/stats.ts";
+
+const Entry = defineSchema({
+  ns: "entry",
+  version: 1,
+  fields: {
+    title: { type: "string", required: true },
+    count: { type: "number" },
+    tags: { type: "set" },
+  },
+});
+
+const N = 100_000;
+const THRESHOLD = 98_999;
+const SAMPLES = 15;
+
+function sqlite(indexed: boolean): DatabaseSync {
+  const db = new DatabaseSync(":memory:");
+  db.exec(
+    "CREATE TABLE items (id TEXT PRIMARY KEY, title TEXT NOT NULL, count INTEGER, tags TEXT)",
+  );
+  const insert = db.prepare("INSERT INTO items (id, title, count, tags) VALUES (?, ?, ?, ?)");
+  db.exec("BEGIN");
+  for (let i = 0; i < N; i++) {
+    insert.run(`k${i}`, `Item ${i}`, i, JSON.stringify([`tag${i}`, `category${i % 5}`]));
+  }
+  db.exec("COMMIT");
+  if (indexed) db.exec("CREATE INDEX items_count ON items(count)");
+  return db;
+}
+
+async function cairn(indexed: boolean) {
+  const db = await Cairn.open();
+  const repo = await db.open(`/bench/q${indexed ? "i" : "s"}`);
+  const items: Item<typeof Entry>[] = [];
+  for (let i = 0; i < N; i++) {
+    items.push(repo.create(Entry, {
+      title: `Item ${i}`,
+      count: i,
+      tags: new Set([`tag${i}`, `category${i % 5}`]),
+    }, { key: `k${i}` }));
+  }
+  await repo.flush();
+  if (indexed) repo.createIndex("count");
+  return { repo, items };
+}
+
+type Row = { label: string; unit: string; cairn: number[]; sqlite: number[] };
+const rows: Row[] = [];
+let sink = 0;
+let unique = 0;
+
+for (const indexed of [false, true]) {
+  const { repo } = await cairn(indexed);
+  const db = sqlite(indexed);
+  const select = db.prepare("SELECT id, title, count FROM items WHERE count > ?");
+  rows.push({
+    label: `cold 100k→1k ${indexed ? "indexed" : "no index"}`,
+    unit: "ms",
+    cairn: await collect(SAMPLES, 3, () => {
+      const start = performance.now();
+      const q = repo.query({
+        schema: Entry,
+        where: { count: { gt: THRESHOLD } },
+        id: `c${unique++}`,
+      });
+      sink += q.results.length;
+      const ms = performance.now() - start;
+      q.close();
+      return ms;
+    }),
+    sqlite: await collect(SAMPLES, 3, () => {
+      const start = performance.now();
+      sink += select.all(THRESHOLD).length;
+      return performance.now() - start;
+    }),
+  });
+  db.close();
+}
+
+{
+  const { repo, items } = await cairn(true);
+  const db = sqlite(true);
+  const select = db.prepare("SELECT id, title, count FROM items WHERE count > ?");
+  const options = { schema: Entry, where: { count: { gt: THRESHOLD } } };
+  const q = repo.query(options);
+  const REPS = 1_000_000;
+  rows.push({
+    label: "warm q.results",
+    unit: "µs",
+    cairn: await collect(SAMPLES, 2, () => {
+      const start = performance.now();
+      for (let i = 0; i < REPS; i++) sink += q.results.length;
+      return ((performance.now() - start) * 1000) / REPS;
+    }),
+    sqlite: await collect(SAMPLES, 2, () => {
+      const start = performance.now();
+      sink += select.all(THRESHOLD).length;
+      return (performance.now() - start) * 1000;
+    }),
+  });
+  rows.push({
+    label: "warm repo.query(same)",
+    unit: "µs",
+    cairn: await collect(SAMPLES, 2, () => {
+      const start = performance.now();
+      for (let i = 0; i < REPS; i++) sink += repo.query(options).results.length;
+      return ((performance.now() - start) * 1000) / REPS;
+    }),
+    sqlite: rows[rows.length - 1].sqlite,
+  });
+  const update = db.prepare("UPDATE items SET count = ? WHERE id = ?");
+  let round = 0;
+  for (const size of [100, 1_000, 10_000]) {
+    // Items the query holds (count > THRESHOLD) and items it does not, alternately: each update
+    // moves an item within, into or out of the results.
+    const targets = items.slice(N - size / 2).concat(items.slice(N - size - size / 2, N - size));
+    rows.push({
+      label: `live update ${size}`,
+      unit: "ms",
+      cairn: await collect(SAMPLES, 2, async () => {
+        round++;
+        const start = performance.now();
+        for (let i = 0; i < targets.length; i++) {
+          targets[i].set("count", N - 1 - ((i * 7 + round) % (2 * size)));
+        }
+        sink += q.results.length;
+        const ms = performance.now() - start;
+        await repo.flush(); // sealing and signing happen after the tick: not in the figure
+        return ms;
+      }),
+      sqlite: await collect(SAMPLES, 2, () => {
+        round++;
+        const start = performance.now();
+        db.exec("BEGIN");
+        for (let i = 0; i < targets.length; i++) {
+          update.run(N - 1 - ((i * 7 + round) % (2 * size)), targets[i].key);
+        }
+        db.exec("COMMIT");
+        sink += select.all(THRESHOLD).length;
+        return performance.now() - start;
+      }),
+    });
+  }
+  db.close();
+}
+
+if (sink === 0) throw new Error("queries returned nothing");
+console.log(
+  `Cairn live queries vs SQLite :memory: (node:sqlite), Deno ${Deno.version.deno}; medians`,
+);
+console.log("operation                    unit       Cairn      SQLite   ratio (Cairn/SQLite)");
+for (const r of rows) {
+  const c = summarize(r.cairn).median;
+  const s = summarize(r.sqlite).median;
+  console.log(
+    `${r.label.padEnd(28)} ${r.unit.padEnd(4)} ${c.toFixed(4).padStart(11)} ${
+      s.toFixed(4).padStart(11)
+    }   ${(c / s).toFixed(3).padStart(9)}×`,
+  );
+}

@@ -1,0 +1,58 @@
+/**
+ * The order of a query's members. Every order ends with the item key as tie-break, so it is
+ * total: each member has exactly one place, which a binary search finds again on removal.
+ */
+import type { FieldRecord } from "../core/commit.ts";
+import { compareKeys, compareWire } from "./wire_order.ts";
+
+/** A query member: the item as it was when it last matched. */
+export interface Member<R> {
+  readonly key: string;
+  /** Its wire value (in the query schema's shape); never mutated, so it is a snapshot. */
+  readonly wire: FieldRecord;
+  /** The schema id the item is stored under. */
+  readonly schema: string;
+  /** The result element (e.g. an Item handle), built on first need. */
+  view: R | undefined;
+}
+
+export type MemberOrder<R> = (a: Member<R>, b: Member<R>) => number;
+
+/** The order by the given wire fields, then key; `desc` reverses all of it. */
+export function fieldOrder<R>(fields: readonly string[], desc: boolean): MemberOrder<R> {
+  const dir = desc ? -1 : 1;
+  if (fields.length === 0) return (a, b) => dir * compareKeys(a.key, b.key);
+  if (fields.length === 1) {
+    const field = fields[0];
+    return (a, b) => {
+      const x = a.wire[field];
+      const y = b.wire[field];
+      if (typeof x === "number" && typeof y === "number" && x !== y) return x < y ? -dir : dir;
+      const c = compareWire(x, y);
+      return dir * (c !== 0 ? c : compareKeys(a.key, b.key));
+    };
+  }
+  return (a, b) => {
+    for (let i = 0; i < fields.length; i++) {
+      const c = compareWire(a.wire[fields[i]], b.wire[fields[i]]);
+      if (c !== 0) return dir * c;
+    }
+    return dir * compareKeys(a.key, b.key);
+  };
+}
+
+/** The order by a caller's comparator of result elements, then key; `desc` reverses it. */
+export function comparatorOrder<R>(
+  compare: (a: R, b: R) => number,
+  view: (member: Member<R>) => R,
+  desc: boolean,
+): MemberOrder<R> {
+  const dir = desc ? -1 : 1;
+  return (a, b) => {
+    if (a === b) return 0;
+    const c = compare(view(a), view(b));
+    if (c < 0) return -dir;
+    if (c > 0) return dir;
+    return dir * compareKeys(a.key, b.key);
+  };
+}

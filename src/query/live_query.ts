@@ -1,0 +1,273 @@
+/**
+ * One live query: its members (the items that match now, in order), the frozen result array
+ * cached per generation, and its subscribers. The registry feeds it every change of the
+ * repository; it re-evaluates only the changed item and moves it by binary search.
+ */
+import type { FieldRecord } from "../core/commit.ts";
+import { CairnError } from "../core/errors.ts";
+import type { Schema } from "../core/schema_types.ts";
+import type { ItemValue } from "../repo/leaf_merge.ts";
+import { comparatorOrder, fieldOrder, type Member, type MemberOrder } from "./comparator.ts";
+import type { CompiledFilter, WirePredicate } from "./filter.ts";
+import type { QueryPlan } from "./types.ts";
+import { SortedList } from "./sorted_list.ts";
+
+/** What a live query needs from the registry that runs it. */
+export interface QueryHost<R> {
+  /** The result element for a live item: what `results` holds and predicates receive. */
+  view(key: string, storedSchema: string, schema: Schema | undefined): R;
+  /**
+   * The item's wire value in `schema`'s shape, when it is stored under another version of that
+   * schema; undefined when it cannot be read so (e.g. the older version is not registered).
+   */
+  convert(key: string, value: ItemValue, schema: Schema): FieldRecord | undefined;
+  /** The namespace of a schema id. */
+  nsOf(schemaId: string): string;
+  /** The query changed: notify its subscribers once this batch of changes is over. */
+  changed(query: LiveQuery<R>): void;
+  closed(query: LiveQuery<R>): void;
+}
+
+/** A query's definition, validated. */
+export interface QuerySpec<R> {
+  readonly schema: Schema | undefined;
+  readonly filter: CompiledFilter | undefined;
+  readonly predicate: ((item: R) => boolean) | undefined;
+  readonly sortFields: readonly string[];
+  readonly comparator: ((a: R, b: R) => number) | undefined;
+  readonly desc: boolean;
+  readonly limit: number | undefined;
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+export class LiveQuery<R> {
+  readonly #host: QueryHost<R>;
+  readonly #schema: Schema | undefined;
+  readonly #test: WirePredicate | undefined;
+  readonly #predicate: ((item: R) => boolean) | undefined;
+  readonly #order: MemberOrder<R>;
+  readonly #byComparator: boolean;
+  readonly #limit: number;
+  readonly #members = new Map<string, Member<R>>();
+  #list: SortedList<Member<R>> | undefined;
+  #generation = 0;
+  #cachedGeneration = -1;
+  #cached: readonly R[] = NONE;
+  readonly #subscribers = new Set<(results: readonly R[]) => void>();
+  #pending = true;
+  #closed = false;
+  #plan: QueryPlan = { index: null, use: null, mode: "scan", examined: 0, matched: 0 };
+  #resolveReady!: (results: readonly R[]) => void;
+  #rejectReady!: (err: unknown) => void;
+
+  /**
+   * Resolves with the results once they are complete. At once on Deno and Node; in a browser
+   * a cold scan of a large repository runs in slices and resolves this when done.
+   */
+  readonly ready: Promise<readonly R[]>;
+
+  /** @internal Created by the query registry. */
+  constructor(host: QueryHost<R>, spec: QuerySpec<R>) {
+    this.#host = host;
+    this.#schema = spec.schema;
+    this.#test = spec.filter?.test;
+    this.#predicate = spec.predicate;
+    this.#limit = spec.limit ?? Infinity;
+    this.#byComparator = spec.comparator !== undefined;
+    this.#order = spec.comparator
+      ? comparatorOrder(spec.comparator, (m) => this.#viewOf(m), spec.desc)
+      : fieldOrder(spec.sortFields, spec.desc);
+    this.ready = new Promise((resolve, reject) => {
+      this.#resolveReady = resolve;
+      this.#rejectReady = reject;
+    });
+    this.ready.catch(() => {}); // a failure is reported to whoever awaits it, not as unhandled
+  }
+
+  /**
+   * The current results, in order: a frozen array, the same object until the results change.
+   * Empty while `pending`: partial results of a scan in progress are never shown.
+   */
+  get results(): readonly R[] {
+    if (this.#cachedGeneration !== this.#generation) {
+      this.#cachedGeneration = this.#generation;
+      this.#cached = this.#build();
+    }
+    return this.#cached;
+  }
+
+  /** Increases each time the results change. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** Items that match, ignoring `limit`. */
+  get total(): number {
+    return this.#list ? this.#list.size : 0;
+  }
+
+  /** True while a cold scan is still running in slices (browser only). */
+  get pending(): boolean {
+    return this.#pending;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Calls `listener` with the new results after each batch of changes that changes them (all
+   * writes of one synchronous run, or one imported block), and once when a pending scan
+   * completes. Not called at subscription. Returns the unsubscribe function.
+   */
+  subscribe(listener: (results: readonly R[]) => void): () => void {
+    if (typeof listener !== "function") {
+      throw new CairnError("E_BAD_ARGUMENT", "subscribe takes a function");
+    }
+    this.#subscribers.add(listener);
+    return () => {
+      this.#subscribers.delete(listener);
+    };
+  }
+
+  /** How the results were computed from scratch: which index served it, if any. */
+  explain(): QueryPlan {
+    return this.#plan;
+  }
+
+  /**
+   * Stops updating the query and drops its subscribers. A pooled query is closed for every
+   * holder: the next identical `query()` call creates a new one.
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#subscribers.clear();
+    this.#host.closed(this);
+    if (this.#pending) {
+      this.#pending = false;
+      this.#resolveReady(this.results);
+    }
+  }
+
+  // ── internal: driven by the registry ─────────────────────────────────────────────────────
+
+  /** @internal The member for `key` if its value matches, else undefined. */
+  match(key: string, value: ItemValue | undefined, previous?: Member<R>): Member<R> | undefined {
+    if (value === undefined) return undefined;
+    let wire = value.wire;
+    if (wire === undefined) return undefined;
+    const schema = this.#schema;
+    if (schema !== undefined && value.schema !== schema.id) {
+      if (this.#host.nsOf(value.schema) !== schema.ns) return undefined;
+      wire = this.#host.convert(key, value, schema);
+      if (wire === undefined) return undefined;
+    }
+    if (this.#test !== undefined && !this.#test(wire)) return undefined;
+    let view = previous !== undefined && previous.schema === value.schema
+      ? previous.view
+      : undefined;
+    if (this.#predicate !== undefined) {
+      view ??= this.#host.view(key, value.schema, schema);
+      if (!this.#predicate(view)) return undefined;
+    }
+    return { key, wire, schema: value.schema, view };
+  }
+
+  /** @internal Starts the query with the members found by a complete evaluation. */
+  start(matches: Member<R>[], plan: QueryPlan): void {
+    for (const member of matches) this.#members.set(member.key, member);
+    this.#plan = { ...plan, matched: matches.length };
+    this.#list = SortedList.from(matches, this.#order);
+    this.#pending = false;
+    this.#generation++;
+    this.#resolveReady(this.results);
+  }
+
+  /** @internal Starts a scan in slices: until `finish`, changes only update the member map. */
+  beginScan(): void {
+    this.#pending = true;
+  }
+
+  /** @internal One scanned item (sliced scans). */
+  scanned(key: string, value: ItemValue): void {
+    const member = this.match(key, value);
+    if (member) this.#members.set(key, member);
+    else this.#members.delete(key);
+  }
+
+  /** @internal The sliced scan failed (a predicate threw): the query closes, `ready` rejects. */
+  failScan(err: unknown): void {
+    this.#pending = false;
+    this.close();
+    this.#rejectReady(err);
+  }
+
+  /** @internal The sliced scan is complete. */
+  finishScan(plan: QueryPlan): void {
+    if (this.#closed) return;
+    const matches = [...this.#members.values()];
+    this.#members.clear();
+    this.start(matches, plan);
+    this.#host.changed(this);
+  }
+
+  /** @internal Re-evaluates one changed item. */
+  apply(key: string, value: ItemValue | undefined): void {
+    const old = this.#members.get(key);
+    const list = this.#list;
+    if (list === undefined) { // scanning in slices: the member map is all there is yet
+      const next = this.match(key, value, old);
+      if (next) this.#members.set(key, next);
+      else if (old) this.#members.delete(key);
+      return;
+    }
+    const next = this.match(key, value, old);
+    if (old === undefined && next === undefined) return;
+    const limited = this.#limit !== Infinity;
+    let rank = Infinity;
+    // A caller's comparator reads items as they are now, not as they were placed (the item may
+    // even be deleted): find the old member by identity instead of by order.
+    if (old !== undefined) rank = list.remove(old, limited, !this.#byComparator);
+    if (next !== undefined) {
+      this.#members.set(key, next);
+      const at = list.insert(next, limited);
+      if (at < rank) rank = at;
+    } else this.#members.delete(key);
+    if (!limited || rank < this.#limit) {
+      this.#generation++;
+      this.#host.changed(this);
+    }
+  }
+
+  /** @internal Calls the subscribers (once per batch, from the registry). */
+  notify(): void {
+    if (this.#closed || this.#pending || this.#subscribers.size === 0) return;
+    const results = this.results;
+    for (const listener of [...this.#subscribers]) {
+      try {
+        listener(results);
+      } catch (err) {
+        queueMicrotask(() => {
+          throw err;
+        });
+      }
+    }
+  }
+
+  #build(): readonly R[] {
+    if (this.#pending || this.#list === undefined) return NONE;
+    const members = this.#list.toArray(this.#limit);
+    const out = new Array<R>(members.length);
+    for (let i = 0; i < members.length; i++) out[i] = this.#viewOf(members[i]);
+    return Object.freeze(out);
+  }
+
+  #viewOf(member: Member<R>): R {
+    if (member.view === undefined) {
+      member.view = this.#host.view(member.key, member.schema, this.#schema);
+    }
+    return member.view;
+  }
+}

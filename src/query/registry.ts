@@ -1,0 +1,399 @@
+/**
+ * The query layer of one repository: its indexes, its open live queries and the pool that hands
+ * out the same live query for the same declarative definition (or explicit id). It listens to the
+ * repository's change events and, for each change, updates every index and every open query with
+ * that one item, synchronously; subscribers hear about it once per batch (a microtask later, so
+ * the writes of one synchronous run, or one imported block, notify once).
+ */
+import type { FieldRecord } from "../core/commit.ts";
+import { CairnError } from "../core/errors.ts";
+import type { AnySchema, Schema } from "../core/schema_types.ts";
+import type { ItemChange } from "../repo/change_listeners.ts";
+import type { ItemValue } from "../repo/leaf_merge.ts";
+import type { Member } from "./comparator.ts";
+import { canonicalText, compileFilter, type IndexTerm, isPlainObject } from "./filter.ts";
+import { LiveQuery, type QueryHost, type QuerySpec } from "./live_query.ts";
+import { FieldIndex } from "./sorted_index.ts";
+import type { QueryOptions, QueryPlan } from "./types.ts";
+
+/** What the registry needs of a repository (repo/Repository provides it). */
+export interface QuerySource {
+  /** Every item's state, deleted ones included (wire undefined). Read only. */
+  items(): ReadonlyMap<string, ItemValue>;
+  value(key: string): ItemValue | undefined;
+  onChange(listener: (change: ItemChange) => void): () => void;
+}
+
+/** How results are presented: supplied by the layer above (db/ gives Item handles). */
+export interface ResultAdapter<R> {
+  view(key: string, storedSchema: string, schema: Schema | undefined): R;
+  convert(key: string, value: ItemValue, schema: Schema): FieldRecord | undefined;
+}
+
+export interface RegistryOptions {
+  /**
+   * Longest synchronous slice of a cold scan, in ms, before the rest continues after yielding to
+   * the event loop; null scans in one go. Default: 8 on a browser page, null elsewhere.
+   */
+  readonly sliceMs?: number | null;
+}
+
+export class QueryRegistry<R> implements QueryHost<R> {
+  readonly #source: QuerySource;
+  readonly #adapter: ResultAdapter<R>;
+  readonly #sliceMs: number | null;
+  readonly #unsubscribe: () => void;
+  readonly #indexes = new Map<string, FieldIndex>();
+  readonly #queries = new Set<LiveQuery<R>>();
+  readonly #pool = new Map<string, LiveQuery<R>>();
+  readonly #poolKeys = new Map<LiveQuery<R>, string>();
+  /** Same options object → same pooled query, without recomputing the pool key. */
+  readonly #byOptions = new WeakMap<object, LiveQuery<R>>();
+  readonly #declared = new WeakSet<AnySchema>();
+  readonly #dirty = new Set<LiveQuery<R>>();
+  #flushScheduled = false;
+  readonly #namespaces = new Map<string, string>();
+  /** Once an index exists: each live key's schema id, and live items per schema id. */
+  #schemaOf: Map<string, string> | undefined;
+  readonly #schemaCounts = new Map<string, number>();
+
+  constructor(source: QuerySource, adapter: ResultAdapter<R>, options: RegistryOptions = {}) {
+    this.#source = source;
+    this.#adapter = adapter;
+    this.#sliceMs = options.sliceMs !== undefined ? options.sliceMs : defaultSliceMs();
+    this.#unsubscribe = source.onChange((change) => this.#onChange(change.key));
+  }
+
+  /** Returns the live query for `options`: a pooled one when it is declarative or has an id. */
+  query(options: QueryOptions<AnySchema, R>): LiveQuery<R> {
+    const known = this.#byOptions.get(options);
+    if (known && !known.closed) return known;
+    if (!isPlainObject(options)) throw bad("query options are an object");
+    const poolKey = this.#poolKey(options);
+    if (poolKey !== undefined) {
+      const pooled = this.#pool.get(poolKey);
+      if (pooled) {
+        this.#byOptions.set(options, pooled);
+        return pooled;
+      }
+    }
+    const spec = this.#spec(options);
+    const query = new LiveQuery<R>(this, spec);
+    this.#run(query, spec);
+    if (poolKey !== undefined) {
+      this.#pool.set(poolKey, query);
+      this.#poolKeys.set(query, poolKey);
+      this.#byOptions.set(options, query);
+    }
+    return query;
+  }
+
+  /** Builds an in-memory sorted index on `field` (over every item that has it); idempotent. */
+  createIndex(field: string): void {
+    if (typeof field !== "string" || field.length === 0) {
+      throw bad("createIndex takes a field name");
+    }
+    if (this.#indexes.has(field)) return;
+    this.#trackSchemas();
+    this.#indexes.set(field, new FieldIndex(field, this.#source.items()));
+  }
+
+  /** Builds the indexes a schema declares (`indexes: [...]`), once per schema. */
+  declareIndexes(schema: AnySchema): void {
+    if (this.#declared.has(schema)) return;
+    this.#declared.add(schema);
+    for (const field of schema.indexes) this.createIndex(field);
+  }
+
+  /** Indexed fields. */
+  indexedFields(): string[] {
+    return [...this.#indexes.keys()];
+  }
+
+  /** Stops listening to the repository and closes every query. */
+  dispose(): void {
+    this.#unsubscribe();
+    for (const query of [...this.#queries]) query.close();
+  }
+
+  // ── QueryHost ────────────────────────────────────────────────────────────────────────────
+
+  view(key: string, storedSchema: string, schema: Schema | undefined): R {
+    return this.#adapter.view(key, storedSchema, schema);
+  }
+
+  convert(key: string, value: ItemValue, schema: Schema): FieldRecord | undefined {
+    return this.#adapter.convert(key, value, schema);
+  }
+
+  nsOf(schemaId: string): string {
+    let ns = this.#namespaces.get(schemaId);
+    if (ns === undefined) {
+      ns = schemaId.slice(0, schemaId.lastIndexOf("@"));
+      this.#namespaces.set(schemaId, ns);
+    }
+    return ns;
+  }
+
+  changed(query: LiveQuery<R>): void {
+    this.#dirty.add(query);
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    queueMicrotask(() => {
+      this.#flushScheduled = false;
+      const dirty = [...this.#dirty];
+      this.#dirty.clear();
+      for (const q of dirty) q.notify();
+    });
+  }
+
+  closed(query: LiveQuery<R>): void {
+    this.#queries.delete(query);
+    this.#dirty.delete(query);
+    const poolKey = this.#poolKeys.get(query);
+    if (poolKey !== undefined) {
+      this.#poolKeys.delete(query);
+      if (this.#pool.get(poolKey) === query) this.#pool.delete(poolKey);
+    }
+  }
+
+  // ── change events ────────────────────────────────────────────────────────────────────────
+
+  #onChange(key: string): void {
+    const value = this.#source.value(key);
+    if (this.#schemaOf !== undefined) this.#trackSchema(key, value);
+    for (const index of this.#indexes.values()) index.update(key, value?.wire);
+    for (const query of this.#queries) {
+      try {
+        query.apply(key, value);
+      } catch (err) {
+        // A predicate or comparator threw: that query keeps the item where it was.
+        queueMicrotask(() => {
+          throw err;
+        });
+      }
+    }
+  }
+
+  #trackSchemas(): void {
+    if (this.#schemaOf !== undefined) return;
+    this.#schemaOf = new Map();
+    for (const [key, value] of this.#source.items()) this.#trackSchema(key, value);
+  }
+
+  #trackSchema(key: string, value: ItemValue | undefined): void {
+    const before = this.#schemaOf!.get(key);
+    const after = value?.wire !== undefined ? value.schema : undefined;
+    if (before === after) return;
+    if (before !== undefined) this.#schemaCounts.set(before, this.#schemaCounts.get(before)! - 1);
+    if (after !== undefined) {
+      this.#schemaCounts.set(after, (this.#schemaCounts.get(after) ?? 0) + 1);
+      this.#schemaOf!.set(key, after);
+    } else this.#schemaOf!.delete(key);
+  }
+
+  // ── evaluation from scratch ──────────────────────────────────────────────────────────────
+
+  #run(query: LiveQuery<R>, spec: QuerySpec<R>): void {
+    const items = this.#source.items();
+    const served = this.#fromIndex(query, spec);
+    if (served) {
+      query.start(served.matches, served.plan);
+      this.#queries.add(query);
+      return;
+    }
+    if (this.#sliceMs === null) {
+      const matches: Member<R>[] = [];
+      let examined = 0;
+      items.forEach((value, key) => {
+        if (value.wire === undefined) return;
+        examined++;
+        const member = query.match(key, value);
+        if (member !== undefined) matches.push(member);
+      });
+      query.start(matches, { index: null, use: null, mode: "scan", examined, matched: 0 });
+      this.#queries.add(query);
+      return;
+    }
+    this.#sliced(query, items, this.#sliceMs);
+  }
+
+  /**
+   * A scan in slices of at most `sliceMs`: the first slice runs now; if the scan is not done,
+   * the rest continues after yielding to the event loop. Meanwhile changes go to the query's
+   * member map (an item the scan reaches later is simply evaluated again), and no partial
+   * results are published.
+   */
+  #sliced(query: LiveQuery<R>, items: ReadonlyMap<string, ItemValue>, sliceMs: number): void {
+    query.beginScan();
+    this.#queries.add(query);
+    const entries = items.entries();
+    let examined = 0;
+    let first = true;
+    const step = () => {
+      if (query.closed) return;
+      const deadline = performance.now() + sliceMs;
+      let n = 0;
+      try {
+        // A Map iterator has no return(): leaving the loop early keeps it where it was.
+        for (const [key, value] of entries) {
+          if (value.wire !== undefined) {
+            examined++;
+            query.scanned(key, value);
+          }
+          if ((++n & 255) === 0 && performance.now() >= deadline) {
+            first = false;
+            yieldThen(step);
+            return;
+          }
+        }
+      } catch (err) {
+        if (first) {
+          query.close();
+          throw err;
+        }
+        query.failScan(err);
+        return;
+      }
+      query.finishScan({
+        index: null,
+        use: null,
+        mode: first ? "scan" : "sliced scan",
+        examined,
+        matched: 0,
+      });
+    };
+    step();
+  }
+
+  /** Candidates from the most selective usable index, or undefined to scan. */
+  #fromIndex(
+    query: LiveQuery<R>,
+    spec: QuerySpec<R>,
+  ): { matches: Member<R>[]; plan: QueryPlan } | undefined {
+    const terms = spec.filter?.terms ?? [];
+    if (terms.length === 0 || this.#indexes.size === 0) return undefined;
+    if (spec.schema !== undefined && !this.#indexUsable(spec.schema)) return undefined;
+    let best: { index: FieldIndex; term: IndexTerm; size: number } | undefined;
+    for (const term of terms) {
+      const index = this.#indexes.get(term.field);
+      if (!index) continue;
+      const size = index.estimate(term)!;
+      if (!best || size < best.size) best = { index, term, size };
+    }
+    if (!best) return undefined;
+    const items = this.#source.items();
+    const keys = best.index.candidates(best.term);
+    const matches: Member<R>[] = [];
+    for (let i = 0; i < keys.length; i++) {
+      const member = query.match(keys[i], items.get(keys[i]));
+      if (member !== undefined) matches.push(member);
+    }
+    return {
+      matches,
+      plan: {
+        index: best.index.field,
+        use: best.term.kind,
+        mode: "index",
+        examined: keys.length,
+        matched: matches.length,
+      },
+    };
+  }
+
+  /**
+   * Indexes hold stored wire values. A query with a schema reads items of other versions of
+   * its namespace upgraded, which the index does not see: it then scans.
+   */
+  #indexUsable(schema: Schema): boolean {
+    for (const [id, count] of this.#schemaCounts) {
+      if (count > 0 && id !== schema.id && this.nsOf(id) === schema.ns) return false;
+    }
+    return true;
+  }
+
+  // ── options ──────────────────────────────────────────────────────────────────────────────
+
+  #poolKey(options: QueryOptions<AnySchema, R>): string | undefined {
+    if (options.id !== undefined) {
+      if (typeof options.id !== "string" || options.id.length === 0) {
+        throw bad("a query id is a non-empty string");
+      }
+      return `#${options.id}`;
+    }
+    if (typeof options.where === "function" || typeof options.sortBy === "function") {
+      return undefined; // a function's identity is not its source text: never pooled
+    }
+    return `${options.schema?.id ?? ""}\u0000${canonicalText(options.where ?? null)}\u0000${
+      canonicalText(options.sortBy ?? null)
+    }\u0000${options.desc === true}\u0000${options.limit ?? ""}`;
+  }
+
+  #spec(options: QueryOptions<AnySchema, R>): QuerySpec<R> {
+    const { schema, where, sortBy, desc, limit } = options;
+    if (schema !== undefined) {
+      if (schema === null || typeof schema !== "object" || typeof schema.id !== "string") {
+        throw bad("`schema` is a schema made by defineSchema");
+      }
+      this.declareIndexes(schema);
+    }
+    let filter;
+    let predicate: ((item: R) => boolean) | undefined;
+    if (typeof where === "function") predicate = where as (item: R) => boolean;
+    else if (where !== undefined) {
+      filter = compileFilter(where, schema?.fields);
+    }
+    let sortFields: readonly string[] = [];
+    let comparator: ((a: R, b: R) => number) | undefined;
+    if (typeof sortBy === "function") comparator = sortBy;
+    else if (sortBy !== undefined) {
+      sortFields = typeof sortBy === "string" ? [sortBy] : sortBy;
+      if (!Array.isArray(sortFields) || sortFields.some((f) => typeof f !== "string")) {
+        throw bad("`sortBy` is a field name, an array of field names, or a comparator");
+      }
+      for (const field of sortFields) {
+        if (schema !== undefined && !Object.hasOwn(schema.fields, field)) {
+          throw new CairnError("E_UNKNOWN_FIELD", `${schema.id} has no field ${field} to sort by`);
+        }
+      }
+      sortFields = [...sortFields];
+    }
+    if (desc !== undefined && typeof desc !== "boolean") throw bad("`desc` is a boolean");
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
+      throw bad("`limit` is a non-negative integer");
+    }
+    return {
+      schema,
+      filter,
+      predicate,
+      sortFields,
+      comparator,
+      desc: desc === true,
+      limit,
+    };
+  }
+}
+
+function bad(message: string): CairnError {
+  return new CairnError("E_BAD_ARGUMENT", message);
+}
+
+/**
+ * A browser page must stay responsive, so its cold scans run in slices; Deno, Node and workers
+ * scan in one go. (Feature detection of the page, not a runtime API use.)
+ */
+function defaultSliceMs(): number | null {
+  return typeof (globalThis as { document?: unknown }).document === "object" ? 8 : null;
+}
+
+/** Runs `fn` after letting the event loop handle pending input and rendering. */
+function yieldThen(fn: () => void): void {
+  if (typeof MessageChannel === "function") {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      fn();
+    };
+    channel.port2.postMessage(null);
+  } else setTimeout(fn, 0);
+}

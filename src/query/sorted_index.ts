@@ -1,0 +1,136 @@
+/**
+ * A sorted in-memory index on one field: (value, key) pairs ordered by value (wire order), then
+ * key, kept in a chunked sorted list and updated on every change of an item. A set field's value
+ * is indexed once per element, so `has` can use the index too. Items without the field are not
+ * indexed (no indexable condition matches a missing field).
+ *
+ * What it returns are candidates: a superset of the matches of the term it was asked about; the
+ * query applies its whole filter to each.
+ */
+import type { FieldRecord, WireValue } from "../core/commit.ts";
+import type { IndexTerm } from "./filter.ts";
+import { SortedList } from "./sorted_list.ts";
+import { compareKeys, compareWire, wireRank } from "./wire_order.ts";
+
+interface IndexEntry {
+  readonly value: WireValue;
+  readonly key: string;
+}
+
+function compareEntries(a: IndexEntry, b: IndexEntry): number {
+  const x = a.value;
+  const y = b.value;
+  if (typeof x === "number" && typeof y === "number" && x !== y) return x < y ? -1 : 1;
+  return compareWire(x, y) || compareKeys(a.key, b.key);
+}
+
+/** An index range: ranks [from, to) in the sorted entries. */
+type Span = readonly [number, number];
+
+export class FieldIndex {
+  readonly field: string;
+  readonly #list = new SortedList<IndexEntry>(compareEntries);
+  /** What is indexed for each key now: one entry, or one per element of a set. */
+  readonly #byKey = new Map<string, IndexEntry | IndexEntry[]>();
+  /** True once any item had an array value here: a key may then appear in several entries. */
+  #multi = false;
+
+  constructor(field: string, items: ReadonlyMap<string, { readonly wire?: FieldRecord }>) {
+    this.field = field;
+    const entries: IndexEntry[] = [];
+    for (const [key, state] of items) {
+      const value = state.wire?.[field];
+      if (value === undefined) continue;
+      const made = this.#entriesFor(key, value);
+      this.#byKey.set(key, made);
+      if (Array.isArray(made)) entries.push(...made);
+      else entries.push(made);
+    }
+    this.#list = SortedList.from(entries, compareEntries);
+  }
+
+  get size(): number {
+    return this.#list.size;
+  }
+
+  /** Brings the key's entries up to date with its new value (undefined: deleted or unset). */
+  update(key: string, wire: FieldRecord | undefined): void {
+    const value = wire?.[this.field];
+    const old = this.#byKey.get(key);
+    if (old !== undefined && !Array.isArray(old) && old.value === value) return;
+    if (old !== undefined) {
+      if (Array.isArray(old)) { for (const entry of old) this.#list.remove(entry); }
+      else this.#list.remove(old);
+    }
+    if (value === undefined) {
+      if (old !== undefined) this.#byKey.delete(key);
+      return;
+    }
+    const made = this.#entriesFor(key, value);
+    this.#byKey.set(key, made);
+    if (Array.isArray(made)) { for (const entry of made) this.#list.insert(entry); }
+    else this.#list.insert(made);
+  }
+
+  /** How many entries the term would yield; undefined when the index cannot serve it. */
+  estimate(term: IndexTerm): number | undefined {
+    let total = 0;
+    for (const [from, to] of this.#spans(term)) total += to - from;
+    return total;
+  }
+
+  /** Keys of the candidate items for `term`, each once. */
+  candidates(term: IndexTerm): string[] {
+    const keys: string[] = [];
+    for (const [from, to] of this.#spans(term)) {
+      this.#list.forRange(from, to, (entry) => keys.push(entry.key));
+    }
+    return this.#multi ? [...new Set(keys)] : keys;
+  }
+
+  #spans(term: IndexTerm): Span[] {
+    const list = this.#list;
+    switch (term.kind) {
+      case "eq":
+      case "has":
+        return term.values.map((value) => [
+          list.rankWhere((e) => compareWire(e.value, value) < 0),
+          list.rankWhere((e) => compareWire(e.value, value) <= 0),
+        ]);
+      case "prefix": {
+        const prefix = term.prefix;
+        return [[
+          list.rankWhere((e) => compareWire(e.value, prefix) < 0),
+          list.rankWhere((e) =>
+            compareWire(e.value, prefix) < 0 ||
+            (typeof e.value === "string" && e.value.startsWith(prefix))
+          ),
+        ]];
+      }
+      case "range": {
+        const { lower, upper } = term;
+        // Both bounds have the kind of value they compare with; stay within that kind.
+        const rank = wireRank((lower ?? upper)!.value);
+        const from = lower
+          ? list.rankWhere((e) => {
+            const c = compareWire(e.value, lower.value);
+            return lower.inclusive ? c < 0 : c <= 0;
+          })
+          : list.rankWhere((e) => wireRank(e.value) < rank);
+        const to = upper
+          ? list.rankWhere((e) => {
+            const c = compareWire(e.value, upper.value);
+            return upper.inclusive ? c <= 0 : c < 0;
+          })
+          : list.rankWhere((e) => wireRank(e.value) <= rank);
+        return to > from ? [[from, to]] : [];
+      }
+    }
+  }
+
+  #entriesFor(key: string, value: WireValue): IndexEntry | IndexEntry[] {
+    if (!Array.isArray(value)) return { value, key };
+    this.#multi = true;
+    return value.map((element) => ({ value: element, key }));
+  }
+}

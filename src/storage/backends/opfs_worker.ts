@@ -1,0 +1,357 @@
+/**
+ * The dedicated worker behind the OPFS backend (opfs.ts). It owns the database directory's
+ * handles: one FileSystemSyncAccessHandle per file open for appending (sync handles exist only in
+ * dedicated workers) and the directory's Web Lock. Requests are handled strictly one at a time,
+ * in arrival order, so the order of operations the main side sends is the order they happen.
+ *
+ * Built to its own file (opfs_worker.js) next to each browser bundle; see scripts/lib/bundles.ts.
+ */
+import type {
+  Op,
+  Request,
+  RequestMessage,
+  RequestOf,
+  ResponseMessage,
+  Results,
+  WireError,
+} from "./opfs_protocol.ts";
+import type { CairnErrorCode } from "../../core/errors.ts";
+
+// The TypeScript DOM library (used to check src/) lacks the worker-only OPFS types: the few
+// members used here, as the WHATWG File System spec defines them.
+interface SyncAccessHandle {
+  read(buffer: Uint8Array, options?: { at?: number }): number;
+  write(buffer: Uint8Array, options?: { at?: number }): number;
+  truncate(size: number): void;
+  getSize(): number;
+  flush(): void;
+  close(): void;
+}
+interface OpfsFileHandle extends FileSystemFileHandle {
+  createSyncAccessHandle?(): Promise<SyncAccessHandle>;
+  move?(destination: FileSystemDirectoryHandle, name: string): Promise<void>;
+}
+interface IterableDirectory {
+  values(): AsyncIterable<FileSystemHandle>;
+}
+interface WorkerScope {
+  onmessage: ((event: MessageEvent<RequestMessage>) => void) | null;
+  postMessage(message: ResponseMessage, transfer: Transferable[]): void;
+}
+
+/** A refusal with a chosen code; any other error thrown here crosses as E_IO. */
+class Refusal extends Error {
+  readonly code: CairnErrorCode;
+  constructor(code: CairnErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+interface OpenFile {
+  name: string;
+  handle: SyncAccessHandle;
+  /** Kept here so an append needs no getSize() call. */
+  size: number;
+}
+
+const scope = globalThis as unknown as WorkerScope;
+let directory: FileSystemDirectoryHandle | undefined;
+const openFiles = new Map<number, OpenFile>();
+let nextFileId = 1;
+/** Resolving it lets go of the Web Lock; set while the lock is held. */
+let releaseHeldLock: (() => void) | undefined;
+
+function dir(): FileSystemDirectoryHandle {
+  if (!directory) throw new Refusal("E_CLOSED", "the OPFS worker has no directory open");
+  return directory;
+}
+
+function openFile(id: number): OpenFile {
+  const file = openFiles.get(id);
+  if (!file) throw new Refusal("E_CLOSED", "the file is closed");
+  return file;
+}
+
+function openFileNamed(name: string): OpenFile | undefined {
+  for (const file of openFiles.values()) if (file.name === name) return file;
+  return undefined;
+}
+
+async function createSyncHandle(file: FileSystemFileHandle): Promise<SyncAccessHandle> {
+  const create = (file as OpfsFileHandle).createSyncAccessHandle;
+  if (typeof create !== "function") {
+    throw new Refusal("E_IO", "FileSystemSyncAccessHandle is not available in this browser");
+  }
+  return await create.call(file);
+}
+
+function errorName(err: unknown): string {
+  return err instanceof Error || err instanceof DOMException ? err.name : "";
+}
+
+/** `getFileHandle` without create, or undefined when the file does not exist. */
+async function existingFile(name: string): Promise<FileSystemFileHandle | undefined> {
+  try {
+    return await dir().getFileHandle(name);
+  } catch (err) {
+    if (errorName(err) === "NotFoundError") return undefined;
+    throw err;
+  }
+}
+
+function readAll(handle: SyncAccessHandle, size: number): ArrayBuffer {
+  const buffer = new ArrayBuffer(size);
+  const view = new Uint8Array(buffer);
+  let done = 0;
+  while (done < size) {
+    const n = handle.read(view.subarray(done), { at: done });
+    if (n <= 0) throw new Refusal("E_IO", `short read: ${done} of ${size} bytes`);
+    done += n;
+  }
+  return buffer;
+}
+
+function writeAll(handle: SyncAccessHandle, bytes: Uint8Array, at: number): void {
+  let done = 0;
+  while (done < bytes.length) {
+    const n = handle.write(bytes.subarray(done), { at: at + done });
+    if (n <= 0) throw new Refusal("E_IO", `short write: ${done} of ${bytes.length} bytes`);
+    done += n;
+  }
+}
+
+async function readFile(name: string): Promise<ArrayBuffer | null> {
+  const open = openFileNamed(name);
+  if (open) return readAll(open.handle, open.size);
+  const file = await existingFile(name);
+  if (!file) return null;
+  let handle: SyncAccessHandle;
+  try {
+    handle = await createSyncHandle(file);
+  } catch (err) {
+    // Another agent holds the file's sync handle: a Blob read needs no exclusive access.
+    if (errorName(err) === "NoModificationAllowedError") {
+      return await (await file.getFile()).arrayBuffer();
+    }
+    throw err;
+  }
+  try {
+    return readAll(handle, handle.getSize());
+  } finally {
+    handle.close();
+  }
+}
+
+async function openAppend(name: string): Promise<Results["openAppend"]> {
+  if (openFileNamed(name)) {
+    throw new Refusal("E_BAD_ARGUMENT", `"${name}" is already open for appending`);
+  }
+  const file = await dir().getFileHandle(name, { create: true });
+  const handle = await createSyncHandle(file);
+  const id = nextFileId++;
+  openFiles.set(id, { name, handle, size: handle.getSize() });
+  return { file: id, size: openFiles.get(id)!.size };
+}
+
+function append(request: RequestOf<"append">): Results["append"] {
+  const file = openFile(request.file);
+  const start = file.size;
+  try {
+    writeAll(file.handle, new Uint8Array(request.bytes, 0, request.length), start);
+  } catch (err) {
+    // Leave no partial batch behind: the file keeps exactly the bytes already accepted.
+    try {
+      file.handle.truncate(start);
+    } catch { /* the original error is the one to report */ }
+    throw err;
+  }
+  file.size = start + request.length;
+  return { size: file.size };
+}
+
+function closeFile(id: number): void {
+  const file = openFiles.get(id);
+  if (!file) return;
+  openFiles.delete(id);
+  file.handle.close();
+}
+
+/**
+ * Writes a temporary file fully, flushes and closes it, then moves it over the target with
+ * FileSystemFileHandle.move(), which replaces an existing file in one step (Chromium, Firefox and
+ * Safari all ship it for OPFS). Without move() the fallback copies the flushed temporary file's
+ * bytes over the target in place: not atomic, but the new content stays complete in the temporary
+ * file until the target is flushed, and callers keep only derived files (checkpoints) this way.
+ */
+async function writeFileAtomic(name: string, bytes: Uint8Array): Promise<void> {
+  const tempName = `${name}.tmp`;
+  const temp = await dir().getFileHandle(tempName, { create: true }) as OpfsFileHandle;
+  try {
+    const handle = await createSyncHandle(temp);
+    try {
+      handle.truncate(0);
+      writeAll(handle, bytes, 0);
+      handle.flush();
+    } finally {
+      handle.close();
+    }
+    if (typeof temp.move === "function") {
+      await temp.move(dir(), name);
+      return;
+    }
+    const target = await dir().getFileHandle(name, { create: true });
+    const handle2 = await createSyncHandle(target);
+    try {
+      handle2.truncate(0);
+      writeAll(handle2, bytes, 0);
+      handle2.flush();
+    } finally {
+      handle2.close();
+    }
+    await dir().removeEntry(tempName);
+  } catch (err) {
+    await dir().removeEntry(tempName).catch(() => {});
+    throw err;
+  }
+}
+
+async function removeFile(name: string): Promise<void> {
+  try {
+    await dir().removeEntry(name);
+  } catch (err) {
+    if (errorName(err) !== "NotFoundError") throw err;
+  }
+}
+
+async function listFiles(): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of (dir() as unknown as IterableDirectory).values()) {
+    if (entry.kind === "file") names.push(entry.name);
+  }
+  return names.sort();
+}
+
+/**
+ * The lock is taken here, in the worker, so it lives exactly as long as the sync handles it
+ * protects: both go away together if the worker is terminated or the tab dies, and on close the
+ * handles are closed before the lock is let go, so no other tab can win the lock while one of
+ * our handles is still open.
+ */
+async function acquireLock(lockName: string): Promise<void> {
+  if (releaseHeldLock) return;
+  const locks = (navigator as Navigator).locks;
+  if (!locks) throw new Refusal("E_IO", "the Web Locks API is not available");
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const granted = await new Promise<boolean>((resolve, reject) => {
+    locks.request(lockName, { ifAvailable: true }, (lock) => {
+      resolve(lock !== null);
+      return lock ? held : undefined;
+    }).catch(reject);
+  });
+  if (!granted) {
+    throw new Refusal(
+      "E_LOCKED",
+      `the database directory is in use by another tab or worker (Web Lock "${lockName}")`,
+    );
+  }
+  releaseHeldLock = release;
+}
+
+function releaseLock(): void {
+  releaseHeldLock?.();
+  releaseHeldLock = undefined;
+}
+
+async function init(path: string): Promise<void> {
+  let handle = await navigator.storage.getDirectory();
+  for (const part of path.split("/")) {
+    if (part) handle = await handle.getDirectoryHandle(part, { create: true });
+  }
+  directory = handle;
+}
+
+function closeAll(): void {
+  let first: unknown;
+  for (const id of [...openFiles.keys()]) {
+    try {
+      closeFile(id);
+    } catch (err) {
+      first ??= err;
+    }
+  }
+  releaseLock();
+  directory = undefined;
+  if (first) throw first;
+}
+
+async function handle(request: Request): Promise<unknown> {
+  switch (request.op) {
+    case "init":
+      await init(request.directory);
+      return null;
+    case "readFile":
+      return await readFile(request.name);
+    case "openAppend":
+      return await openAppend(request.name);
+    case "append":
+      return append(request);
+    case "sync":
+      openFile(request.file).handle.flush();
+      return null;
+    case "truncate": {
+      const file = openFile(request.file);
+      file.handle.truncate(request.size);
+      file.size = request.size;
+      return { size: file.size };
+    }
+    case "closeFile":
+      closeFile(request.file);
+      return null;
+    case "writeFileAtomic":
+      await writeFileAtomic(request.name, new Uint8Array(request.bytes));
+      return null;
+    case "removeFile":
+      await removeFile(request.name);
+      return null;
+    case "listFiles":
+      return await listFiles();
+    case "acquireLock":
+      await acquireLock(request.lockName);
+      return null;
+    case "releaseLock":
+      releaseLock();
+      return null;
+    case "close":
+      closeAll();
+      return null;
+    default:
+      throw new Refusal("E_BAD_ARGUMENT", `unknown request ${(request as { op: Op }).op}`);
+  }
+}
+
+function toWire(err: unknown): WireError {
+  if (err instanceof Refusal) return { code: err.code, name: "CairnError", message: err.message };
+  const name = errorName(err) || "Error";
+  const message = err instanceof Error || err instanceof DOMException ? err.message : String(err);
+  return { code: "E_IO", name, message };
+}
+
+let queue: Promise<void> = Promise.resolve();
+
+scope.onmessage = (event) => {
+  const { id, request } = event.data;
+  queue = queue.then(async () => {
+    let response: ResponseMessage;
+    const transfer: Transferable[] = [];
+    try {
+      const value = await handle(request);
+      if (value instanceof ArrayBuffer) transfer.push(value);
+      response = { id, ok: true, value };
+    } catch (err) {
+      response = { id, ok: false, error: toWire(err) };
+    }
+    scope.postMessage(response, transfer);
+  });
+};

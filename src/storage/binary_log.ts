@@ -1,0 +1,147 @@
+/**
+ * The binary log format (the default): an 8-byte file header, then one framed record per block.
+ *
+ *   header: "CAIRNB" (6 ASCII bytes) | format version (u16 LE) = 1
+ *   record: magic C1 52 45 43 ("\xC1REC") | payload length (u32 LE) | CRC-32C of payload (u32 LE)
+ *           | payload = encodeBlock(sealed), MessagePack [body, signature]
+ *
+ * The magic starts with 0xC1, a byte MessagePack never uses as a type and UTF-8 never contains,
+ * so after damage the scan finds few false starts; any it finds fail the length or checksum test.
+ * See docs/storage.md, "Log formats", for the recovery rules.
+ */
+import { decodeBlock, encodeBlock, type SealedBlock } from "../core/block.ts";
+import { CairnError } from "../core/errors.ts";
+import type { CryptoSuite } from "../core/signing.ts";
+import { crc32c } from "./crc32c.ts";
+import {
+  EMPTY,
+  isTornPrefix,
+  type LogFormat,
+  type LogScan,
+  notALog,
+  reasonOf,
+  ScanCollector,
+  unsupportedVersion,
+} from "./log_format.ts";
+
+export const BINARY_LOG_VERSION = 1;
+
+const FILE_MAGIC = [0x43, 0x41, 0x49, 0x52, 0x4e, 0x42]; // "CAIRNB"
+const HEADER_LENGTH = 8;
+const RECORD_MAGIC = [0xc1, 0x52, 0x45, 0x43];
+/** Magic, length and checksum. */
+const FRAME_LENGTH = 12;
+const MAX_PAYLOAD = 0xffffffff;
+
+const HEADER = (() => {
+  const header = new Uint8Array(HEADER_LENGTH);
+  header.set(FILE_MAGIC);
+  header[6] = BINARY_LOG_VERSION & 0xff;
+  header[7] = BINARY_LOG_VERSION >>> 8;
+  return header;
+})();
+
+export const binaryLog: LogFormat = {
+  name: "binary",
+  fileExtension: ".log",
+  header: () => HEADER.slice(),
+  encode: encodeRecords,
+  scan: scanBinary,
+};
+
+function encodeRecords(blocks: readonly SealedBlock[]): Uint8Array {
+  const payloads = blocks.map(encodeBlock);
+  let total = 0;
+  for (const payload of payloads) {
+    if (payload.length > MAX_PAYLOAD) {
+      throw new CairnError("E_BAD_ARGUMENT", "binary log: a block larger than 4 GiB");
+    }
+    total += FRAME_LENGTH + payload.length;
+  }
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer);
+  let pos = 0;
+  for (const payload of payloads) {
+    out.set(RECORD_MAGIC, pos);
+    view.setUint32(pos + 4, payload.length, true);
+    view.setUint32(pos + 8, crc32c(payload), true);
+    out.set(payload, pos + FRAME_LENGTH);
+    pos += FRAME_LENGTH + payload.length;
+  }
+  return out;
+}
+
+async function scanBinary(bytes: Uint8Array, suite: CryptoSuite): Promise<LogScan> {
+  const length = bytes.length;
+  if (length < HEADER_LENGTH) {
+    const log = new ScanCollector(0);
+    if (isTornPrefix(bytes, HEADER)) log.bad(0, "file header cut short");
+    else if (length > 0) throw notALog("binary", "no CAIRNB header");
+    return log.finish(length, EMPTY);
+  }
+  for (let i = 0; i < FILE_MAGIC.length; i++) {
+    if (bytes[i] !== FILE_MAGIC[i]) throw notALog("binary", "no CAIRNB header");
+  }
+  const version = bytes[6] | (bytes[7] << 8);
+  if (version > BINARY_LOG_VERSION) throw unsupportedVersion("binary", version, BINARY_LOG_VERSION);
+  if (version < 1) throw notALog("binary", `format version ${version}`);
+
+  const log = new ScanCollector(HEADER_LENGTH);
+  let pos = HEADER_LENGTH;
+  while (pos < length) {
+    const frame = readFrame(bytes, pos);
+    if (typeof frame === "string") {
+      log.bad(pos, frame);
+      pos = nextMagic(bytes, pos + 1);
+      continue;
+    }
+    const end = pos + FRAME_LENGTH + frame;
+    try {
+      log.intact(pos, end, await decodeBlock(bytes.subarray(pos + FRAME_LENGTH, end), suite));
+    } catch (err) {
+      // Completely written (the checksum holds) but not a block this version reads: damage, and
+      // never a torn tail, so that it is not cut away.
+      log.intact(pos, end, undefined, `record does not decode: ${reasonOf(err)}`);
+    }
+    pos = end;
+  }
+  return log.finish(length, EMPTY);
+}
+
+/** The payload length of an intact frame at `pos`, or why there is none. */
+function readFrame(bytes: Uint8Array, pos: number): number | string {
+  const left = bytes.length - pos;
+  if (left < FRAME_LENGTH) return "record cut short";
+  for (let i = 0; i < RECORD_MAGIC.length; i++) {
+    if (bytes[pos + i] !== RECORD_MAGIC[i]) return "no record magic";
+  }
+  const payloadLength = readU32(bytes, pos + 4);
+  // Checked before anything is read or allocated, so a hostile length costs nothing.
+  if (payloadLength > left - FRAME_LENGTH) return "record length runs past the end of the file";
+  const start = pos + FRAME_LENGTH;
+  if (crc32c(bytes.subarray(start, start + payloadLength)) !== readU32(bytes, pos + 8)) {
+    return "record checksum mismatch";
+  }
+  return payloadLength;
+}
+
+/** The next offset from `from` where a record magic starts, or the end of the file. */
+function nextMagic(bytes: Uint8Array, from: number): number {
+  const last = bytes.length - RECORD_MAGIC.length;
+  let at = bytes.indexOf(RECORD_MAGIC[0], from);
+  while (at >= 0 && at <= last) {
+    if (
+      bytes[at + 1] === RECORD_MAGIC[1] && bytes[at + 2] === RECORD_MAGIC[2] &&
+      bytes[at + 3] === RECORD_MAGIC[3]
+    ) {
+      return at;
+    }
+    at = bytes.indexOf(RECORD_MAGIC[0], at + 1);
+  }
+  return bytes.length;
+}
+
+function readU32(bytes: Uint8Array, pos: number): number {
+  return (bytes[pos] | (bytes[pos + 1] << 8) | (bytes[pos + 2] << 16) | (bytes[pos + 3] << 24)) >>>
+    0;
+}

@@ -1,0 +1,193 @@
+/**
+ * The JSONL log format: readable with `cat`, `grep` and `jq`. A header line, then one line per
+ * block:
+ *
+ *   {"cairn":"log","format":"jsonl","version":1}\n
+ *   {"crc":"<8 lowercase hex digits>","block":<blockToJson(sealed) as JSON>}\n
+ *
+ * `crc` is the CRC-32C of the UTF-8 bytes of the block's JSON text exactly as written (everything
+ * between `"block":` and the line's closing `}`), so a record is checked before it is parsed.
+ * Lines are written in exactly this shape; a line of any other shape is damage.
+ * See docs/storage.md, "Log formats", for the recovery rules.
+ */
+import { blockFromJson, blockToJson, type SealedBlock } from "../core/block.ts";
+import type { CryptoSuite } from "../core/signing.ts";
+import { isPlainObject } from "../core/wire_validation.ts";
+import { crc32c } from "./crc32c.ts";
+import {
+  EMPTY,
+  isTornPrefix,
+  type LogFormat,
+  type LogScan,
+  notALog,
+  reasonOf,
+  ScanCollector,
+  unsupportedVersion,
+} from "./log_format.ts";
+
+export const JSONL_LOG_VERSION = 1;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+const NEWLINE = 0x0a;
+const HEADER = encoder.encode(
+  `${JSON.stringify({ cairn: "log", format: "jsonl", version: JSONL_LOG_VERSION })}\n`,
+);
+/** A header line longer than this is not a header (spares parsing a huge binary "line"). */
+const MAX_HEADER_LINE = 4096;
+const PREFIX_HEAD = encoder.encode(`{"crc":"`);
+const PREFIX_TAIL = encoder.encode(`","block":`);
+const CRC_DIGITS = 8;
+/** Offset of the block JSON text in a record line. */
+const TEXT_START = PREFIX_HEAD.length + CRC_DIGITS + PREFIX_TAIL.length;
+const CLOSE = 0x7d; // "}"
+const HEX = encoder.encode("0123456789abcdef");
+const LINE_BREAK = encoder.encode("\n");
+
+export const jsonlLog: LogFormat = {
+  name: "jsonl",
+  fileExtension: ".jsonl",
+  header: () => HEADER.slice(),
+  encode: encodeLines,
+  scan: scanJsonl,
+};
+
+function encodeLines(blocks: readonly SealedBlock[]): Uint8Array {
+  // One string, one UTF-8 encoding; the checksums are then written over the zero placeholders.
+  // Block JSON never holds a raw newline (JSON.stringify escapes it), so lines are found by "\n".
+  let text = "";
+  for (const sealed of blocks) {
+    text += `{"crc":"00000000","block":${JSON.stringify(blockToJson(sealed))}}\n`;
+  }
+  const out = encoder.encode(text);
+  let pos = 0;
+  while (pos < out.length) {
+    const end = out.indexOf(NEWLINE, pos);
+    let crc = crc32c(out.subarray(pos + TEXT_START, end - 1));
+    for (let i = CRC_DIGITS - 1; i >= 0; i--, crc >>>= 4) {
+      out[pos + PREFIX_HEAD.length + i] = HEX[crc & 0xf];
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+async function scanJsonl(bytes: Uint8Array, suite: CryptoSuite): Promise<LogScan> {
+  const length = bytes.length;
+  const firstBreak = bytes.indexOf(NEWLINE);
+  if (firstBreak < 0 && (length === 0 || isTornPrefix(bytes, HEADER))) {
+    const log = new ScanCollector(0);
+    if (length > 0) log.bad(0, "header line cut short");
+    return log.finish(length, EMPTY);
+  }
+  const headerEnd = firstBreak < 0 ? length : firstBreak;
+  checkHeader(bytes.subarray(0, headerEnd));
+  if (firstBreak < 0) return new ScanCollector(length).finish(length, LINE_BREAK);
+
+  const log = new ScanCollector(firstBreak + 1);
+  let pos = firstBreak + 1;
+  let unterminated = false;
+  while (pos < length) {
+    const lineBreak = bytes.indexOf(NEWLINE, pos);
+    const lineEnd = lineBreak < 0 ? length : lineBreak;
+    const next = lineBreak < 0 ? length : lineBreak + 1;
+    const line = await readLine(bytes, pos, lineEnd, suite);
+    if (typeof line === "string") {
+      // A line that lost its "\n" is merged with the next: look for a record starting inside it.
+      const found = await recordInside(bytes, pos + 1, lineEnd, suite);
+      log.bad(pos, line);
+      if (found) log.intact(found.start, next, found.block, found.reason);
+    } else {
+      log.intact(pos, next, line.block, line.reason);
+    }
+    unterminated = lineBreak < 0;
+    pos = next;
+  }
+  // The last record checks out but its "\n" is missing: keep it, and have the writer add the "\n".
+  return log.finish(length, unterminated ? LINE_BREAK : EMPTY);
+}
+
+function checkHeader(line: Uint8Array): void {
+  if (line.length === 0 || line[0] !== 0x7b || line.length > MAX_HEADER_LINE) {
+    throw notALog("jsonl", "the first line is not a Cairn log header");
+  }
+  let header: unknown;
+  try {
+    header = JSON.parse(decoder.decode(line));
+  } catch {
+    throw notALog("jsonl", "the first line is not JSON");
+  }
+  if (!isPlainObject(header) || header.cairn !== "log" || header.format !== "jsonl") {
+    throw notALog("jsonl", "the first line is not a Cairn JSONL log header");
+  }
+  const version = header.version;
+  if (typeof version !== "number" || !Number.isInteger(version) || version < 1) {
+    throw notALog("jsonl", `header version ${JSON.stringify(version)}`);
+  }
+  if (version > JSONL_LOG_VERSION) throw unsupportedVersion("jsonl", version, JSONL_LOG_VERSION);
+}
+
+interface LineRecord {
+  /** Undefined when the line checks out but its block does not decode (damage, not torn). */
+  block: SealedBlock | undefined;
+  reason: string;
+}
+
+/** The record line `bytes[start, end)` (without its "\n"), or why it is not one. */
+async function readLine(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  suite: CryptoSuite,
+): Promise<LineRecord | string> {
+  if (end - start < TEXT_START + 3) return "not a record line";
+  if (!startsWith(bytes, start, PREFIX_HEAD)) return "not a record line";
+  let expected = 0;
+  for (let i = 0; i < CRC_DIGITS; i++) {
+    const digit = hexValue(bytes[start + PREFIX_HEAD.length + i]);
+    if (digit < 0) return "not a record line";
+    expected = expected * 16 + digit;
+  }
+  if (!startsWith(bytes, start + PREFIX_HEAD.length + CRC_DIGITS, PREFIX_TAIL)) {
+    return "not a record line";
+  }
+  if (bytes[end - 1] !== CLOSE) return "record line cut short";
+  const text = bytes.subarray(start + TEXT_START, end - 1);
+  if (crc32c(text) !== expected) return "record checksum mismatch";
+  try {
+    return { block: await blockFromJson(JSON.parse(decoder.decode(text)), suite), reason: "" };
+  } catch (err) {
+    return { block: undefined, reason: `record does not decode: ${reasonOf(err)}` };
+  }
+}
+
+/** The first record that starts in `[from, end)` and runs to `end`, if any checks out. */
+async function recordInside(
+  bytes: Uint8Array,
+  from: number,
+  end: number,
+  suite: CryptoSuite,
+): Promise<(LineRecord & { start: number }) | undefined> {
+  for (let at = bytes.indexOf(PREFIX_HEAD[0], from); at >= 0 && at < end;) {
+    if (startsWith(bytes, at, PREFIX_HEAD)) {
+      const line = await readLine(bytes, at, end, suite);
+      if (typeof line !== "string") return { ...line, start: at };
+    }
+    at = bytes.indexOf(PREFIX_HEAD[0], at + 1);
+  }
+  return undefined;
+}
+
+function startsWith(bytes: Uint8Array, at: number, prefix: Uint8Array): boolean {
+  if (at + prefix.length > bytes.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false;
+  return true;
+}
+
+/** The value of a lowercase hex digit, or -1. */
+function hexValue(byte: number): number {
+  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
+  if (byte >= 0x61 && byte <= 0x66) return byte - 0x61 + 10;
+  return -1;
+}

@@ -1,0 +1,138 @@
+/**
+ * What a log format is: a pure codec between sealed blocks and the bytes of an append-only log
+ * file, one record per block (DESIGN.md §3.7). Two implementations: binary_log.ts (compact, the
+ * default) and jsonl_log.ts (one JSON line per block, readable with `cat` and `jq`). Neither does
+ * I/O: the writer appends what `encode` returns, the reader hands the whole file to `scan`.
+ *
+ * How a writer uses a format:
+ *   1. `scan(fileBytes)`; keep `blocks`; report `damaged` and `tornTail`.
+ *   2. Cut the file to `validEnd` (drops a torn tail). When `validEnd` is 0 the file holds no
+ *      complete header: append `header()` first.
+ *   3. Append `appendFirst` (usually empty), then `encode(batch)` for each batch.
+ * The file format is described byte by byte in docs/storage.md, "Log formats".
+ */
+import type { SealedBlock } from "../core/block.ts";
+import { CairnError } from "../core/errors.ts";
+import type { CryptoSuite } from "../core/signing.ts";
+
+export interface LogFormat {
+  readonly name: "binary" | "jsonl";
+  /** ".log" or ".jsonl". */
+  readonly fileExtension: string;
+  /** Bytes a new log file starts with (identifies format and version). */
+  header(): Uint8Array;
+  /** Records for these blocks as ONE buffer, ready for one append call (group commit). */
+  encode(blocks: readonly SealedBlock[]): Uint8Array;
+  /**
+   * Reads a whole log file. Never throws for damage inside it: damage is reported. Throws
+   * E_NOT_A_LOG for a file that is not a log of this format (e.g. random bytes, the other format),
+   * E_UNSUPPORTED_VERSION for a log written by a newer format version. An empty file (0 bytes) is
+   * a valid empty log.
+   */
+  scan(bytes: Uint8Array, suite: CryptoSuite): Promise<LogScan>;
+}
+
+export interface LogScan {
+  /** Decoded, in file order (signatures NOT verified here). */
+  readonly blocks: SealedBlock[];
+  /**
+   * Byte offset after the last intact record (or after the header): appends continue here, and a
+   * torn tail is cut to this. 0 when the file holds no complete header (write `header()` first).
+   */
+  readonly validEnd: number;
+  /**
+   * Bytes to append at `validEnd` before any new record. Empty, except for a JSONL log whose last
+   * record is intact but lacks its final "\n" (a crash just before the last byte): that record
+   * is kept, and this "\n" keeps the next record on a line of its own.
+   */
+  readonly appendFirst: Uint8Array;
+  /** Damaged records in the middle, skipped; each entry is one run of adjacent bad bytes. */
+  readonly damaged: readonly LogDamage[];
+  /** An incomplete or damaged record at the very end (crash mid-append), not followed by any intact record. */
+  readonly tornTail: { offset: number; length: number } | undefined;
+}
+
+export interface LogDamage {
+  offset: number;
+  length: number;
+  reason: string;
+}
+
+export function notALog(format: string, message: string): CairnError {
+  return new CairnError("E_NOT_A_LOG", `not a ${format} log: ${message}`);
+}
+
+export function unsupportedVersion(format: string, version: number, supported: number): CairnError {
+  return new CairnError(
+    "E_UNSUPPORTED_VERSION",
+    `${format} log format version ${version} is newer than this Cairn reads (${supported})`,
+  );
+}
+
+/** True when `bytes` (non-empty) is a strict prefix of `expected`: a file whose header was torn. */
+export function isTornPrefix(bytes: Uint8Array, expected: Uint8Array): boolean {
+  if (bytes.length === 0 || bytes.length >= expected.length) return false;
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] !== expected[i]) return false;
+  return true;
+}
+
+/** A short description of a thrown value, for a damage report. */
+export function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Collects scan results: records are either intact (kept) or bad bytes; bad bytes between two
+ * intact records are one damaged run, bad bytes after the last intact record are the torn tail.
+ */
+export class ScanCollector {
+  readonly blocks: SealedBlock[] = [];
+  readonly damaged: LogDamage[] = [];
+  #badStart = -1;
+  #badReason = "";
+  #validEnd: number;
+
+  constructor(afterHeader: number) {
+    this.#validEnd = afterHeader;
+  }
+
+  /** Bytes from `offset` are bad (the run continues until the next intact record). */
+  bad(offset: number, reason: string): void {
+    if (this.#badStart >= 0) return;
+    this.#badStart = offset;
+    this.#badReason = reason;
+  }
+
+  /** An intact record: ends a run of bad bytes before it, if any. */
+  intact(offset: number, end: number, block: SealedBlock | undefined, reason = ""): void {
+    this.#closeRun(offset);
+    if (block) this.blocks.push(block);
+    else this.damaged.push({ offset, length: end - offset, reason });
+    this.#validEnd = end;
+  }
+
+  finish(fileLength: number, appendFirst: Uint8Array): LogScan {
+    const tornTail = this.#badStart >= 0
+      ? { offset: this.#badStart, length: fileLength - this.#badStart }
+      : undefined;
+    return {
+      blocks: this.blocks,
+      validEnd: this.#validEnd,
+      appendFirst: tornTail ? EMPTY : appendFirst,
+      damaged: this.damaged,
+      tornTail,
+    };
+  }
+
+  #closeRun(end: number): void {
+    if (this.#badStart < 0) return;
+    this.damaged.push({
+      offset: this.#badStart,
+      length: end - this.#badStart,
+      reason: this.#badReason,
+    });
+    this.#badStart = -1;
+  }
+}
+
+export const EMPTY: Uint8Array = new Uint8Array(0);

@@ -1,0 +1,310 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { isCairnError } from "cairndb";
+import { openOpfsBackend, type OpfsBackend } from "../../src/storage/backends/opfs.ts";
+
+/** Runs `fn` with a backend on a fresh directory, then closes it and removes the directory. */
+async function withBackend(fn: (backend: OpfsBackend, dir: string) => Promise<void>) {
+  const dir = `cairn-test/test-${crypto.randomUUID()}`;
+  const backend = await openOpfsBackend(dir);
+  try {
+    await fn(backend, dir);
+  } finally {
+    await backend.close().catch(() => {});
+    await removeDirectory(dir);
+  }
+}
+
+async function removeDirectory(dir: string): Promise<void> {
+  const [parent, name] = dir.split("/");
+  const root = await navigator.storage.getDirectory();
+  const handle = await root.getDirectoryHandle(parent);
+  await handle.removeEntry(name, { recursive: true });
+}
+
+function bytesOf(text: string): Uint8Array {
+  return new TextEncoder().encode(text);
+}
+
+function textOf(bytes: Uint8Array | undefined): string | undefined {
+  return bytes && new TextDecoder().decode(bytes);
+}
+
+/** Deterministic bytes (not all zero), so misplaced chunks show. */
+function pattern(length: number, seed: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let x = seed | 1;
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
+
+/** Matches an error by its CairnError code. */
+function isCode(code: string) {
+  return (err: unknown) => (err as { code?: unknown } | undefined)?.code === code;
+}
+
+test("opfs: a missing file reads as undefined, an empty directory lists nothing", async () => {
+  await withBackend(async (backend) => {
+    assert.equal(backend.kind, "opfs");
+    assert.equal(await backend.readFile("nope.log"), undefined);
+    assert.deepEqual(await backend.listFiles(), []);
+  });
+});
+
+test("opfs: many small appends, awaited or not, read back as their exact concatenation", async () => {
+  await withBackend(async (backend) => {
+    const file = await backend.openAppend("a.log");
+    assert.equal(file.size, 0);
+    const chunks: Uint8Array[] = [];
+    // 500 appends in one tick (coalesced into one batch), then 200 awaited one by one, with the
+    // caller reusing its buffer right after each call.
+    const reused = new Uint8Array(64);
+    const inOneTick: Promise<void>[] = [];
+    for (let i = 0; i < 500; i++) {
+      const chunk = pattern(1 + (i % 37), i + 1);
+      chunks.push(chunk);
+      reused.set(chunk);
+      inOneTick.push(file.append(reused.subarray(0, chunk.length)));
+      reused.fill(0);
+    }
+    await Promise.all(inOneTick);
+    for (let i = 0; i < 200; i++) {
+      const chunk = pattern(100, 1000 + i);
+      chunks.push(chunk);
+      await file.append(chunk);
+    }
+    const expected = concat(chunks);
+    assert.equal(file.size, expected.length);
+    await file.sync();
+    // Reading while the file is open goes through the open handle.
+    assert.deepEqual(await backend.readFile("a.log"), expected);
+    await file.close();
+    assert.deepEqual(await backend.readFile("a.log"), expected);
+  });
+});
+
+test("opfs: appends issued across ticks without awaiting keep their order", async () => {
+  await withBackend(async (backend) => {
+    const file = await backend.openAppend("b.log");
+    const writes: Promise<void>[] = [];
+    let expected = "";
+    for (let i = 0; i < 300; i++) {
+      const line = `line ${i}\n`;
+      expected += line;
+      writes.push(file.append(bytesOf(line)));
+      if (i % 7 === 0) await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    await Promise.all(writes);
+    assert.equal(file.size, expected.length);
+    await file.close();
+    assert.equal(textOf(await backend.readFile("b.log")), expected);
+  });
+});
+
+test("opfs: a read sees every append issued before it, even unawaited ones", async () => {
+  await withBackend(async (backend) => {
+    const file = await backend.openAppend("r.log");
+    const written = file.append(bytesOf("not yet awaited"));
+    assert.equal(textOf(await backend.readFile("r.log")), "not yet awaited");
+    await written;
+    await file.close();
+  });
+});
+
+test("opfs: reopening a file appends after its existing bytes", async () => {
+  await withBackend(async (backend) => {
+    let file = await backend.openAppend("c.log");
+    await file.append(bytesOf("hello "));
+    await file.sync();
+    await file.close();
+    file = await backend.openAppend("c.log");
+    assert.equal(file.size, 6);
+    await file.append(bytesOf("world"));
+    await file.close();
+    assert.equal(textOf(await backend.readFile("c.log")), "hello world");
+  });
+});
+
+test("opfs: truncate cuts a torn tail and later appends follow the cut", async () => {
+  await withBackend(async (backend) => {
+    const file = await backend.openAppend("d.log");
+    await file.append(bytesOf("good|torn-tail"));
+    await file.truncate(5);
+    assert.equal(file.size, 5);
+    await file.append(bytesOf("next"));
+    await file.sync();
+    assert.equal(textOf(await backend.readFile("d.log")), "good|next");
+    await file.close();
+  });
+});
+
+test("opfs: a file is open for appending once at a time", async () => {
+  await withBackend(async (backend) => {
+    const file = await backend.openAppend("e.log");
+    await assert.rejects(backend.openAppend("e.log"), isCode("E_BAD_ARGUMENT"));
+    await file.close();
+    const again = await backend.openAppend("e.log");
+    await again.close();
+  });
+});
+
+test("opfs: writeFileAtomic creates, then replaces content, leaving no temporary file", async () => {
+  await withBackend(async (backend) => {
+    await backend.writeFileAtomic("checkpoint", bytesOf("first version, longer"));
+    assert.equal(textOf(await backend.readFile("checkpoint")), "first version, longer");
+    await backend.writeFileAtomic("checkpoint", bytesOf("second"));
+    assert.equal(textOf(await backend.readFile("checkpoint")), "second");
+    await backend.writeFileAtomic("checkpoint", new Uint8Array(0));
+    assert.deepEqual(await backend.readFile("checkpoint"), new Uint8Array(0));
+    assert.deepEqual(await backend.listFiles(), ["checkpoint"]);
+  });
+});
+
+test("opfs: listFiles and removeFile", async () => {
+  await withBackend(async (backend) => {
+    await backend.writeFileAtomic("b", bytesOf("2"));
+    await backend.writeFileAtomic("a", bytesOf("1"));
+    const log = await backend.openAppend("c.log");
+    await log.close();
+    assert.deepEqual(await backend.listFiles(), ["a", "b", "c.log"]);
+    await backend.removeFile("a");
+    await backend.removeFile("a"); // removing a missing file is not an error
+    assert.deepEqual(await backend.listFiles(), ["b", "c.log"]);
+    assert.equal(await backend.readFile("a"), undefined);
+  });
+});
+
+test("opfs: names and directories that are not flat names are refused", async () => {
+  await withBackend(async (backend) => {
+    await assert.rejects(backend.readFile("x/y"), isCode("E_BAD_ARGUMENT"));
+    await assert.rejects(backend.openAppend(".."), isCode("E_BAD_ARGUMENT"));
+    await assert.rejects(backend.writeFileAtomic("", new Uint8Array(1)), isCode("E_BAD_ARGUMENT"));
+  });
+  await assert.rejects(openOpfsBackend("a/../b"), isCode("E_BAD_ARGUMENT"));
+  await assert.rejects(openOpfsBackend("/"), isCode("E_BAD_ARGUMENT"));
+});
+
+test("opfs: a second backend on the same directory gets E_LOCKED until the first releases", async () => {
+  await withBackend(async (first, dir) => {
+    // A second worker in this page stands in for a second tab.
+    const second = await openOpfsBackend(dir);
+    const other = await openOpfsBackend(`${dir}-other`);
+    try {
+      await first.acquireLock();
+      await first.acquireLock(); // already held: no-op
+      await assert.rejects(second.acquireLock(), isCode("E_LOCKED"));
+      await other.acquireLock(); // another directory has its own lock
+      await first.releaseLock();
+      await second.acquireLock();
+      await assert.rejects(first.acquireLock(), isCode("E_LOCKED"));
+      await second.releaseLock();
+    } finally {
+      await second.close();
+      await other.close();
+      await removeDirectory(`${dir}-other`);
+    }
+  });
+});
+
+test("opfs: closing the backend frees the lock and the handles for the next one", async () => {
+  await withBackend(async (first, dir) => {
+    await first.acquireLock();
+    const file = await first.openAppend("data.log");
+    const pending = file.append(bytesOf("written before close"));
+    await first.close(); // closes the file (writing the pending batch) and the lock
+    await pending;
+    await assert.rejects(file.append(bytesOf("late")), isCode("E_CLOSED"));
+    await assert.rejects(file.sync(), isCode("E_CLOSED"));
+    await assert.rejects(first.readFile("data.log"), isCode("E_CLOSED"));
+    await assert.rejects(first.acquireLock(), isCode("E_CLOSED"));
+    await first.close(); // idempotent
+
+    const reopened = await openOpfsBackend(dir);
+    try {
+      await reopened.acquireLock();
+      const again = await reopened.openAppend("data.log");
+      assert.equal(again.size, "written before close".length);
+      await again.append(bytesOf("!"));
+      await again.close();
+      await assert.rejects(again.append(bytesOf("?")), isCode("E_CLOSED"));
+      assert.equal(textOf(await reopened.readFile("data.log")), "written before close!");
+    } finally {
+      await reopened.close();
+    }
+  });
+});
+
+test("opfs: OPFS errors cross the worker boundary as E_IO naming the DOMException", async () => {
+  await withBackend(async (backend, dir) => {
+    const file = await backend.openAppend("busy.log");
+    // A second worker cannot open a sync handle on a file the first one holds.
+    const second = await openOpfsBackend(dir);
+    try {
+      await assert.rejects(second.openAppend("busy.log"), (err: unknown) => {
+        assert.ok(isCairnError(err, "E_IO"), String(err));
+        assert.match(err.message, /NoModificationAllowedError/);
+        return true;
+      });
+      // A reader elsewhere still sees the bytes (through a Blob read).
+      await file.append(bytesOf("abc"));
+      await file.sync();
+      assert.equal(textOf(await second.readFile("busy.log")), "abc");
+    } finally {
+      await second.close();
+      await file.close();
+    }
+  });
+});
+
+test(
+  "opfs: 8 MiB round trip through appends and writeFileAtomic",
+  { timeout: 60_000 },
+  async () => {
+    await withBackend(async (backend) => {
+      const big = pattern(8 * 1024 * 1024, 42);
+      const file = await backend.openAppend("big.log");
+      // In 1 MiB batches, then one byte, so a batch straddles nothing.
+      for (let at = 0; at < big.length; at += 1024 * 1024) {
+        await file.append(big.subarray(at, at + 1024 * 1024));
+      }
+      await file.sync();
+      await file.close();
+      const read = await backend.readFile("big.log");
+      assert.equal(read?.length, big.length);
+      assert.ok(read && read.every((b, i) => b === big[i]), "appended bytes differ");
+
+      await backend.writeFileAtomic("big.checkpoint", big);
+      const checkpoint = await backend.readFile("big.checkpoint");
+      assert.equal(checkpoint?.length, big.length);
+      assert.ok(checkpoint && checkpoint.every((b, i) => b === big[i]), "checkpoint bytes differ");
+    });
+  },
+);
+
+test("opfs: Chromium has FileSystemHandle.move, so writeFileAtomic takes the atomic path", () => {
+  const proto = FileSystemFileHandle.prototype as unknown as { move?: unknown };
+  assert.equal(typeof proto.move, "function");
+});
+
+test("opfs: a worker script that cannot load fails open with E_IO instead of hanging", async () => {
+  const dir = `cairn-test/test-${crypto.randomUUID()}`;
+  await assert.rejects(
+    openOpfsBackend(dir, { workerUrl: new URL("/no-such-dir/opfs_worker.js", location.href) }),
+    isCode("E_IO"),
+  );
+});

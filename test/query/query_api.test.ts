@@ -1,0 +1,218 @@
+/** The query API through the public package: options, pooling, indexes, errors, typed results. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Cairn, defineSchema, isCairnError } from "cairndb";
+
+const Task = defineSchema({
+  ns: "qtask",
+  version: 1,
+  indexes: ["count"],
+  fields: {
+    title: { type: "string", required: true },
+    count: { type: "number" },
+    due: { type: "date" },
+    tags: { type: "set" },
+    meta: { type: "map" },
+  },
+});
+
+async function filled(n = 100) {
+  const db = await Cairn.open({ trusted: true, schemas: [Task] });
+  const repo = await db.open("/data/tasks");
+  for (let i = 0; i < n; i++) {
+    repo.create(Task, {
+      title: `task ${String(i).padStart(3, "0")}`,
+      count: i % 2 === 0 ? i : undefined,
+      due: new Date(Date.UTC(2024, 0, 1 + (i % 10))),
+      tags: new Set([`tag${i % 7}`, i % 3 === 0 ? "three" : "other"]),
+    }, { key: `k${String(i).padStart(3, "0")}` });
+  }
+  return { db, repo };
+}
+
+test("declarative filters: ranges, in, has, prefix, dates, and/or; results are frozen Items", async () => {
+  const { db, repo } = await filled();
+  const q = repo.query({
+    schema: Task,
+    where: { count: { gt: 90 }, tags: { has: "three" } },
+    sortBy: "count",
+    desc: true,
+  });
+  assert.deepEqual(q.results.map((t) => t.get("count")), [96]);
+  assert.ok(Object.isFrozen(q.results));
+  assert.equal(q.results, q.results, "unchanged results are the same array");
+  const dated = repo.query({
+    schema: Task,
+    where: {
+      due: { gte: new Date(Date.UTC(2024, 0, 9)) },
+      or: [{ title: { prefix: "task 00" } }, { count: { in: [18, 28] } }],
+    },
+  });
+  assert.deepEqual(dated.results.map((t) => t.key), ["k008", "k009", "k018", "k028"]);
+  assert.ok(dated.results[0].get("due") instanceof Date);
+  const missing = repo.query({ schema: Task, where: { count: { ne: 4 } } });
+  assert.equal(missing.results.length, 99, "ne matches items without the field");
+  await db.close();
+});
+
+test("sort by several fields, desc, limit; missing values sort first", async () => {
+  const { db, repo } = await filled(10);
+  const q = repo.query({ schema: Task, sortBy: ["count", "title"], limit: 7 });
+  assert.deepEqual(
+    q.results.map((t) => t.key),
+    ["k001", "k003", "k005", "k007", "k009", "k000", "k002"],
+  );
+  assert.equal(q.total, 10);
+  const d = repo.query({ schema: Task, sortBy: "count", desc: true, limit: 2 });
+  assert.deepEqual(d.results.map((t) => t.key), ["k008", "k006"]);
+  const none = repo.query({ schema: Task, limit: 0 });
+  assert.deepEqual(none.results, []);
+  await db.close();
+});
+
+test("pooling: identical declarative queries and equal ids share one live query", async () => {
+  const { db, repo } = await filled(10);
+  const a = repo.query({ schema: Task, where: { count: { gt: 2, lt: 8 } }, sortBy: "count" });
+  const b = repo.query({ sortBy: "count", where: { count: { lt: 8, gt: 2 } }, schema: Task });
+  assert.equal(a, b);
+  const c = repo.query({ schema: Task, where: { count: { gt: 2, lt: 8 } }, sortBy: "title" });
+  assert.notEqual(a, c);
+  const d1 = repo.query({ schema: Task, where: { due: { lt: new Date(Date.UTC(2024, 0, 3)) } } });
+  const d2 = repo.query({ schema: Task, where: { due: { lt: new Date(Date.UTC(2024, 0, 3)) } } });
+  assert.equal(d1, d2, "Dates compare by time");
+  const p1 = repo.query({ schema: Task, where: (t) => t.get("title").endsWith("1") });
+  const p2 = repo.query({ schema: Task, where: (t) => t.get("title").endsWith("1") });
+  assert.notEqual(p1, p2, "predicates are never pooled by their source text");
+  const i1 = repo.query({ id: "ones", schema: Task, where: (t) => t.get("title").endsWith("1") });
+  const i2 = repo.query({ id: "ones", schema: Task, where: (t) => t.get("title").endsWith("1") });
+  assert.equal(i1, i2, "the same id gives the same query");
+  a.close();
+  assert.ok(a.closed);
+  const e = repo.query({ schema: Task, where: { count: { gt: 2, lt: 8 } }, sortBy: "count" });
+  assert.notEqual(e, a, "a closed query leaves the pool");
+  assert.deepEqual(e.results.map((t) => t.get("count")), [4, 6]);
+  await db.close();
+});
+
+test("explain: schema-declared and created indexes serve eq, in, range, prefix and has", async () => {
+  const { db, repo } = await filled();
+  const byCount = repo.query({ schema: Task, where: { count: { gte: 10, lte: 20 } } });
+  assert.equal(byCount.explain().index, "count");
+  assert.equal(byCount.explain().use, "range");
+  assert.equal(byCount.results.length, 6);
+  const scan = repo.query({ schema: Task, where: { title: { prefix: "task 01" } } });
+  assert.equal(scan.explain().index, null);
+  assert.equal(scan.explain().mode, "scan");
+  repo.createIndex("title");
+  repo.createIndex("tags");
+  const prefixed = repo.query({ schema: Task, where: { title: { prefix: "task 01" } }, id: "p" });
+  assert.deepEqual(prefixed.explain().index, "title");
+  assert.equal(prefixed.results.length, 10);
+  const tagged = repo.query({ schema: Task, where: { tags: { has: "tag3" }, count: { ne: 3 } } });
+  assert.equal(tagged.explain().index, "tags");
+  assert.equal(tagged.explain().use, "has");
+  assert.equal(tagged.results.length, 14);
+  const most = repo.query({ schema: Task, where: { title: "task 042", count: { gte: 0 } } });
+  assert.equal(most.explain().index, "title", "the most selective index is chosen");
+  assert.equal(most.explain().examined, 1);
+  // The index is maintained on every change.
+  repo.get("k042", Task)!.set("title", "renamed");
+  assert.equal(most.results.length, 0);
+  const again = repo.query({ schema: Task, where: { title: "renamed" }, id: "again" });
+  assert.equal(again.explain().index, "title");
+  assert.deepEqual(again.results.map((t) => t.key), ["k042"]);
+  await db.close();
+});
+
+test("bad queries fail with typed errors", async () => {
+  const { db, repo } = await filled(3);
+  const fails = (code: string, fn: () => unknown) =>
+    assert.throws(fn, (err: unknown) => isCairnError(err, code as never));
+  fails("E_UNKNOWN_FIELD", () => repo.query({ schema: Task, where: { nope: 1 } as never }));
+  fails("E_UNKNOWN_FIELD", () => repo.query({ schema: Task, sortBy: "nope" as never }));
+  fails(
+    "E_BAD_ARGUMENT",
+    () => repo.query({ schema: Task, where: { count: { has: "x" } } as never }),
+  );
+  fails(
+    "E_BAD_ARGUMENT",
+    () => repo.query({ schema: Task, where: { count: { gt: "1" } } as never }),
+  );
+  fails("E_BAD_ARGUMENT", () => repo.query({ schema: Task, where: { meta: { eq: 1 } } as never }));
+  fails("E_BAD_ARGUMENT", () => repo.query({ where: { count: { near: 1 } } as never }));
+  fails("E_BAD_ARGUMENT", () => repo.query({ where: { count: { gt: NaN } } }));
+  fails("E_BAD_ARGUMENT", () => repo.query({ limit: -1 }));
+  fails("E_BAD_ARGUMENT", () => repo.query({ limit: 1.5 }));
+  fails("E_BAD_ARGUMENT", () => repo.query({ id: "" }));
+  fails("E_BAD_ARGUMENT", () => repo.query({ where: { or: {} } as never }));
+  fails("E_BAD_ARGUMENT", () => repo.createIndex(""));
+  fails("E_BAD_ARGUMENT", () => repo.query({ schema: Task }).subscribe(1 as never));
+  await db.close();
+});
+
+test("a query without a schema filters every item's fields; ready resolves with the results", async () => {
+  const Other = defineSchema({ ns: "qother", version: 1, fields: { count: { type: "number" } } });
+  const { db, repo } = await filled(10);
+  repo.create(Other, { count: 4 }, { key: "other" });
+  const q = repo.query({ where: { count: 4 } });
+  assert.deepEqual(q.results.map((i) => i.key), ["k004", "other"]);
+  assert.equal(q.pending, false);
+  assert.deepEqual((await q.ready).map((i) => i.key), ["k004", "other"]);
+  assert.equal(repo.query({ schema: Other }).results.length, 1);
+  await db.close();
+});
+
+test("items of an older schema version are read upgraded, and the index steps aside", async () => {
+  const V1 = defineSchema({
+    ns: "qver",
+    version: 1,
+    indexes: ["n"],
+    fields: { n: { type: "number" } },
+  });
+  const V2 = defineSchema({
+    ns: "qver",
+    version: 2,
+    indexes: ["n"],
+    fields: { n: { type: "number" } },
+    upgrade: (old) => ({ n: (old.n as number) * 10 }),
+  });
+  const db = await Cairn.open({ trusted: true, schemas: [V1, V2] });
+  const repo = await db.open("/data/versions");
+  repo.create(V1, { n: 3 }, { key: "old" });
+  repo.create(V2, { n: 30 }, { key: "new" });
+  const q = repo.query({ schema: V2, where: { n: 30 } });
+  assert.deepEqual(q.results.map((i) => i.key), ["new", "old"]);
+  assert.equal(q.explain().index, null);
+  repo.get("old", V2)!.set("n", 31); // written under V2 now
+  assert.deepEqual(q.results.map((i) => i.key), ["new"]);
+  const indexed = repo.query({ schema: V2, where: { n: 31 } });
+  assert.equal(indexed.explain().index, "n");
+  assert.deepEqual(indexed.results.map((i) => i.key), ["old"]);
+  await db.close();
+});
+
+test("a predicate and a comparator see typed items; a throwing predicate fails the query call", async () => {
+  const { db, repo } = await filled(20);
+  const q = repo.query({
+    schema: Task,
+    where: (t) => t.get("tags").has("three"),
+    sortBy: (a, b) => b.get("due")!.getTime() - a.get("due")!.getTime(),
+  });
+  assert.deepEqual(q.results.map((t) => t.key), [
+    "k009",
+    "k018",
+    "k006",
+    "k015",
+    "k003",
+    "k012",
+    "k000",
+  ]);
+  assert.throws(() =>
+    repo.query({
+      where: () => {
+        throw new Error("no");
+      },
+    })
+  );
+  await db.close();
+});

@@ -1,0 +1,216 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  Cairn,
+  type CairnErrorCode,
+  defineSchema,
+  isCairnError,
+  type RepositoryHandle,
+} from "cairndb";
+
+const Everything = defineSchema({
+  ns: "everything",
+  version: 1,
+  fields: {
+    title: { type: "string", required: true },
+    count: { type: "number" },
+    done: { type: "boolean" },
+    due: { type: "date" },
+    tags: { type: "set" },
+    meta: { type: "map" },
+    notes: { type: "text" },
+    likes: { type: "counter" },
+  },
+});
+
+async function tempDir(): Promise<string> {
+  return await mkdtemp(join(tmpdir(), "cairn-storage-"));
+}
+
+function snapshot(repo: RepositoryHandle) {
+  return [...repo.keys()].sort().map((key) => ({
+    key,
+    value: repo.get(key, Everything)!.toObject(),
+    leaves: [...repo.leaves(key)].sort(),
+  }));
+}
+
+function fill(repo: RepositoryHandle, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const item = repo.create(Everything, {
+      title: `Item ${i}`,
+      count: i,
+      done: i % 2 === 0,
+      due: new Date(1_700_000_000_000 + i),
+      tags: new Set([`tag${i}`, `category${i % 5}`]),
+      meta: new Map<string, string | number | boolean | null>([["i", i], ["odd", i % 2 === 1]]),
+      notes: `note ${i}`,
+      likes: i * 2,
+    }, { key: `k${i}` });
+    if (i % 3 === 0) item.set("notes", `edited ${i}`);
+    if (i % 7 === 0) item.delete();
+  }
+}
+
+for (const format of ["binary", "jsonl"] as const) {
+  test(`${format}: every field type survives close and reopen — same values, leaves, keys, session`, async () => {
+    const path = await tempDir();
+    try {
+      const db = await Cairn.open({ path, format });
+      const repo = await db.open("/data/all");
+      fill(repo, 300);
+      const before = snapshot(repo);
+      const session = db.session.id;
+      await db.close();
+
+      const again = await Cairn.open({ path });
+      const reopened = await again.open("/data/all");
+      assert.equal(again.session.id, session, "the session (key pair) persists");
+      assert.deepEqual(snapshot(reopened), before);
+      assert.equal(reopened.count(), before.length);
+      assert.deepEqual(reopened.stats(), { damaged: [], tornTailBytes: 0, unloadable: [] });
+      // And it keeps working: new writes after reopening survive another reopen.
+      reopened.get("k1", Everything)!.set("title", "after reopen");
+      reopened.create(Everything, { title: "new" }, { key: "new" });
+      const after = snapshot(reopened);
+      await again.close();
+      const third = await Cairn.open({ path });
+      assert.deepEqual(snapshot(await third.open("/data/all")), after);
+      await third.close();
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+}
+
+test("a second open of the same directory while it is open gets E_LOCKED; close releases it", async () => {
+  const path = await tempDir();
+  try {
+    const db = await Cairn.open({ path });
+    await assert.rejects(Cairn.open({ path }), (err) => isCairnError(err, "E_LOCKED"));
+    await db.close();
+    const again = await Cairn.open({ path });
+    await again.close();
+  } finally {
+    await rm(path, { recursive: true, force: true });
+  }
+});
+
+test("a database opened with the other format is refused with a clear error, nothing changed", async () => {
+  const path = await tempDir();
+  try {
+    const db = await Cairn.open({ path, format: "jsonl" });
+    (await db.open("/r")).create(Everything, { title: "x" }, { key: "x" });
+    await db.close();
+    const files = await readdir(path);
+    await assert.rejects(
+      Cairn.open({ path, format: "binary" }),
+      (err) => isCairnError(err, "E_BAD_ARGUMENT"),
+    );
+    assert.deepEqual(await readdir(path), files);
+  } finally {
+    await rm(path, { recursive: true, force: true });
+  }
+});
+
+test("bad files in place of a log: typed errors, and the file is left untouched", async () => {
+  const random = Uint8Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) & 0xff);
+  const cases: { name: string; bytes: Uint8Array; code?: CairnErrorCode }[] = [
+    { name: "random bytes", bytes: random, code: "E_NOT_A_LOG" },
+    {
+      name: "a JSONL log in a binary database",
+      bytes: new TextEncoder().encode('{"cairn":"log","format":"jsonl","version":1}\n'),
+      code: "E_NOT_A_LOG",
+    },
+    { name: "an empty file", bytes: new Uint8Array() },
+  ];
+  for (const { name, bytes, code } of cases) {
+    const path = await tempDir();
+    try {
+      const db = await Cairn.open({ path });
+      await db.close();
+      await writeFile(join(path, "r.log"), bytes);
+      const again = await Cairn.open({ path });
+      if (code) {
+        await assert.rejects(again.open("/r"), (err) => isCairnError(err, code), name);
+        assert.deepEqual(
+          new Uint8Array(await readFile(join(path, "r.log"))),
+          bytes,
+          `${name}: untouched`,
+        );
+      } else {
+        assert.equal((await again.open("/r")).count(), 0, name);
+      }
+      await again.close();
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  }
+});
+
+test("a settings file from a newer version is refused, not overwritten", async () => {
+  const path = await tempDir();
+  try {
+    const newer = JSON.stringify({
+      cairn: "database",
+      version: 99,
+      format: "binary",
+      secretKey: "x",
+    });
+    await writeFile(join(path, "cairn.json"), newer);
+    await assert.rejects(Cairn.open({ path }), (err) => isCairnError(err, "E_UNSUPPORTED_VERSION"));
+    assert.equal(await readFile(join(path, "cairn.json"), "utf8"), newer);
+    // The lock was released: the failed open does not leave the directory locked.
+    await writeFile(join(path, "cairn.json"), "not json");
+    await assert.rejects(Cairn.open({ path }), (err) => isCairnError(err, "E_NOT_A_LOG"));
+  } finally {
+    await rm(path, { recursive: true, force: true });
+  }
+});
+
+for (const format of ["binary", "jsonl"] as const) {
+  test(`${format}: a log cut at every byte of its last records still opens, keeping every whole record`, async () => {
+    const path = await tempDir();
+    try {
+      const db = await Cairn.open({ path, format });
+      const repo = await db.open("/cut");
+      for (let i = 0; i < 5; i++) {
+        repo.create(Everything, { title: `Item ${i}` }, { key: `k${i}` });
+        await repo.flush(); // one block per item
+      }
+      await db.close();
+      const file = join(path, format === "binary" ? "cut.log" : "cut.jsonl");
+      const whole = new Uint8Array(await readFile(file));
+      // Where each record ends: reopen prefixes and see how many items survive.
+      let previousCount = 0;
+      for (let cut = whole.length; cut >= whole.length - 400 && cut > 0; cut--) {
+        await writeFile(file, whole.subarray(0, cut));
+        const warnings: string[] = [];
+        const again = await Cairn.open({ path, onWarning: (w) => warnings.push(w.message) });
+        const reopened = await again.open("/cut");
+        const count = reopened.count();
+        assert.ok(count <= 5 && count >= 0, `cut at ${cut}`);
+        if (cut < whole.length) {
+          assert.ok(count <= previousCount || previousCount === 0, `cut at ${cut}: monotone`);
+        }
+        for (let i = 0; i < count; i++) {
+          assert.ok(reopened.has(`k${i}`), `cut at ${cut}: a prefix survives`);
+        }
+        const { tornTailBytes, damaged } = reopened.stats();
+        assert.deepEqual(damaged, [], `cut at ${cut}: a cut is a torn tail, not damage`);
+        assert.equal(
+          warnings.length,
+          tornTailBytes > 0 ? 1 : 0,
+          `cut at ${cut}: ${warnings.join("; ")}`,
+        );
+        previousCount = count;
+        await again.close();
+      }
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+}
