@@ -1,8 +1,10 @@
 /**
  * Runs the browser test bundle in Chromium: serves the project on 127.0.0.1, opens
- * web/test/index.html, and collects each test's report through exposed functions.
+ * web/test/index.html, and collects each test's report through exposed functions; then checks
+ * the example pages and the multi-step storage pages (browser_storage_pages.ts).
  */
 import type { BrowserContext } from "playwright-core";
+import { STORAGE_PAGE_CHECKS } from "./browser_storage_pages.ts";
 import { launchChromium } from "./chromium.ts";
 import { serveStatic } from "./static_server.ts";
 
@@ -69,6 +71,19 @@ export async function runBrowserTests(): Promise<BrowserTestResult> {
     for (const error of pageErrors) recordFailure(result, "uncaught page error", error);
     for (const example of EXAMPLE_PAGES) {
       await checkExamplePage(browser.context, server.origin, example, result);
+    }
+    for (const check of STORAGE_PAGE_CHECKS) {
+      try {
+        await check.run(browser.context, server.origin);
+        result.passed++;
+        console.log(`  ok   page › ${check.name}`);
+      } catch (err) {
+        recordFailure(
+          result,
+          `page › ${check.name}`,
+          err instanceof Error ? err.message : String(err),
+        );
+      }
     }
   } finally {
     await browser.close();

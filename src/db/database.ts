@@ -14,15 +14,11 @@ import { Repository } from "../repo/repository.ts";
 import { cryptoSuite } from "../runtime/crypto_suite.ts";
 import type { StorageBackend } from "../storage/backend.ts";
 import { openBackend } from "../storage/backends/select.ts";
-import { LOG_FORMATS, logFormatNamed } from "../storage/log_convert.ts";
-import { type Durability, RepositoryLog } from "../storage/repository_log.ts";
-import {
-  logFileName,
-  type LogFormatName,
-  readSettings,
-  writeSettings,
-} from "../storage/settings.ts";
+import { LOG_FORMATS } from "../storage/log_convert.ts";
+import type { Durability } from "../storage/repository_log.ts";
+import { type LogFormatName, readSettings, writeSettings } from "../storage/settings.ts";
 import { checkRepositoryPath } from "./paths.ts";
+import { RepositoryFiles } from "./repository_files.ts";
 import { RepositoryHandle, type RepositoryStats } from "./repository_handle.ts";
 import { TypedReader } from "./typed_reader.ts";
 
@@ -70,7 +66,7 @@ export interface SessionInfo {
 interface OpenRepository {
   readonly handle: RepositoryHandle;
   readonly repo: Repository;
-  readonly log: RepositoryLog | undefined;
+  readonly files: RepositoryFiles | undefined;
 }
 
 interface Storage {
@@ -195,9 +191,9 @@ export class Cairn {
    */
   async flush(): Promise<void> {
     await Promise.allSettled(this.#opening.values());
-    await Promise.all([...this.#repositories.values()].map(async ({ repo, log }) => {
+    await Promise.all([...this.#repositories.values()].map(async ({ repo, files }) => {
       await repo.flush();
-      await log?.sync();
+      await files?.sync();
     }));
   }
 
@@ -209,10 +205,10 @@ export class Cairn {
       const open = this.#repositories.get(repoPath);
       if (!open) continue;
       this.#repositories.delete(repoPath);
-      const { repo, log } = open;
+      const { repo, files } = open;
       await repo.flush();
       repo.close();
-      await log?.close();
+      await files?.close();
     }
     if (path === undefined && !this.#closed) {
       this.#closed = true;
@@ -222,16 +218,14 @@ export class Cairn {
 
   async #openRepository(path: string): Promise<OpenRepository> {
     const storage = this.#storage;
-    const opened = storage
-      ? await RepositoryLog.open(
+    const files = storage &&
+      await RepositoryFiles.open(
         storage.backend,
-        logFileName(path, logFormatNamed(storage.format).fileExtension),
-        logFormatNamed(storage.format),
+        path,
+        storage.format,
         storage.durability,
         this.#suite,
-      )
-      : undefined;
-    const log = opened?.log;
+      );
     const repo = new Repository(path, {
       session: this.session.id,
       publicKey: this.#key.publicKey,
@@ -240,17 +234,19 @@ export class Cairn {
       registry: this.#registry,
       clock: this.#clock,
       isTrusted: (session) => this.#trustedSessions.has(session),
-      persist: log && ((sealed) => log.append(sealed)),
+      persist: files && ((sealed) => files.append(sealed)),
     });
     let stats: RepositoryStats = { damaged: [], tornTailBytes: 0, unloadable: [] };
-    if (opened) {
-      const loaded = await repo.load(opened.scan.blocks);
-      stats = {
-        damaged: opened.scan.damaged,
-        tornTailBytes: opened.scan.tornTail?.length ?? 0,
-        unloadable: loaded.unloadable,
-      };
+    if (files) {
+      const { checkpointProblem, ...found } = await files.loadInto(repo);
+      stats = found;
       this.#warnAbout(path, stats);
+      if (checkpointProblem) {
+        this.#onWarning({
+          repository: path,
+          message: `rebuilt from the log: the checkpoint was unusable (${checkpointProblem})`,
+        });
+      }
     }
     const register = (schema: AnySchema) => this.register(schema);
     const handle = new RepositoryHandle(
@@ -261,7 +257,7 @@ export class Cairn {
       this.session.id,
       stats,
     );
-    const open = { handle, repo, log };
+    const open = { handle, repo, files };
     this.#repositories.set(path, open);
     // Schemas registered while the log was read: merge what waited for them.
     repo.remergeUnresolved();

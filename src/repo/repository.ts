@@ -21,6 +21,7 @@ import type { HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
+import type { RepositorySnapshot } from "../core/snapshot.ts";
 import { CommitGraph } from "./commit_graph.ts";
 import { type ItemValue, mergeLeaves } from "./leaf_merge.ts";
 import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
@@ -106,6 +107,14 @@ export class Repository {
   readonly #hashes = new Map<string, string[]>();
 
   #closed = false;
+  /**
+   * Set after `restore`: reads the blocks the restored snapshot stands for. The commit graph,
+   * the blocks list (for exports) and the block hashes (for duplicates) hold only what came
+   * after the snapshot until `#ensureHistory` has read them.
+   */
+  #history: (() => Promise<readonly SealedBlock[]>) | undefined;
+  #hydrating: Promise<void> | undefined;
+  #sealsInFlight = 0;
   #pending: Commit[] = [];
   #sealScheduled = false;
   #sealing: Promise<void> = Promise.resolve();
@@ -215,6 +224,10 @@ export class Repository {
    * a block whose commits need the lost history cannot apply and is reported.
    */
   async load(blocks: readonly SealedBlock[]): Promise<LoadReport> {
+    // Our own blocks after a snapshot only ever name leaves it holds; a peer's may need history.
+    if (blocks.some((sealed) => sealed.block.session !== this.#ctx.session)) {
+      await this.#ensureHistory();
+    }
     let applied = 0;
     let commits = 0;
     const unloadable: { session: string; seq: number; error: CairnError }[] = [];
@@ -224,7 +237,7 @@ export class Repository {
         if (this.#hashes.get(sealed.block.session)?.[sealed.block.seq - 1] === sealed.hash) {
           continue;
         }
-        this.#checkCommits(sealed);
+        this.#checkCommits(sealed, false);
         this.#applyBlock(sealed);
         applied++;
         commits += sealed.block.commits.length;
@@ -294,9 +307,60 @@ export class Repository {
     if (this.#pending.length === 0) return;
     const commits = this.#pending;
     this.#pending = [];
+    this.#sealsInFlight++;
     this.#sealing = this.#sealing.then(() => this.#seal(commits)).catch((err) => {
       this.#sealFailure = err;
+    }).finally(() => this.#sealsInFlight--);
+  }
+
+  // ── snapshots (checkpoints) ──────────────────────────────────────────────────────────────
+
+  /**
+   * The heads as plain data, taken synchronously; undefined unless every write is sealed (and
+   * handed to `persist`) and no item waits for a schema — a snapshot must match the log exactly.
+   */
+  snapshot(): RepositorySnapshot | undefined {
+    const busy = this.#pending.length > 0 || this.#sealScheduled || this.#sealsInFlight > 0;
+    if (busy || this.#unresolved.size > 0) return undefined;
+    const items = [];
+    for (const [key, state] of this.#items) items.push({ key, ...state });
+    return { commitSeq: this.#commitSeq, tips: new Map(this.#tips), items };
+  }
+
+  /**
+   * Starts from a snapshot instead of replaying history; `history` reads the blocks it stands
+   * for, when an import, export or merge needs them. Call on an empty repository, before load().
+   */
+  restore(snapshot: RepositorySnapshot, history: () => Promise<readonly SealedBlock[]>): void {
+    for (const item of snapshot.items) {
+      for (const leaf of item.leaves) this.#graph.add(leaf);
+      const { key, leaves, wire, schema, deltas } = item;
+      this.#setState(key, undefined, { leaves: [...leaves], wire, schema, deltas });
+    }
+    for (const [session, tip] of snapshot.tips) this.#tips.set(session, tip);
+    this.#commitSeq = snapshot.commitSeq;
+    this.#history = history;
+  }
+
+  /** Reads the history a snapshot stood for: commits into the graph, blocks and hashes. */
+  #ensureHistory(): Promise<void> {
+    const history = this.#history;
+    if (!history) return Promise.resolve();
+    this.#hydrating ??= history().then((blocks) => {
+      for (const sealed of blocks) {
+        // The snapshot's leaf objects stay: item states point at them, and graph walks compare
+        // commits by identity.
+        for (const commit of sealed.block.commits) {
+          if (!this.#graph.has(commitId(commit))) this.#graph.add(commit);
+        }
+        this.#hashesOf(sealed.block.session)[sealed.block.seq - 1] = sealed.hash;
+      }
+      this.#blocks.unshift(...blocks);
+      this.#history = undefined;
+    }).finally(() => {
+      this.#hydrating = undefined;
     });
+    return this.#hydrating;
   }
 
   async #seal(commits: Commit[]): Promise<void> {
@@ -332,6 +396,7 @@ export class Repository {
 
   /** Encoded blocks a peer at `since` lacks, in an order it can apply (causal). */
   async exportBlocks(since: VersionVector = {}): Promise<Uint8Array[]> {
+    await this.#ensureHistory();
     await this.flush();
     const frames: Uint8Array[] = [];
     for (const sealed of this.#blocks) {
@@ -350,6 +415,7 @@ export class Repository {
    */
   async importBlocks(frames: Iterable<Uint8Array>): Promise<ImportReport> {
     this.#checkOpen();
+    await this.#ensureHistory();
     let applied = 0;
     let commits = 0;
     let duplicates = 0;
@@ -408,8 +474,12 @@ export class Repository {
     return true;
   }
 
-  /** Graph rules for incoming commits: known parents of the same key, stamped before the child. */
-  #checkCommits(sealed: SealedBlock): void {
+  /**
+   * Graph rules for incoming commits: known parents of the same key, stamped before the child;
+   * and (`checkValues`) values matching their schema — skipped for blocks from our own storage,
+   * whose values were checked when they first entered.
+   */
+  #checkCommits(sealed: SealedBlock, checkValues = true): void {
     const inBlock = new Map<string, Commit>();
     for (const commit of sealed.block.commits) {
       const id = commitId(commit);
@@ -425,7 +495,7 @@ export class Repository {
           throw badCommit(id, `is not stamped after parent ${parentId}`);
         }
       }
-      this.#checkValue(commit, id);
+      if (checkValues) this.#checkValue(commit, id);
       inBlock.set(id, commit);
     }
   }
@@ -525,9 +595,13 @@ export class Repository {
       hash: sealed.hash,
       lastCommitSeq: commits[commits.length - 1].seq,
     });
+    this.#hashesOf(session)[seq - 1] = sealed.hash;
+  }
+
+  #hashesOf(session: string): string[] {
     let hashes = this.#hashes.get(session);
     if (!hashes) this.#hashes.set(session, hashes = []);
-    hashes[seq - 1] = sealed.hash;
+    return hashes;
   }
 
   #frame(sealed: SealedBlock): Uint8Array {

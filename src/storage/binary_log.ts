@@ -21,6 +21,7 @@ import {
   notALog,
   reasonOf,
   ScanCollector,
+  type ScanOptions,
   unsupportedVersion,
 } from "./log_format.ts";
 
@@ -71,7 +72,11 @@ function encodeRecords(blocks: readonly SealedBlock[]): Uint8Array {
   return out;
 }
 
-async function scanBinary(bytes: Uint8Array, suite: CryptoSuite): Promise<LogScan> {
+async function scanBinary(
+  bytes: Uint8Array,
+  suite: CryptoSuite,
+  options: ScanOptions = {},
+): Promise<LogScan> {
   const length = bytes.length;
   if (length < HEADER_LENGTH) {
     const log = new ScanCollector(0);
@@ -97,7 +102,8 @@ async function scanBinary(bytes: Uint8Array, suite: CryptoSuite): Promise<LogSca
     }
     const end = pos + FRAME_LENGTH + frame;
     try {
-      log.intact(pos, end, await decodeBlock(bytes.subarray(pos + FRAME_LENGTH, end), suite));
+      const payload = bytes.subarray(pos + FRAME_LENGTH, end);
+      log.intact(pos, end, await decodeBlock(payload, suite, options.checkCanonical ?? true));
     } catch (err) {
       // Completely written (the checksum holds) but not a block this version reads: damage, and
       // never a torn tail, so that it is not cut away.

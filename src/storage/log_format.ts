@@ -29,7 +29,16 @@ export interface LogFormat {
    * E_UNSUPPORTED_VERSION for a log written by a newer format version. An empty file (0 bytes) is
    * a valid empty log.
    */
-  scan(bytes: Uint8Array, suite: CryptoSuite): Promise<LogScan>;
+  scan(bytes: Uint8Array, suite: CryptoSuite, options?: ScanOptions): Promise<LogScan>;
+}
+
+export interface ScanOptions {
+  /**
+   * False skips re-encoding each binary block to prove its body canonical. Only for a log this
+   * database wrote itself (its records are CRC-checked and their signatures verified on load);
+   * never for a file from elsewhere, whose conversion to JSONL relies on canonical bodies.
+   */
+  readonly checkCanonical?: boolean;
 }
 
 export interface LogScan {

@@ -1,0 +1,147 @@
+/**
+ * A stored repository's files: its log and its checkpoint. Opening reads the checkpoint (when it
+ * matches the log) and replays only the log after it; writing appends blocks with group commit;
+ * a new checkpoint is written in the background once enough log has grown past the last one,
+ * and on close.
+ */
+import type { SealedBlock } from "../core/block.ts";
+import { isCairnError } from "../core/errors.ts";
+import type { CryptoSuite } from "../core/signing.ts";
+import type { Repository } from "../repo/repository.ts";
+import type { StorageBackend } from "../storage/backend.ts";
+import { type Checkpoint, decodeCheckpoint, encodeCheckpoint } from "../storage/checkpoint.ts";
+import { logFormatNamed } from "../storage/log_convert.ts";
+import { type Durability, type OpenedLog, RepositoryLog } from "../storage/repository_log.ts";
+import { logFileName, type LogFormatName } from "../storage/settings.ts";
+import type { RepositoryStats } from "./repository_handle.ts";
+
+/** Log bytes written past the last checkpoint before a new one is written in the background. */
+const CHECKPOINT_AFTER_BYTES = 4 * 1024 * 1024;
+
+export class RepositoryFiles {
+  readonly #backend: StorageBackend;
+  readonly #checkpointName: string;
+  readonly #opened: OpenedLog;
+  readonly #checkpoint: Checkpoint | undefined;
+  /** Why an existing checkpoint file could not be used, if it could not. */
+  readonly #checkpointProblem: string | undefined;
+  #repo: Repository | undefined;
+  #checkpointedLength: number;
+  #checkpointing: Promise<void> | undefined;
+
+  private constructor(
+    backend: StorageBackend,
+    checkpointName: string,
+    opened: OpenedLog,
+    checkpoint: Checkpoint | undefined,
+    checkpointProblem: string | undefined,
+  ) {
+    this.#backend = backend;
+    this.#checkpointName = checkpointName;
+    this.#opened = opened;
+    this.#checkpoint = checkpoint;
+    this.#checkpointProblem = checkpointProblem;
+    this.#checkpointedLength = opened.fromCheckpoint ? checkpoint!.logLength : 0;
+  }
+
+  static async open(
+    backend: StorageBackend,
+    path: string,
+    formatName: LogFormatName,
+    durability: Durability,
+    suite: CryptoSuite,
+  ): Promise<RepositoryFiles> {
+    const format = logFormatNamed(formatName);
+    const checkpointName = logFileName(path, ".ckpt");
+    const stored = await backend.readFile(checkpointName);
+    let checkpoint: Checkpoint | undefined;
+    let problem: string | undefined;
+    if (stored) {
+      try {
+        checkpoint = decodeCheckpoint(stored);
+      } catch (err) {
+        if (!isCairnError(err)) throw err;
+        problem = err.message;
+      }
+    }
+    const opened = await RepositoryLog.open(
+      backend,
+      logFileName(path, format.fileExtension),
+      format,
+      durability,
+      suite,
+      checkpoint,
+    );
+    if (checkpoint && !opened.fromCheckpoint) problem = "it does not match the log";
+    return new RepositoryFiles(backend, checkpointName, opened, checkpoint, problem);
+  }
+
+  /** Appends a block (the repository's persist hook); may start a background checkpoint. */
+  append(sealed: SealedBlock): Promise<void> {
+    const appended = this.#opened.log.append(sealed);
+    appended.then(() => {
+      if (this.#opened.log.position().length - this.#checkpointedLength >= CHECKPOINT_AFTER_BYTES) {
+        this.#checkpointing ??= this.#writeCheckpoint().finally(
+          () => (this.#checkpointing = undefined),
+        );
+      }
+    }, () => {});
+    return appended;
+  }
+
+  /**
+   * Fills the repository from storage: the checkpoint (with its history read lazily from the
+   * log) and the log after it, or the whole log. Returns what opening found.
+   */
+  async loadInto(repo: Repository): Promise<RepositoryStats & { checkpointProblem?: string }> {
+    this.#repo = repo;
+    const { log, scan, fromCheckpoint } = this.#opened;
+    if (fromCheckpoint) {
+      const covered = this.#checkpoint!.logLength;
+      repo.restore(this.#checkpoint!, async () => (await log.readPrefix(covered)).blocks);
+    }
+    const loaded = await repo.load(scan.blocks);
+    return {
+      damaged: scan.damaged,
+      tornTailBytes: scan.tornTail?.length ?? 0,
+      unloadable: loaded.unloadable,
+      checkpointProblem: this.#checkpointProblem,
+    };
+  }
+
+  /** Everything appended so far on disk (fsync), and any background checkpoint finished. */
+  async sync(): Promise<void> {
+    await this.#opened.log.sync();
+    await this.#checkpointing;
+  }
+
+  /** Writes a final checkpoint if the log grew since the last one, then closes the log. */
+  async close(): Promise<void> {
+    await this.#checkpointing;
+    if (this.#opened.log.position().length > this.#checkpointedLength) {
+      await this.#writeCheckpoint();
+    }
+    await this.#opened.log.close();
+  }
+
+  /**
+   * Snapshot and log position are taken in the same synchronous step, when nothing is being
+   * sealed or appended, so the checkpoint reflects exactly the log prefix it names.
+   */
+  async #writeCheckpoint(): Promise<void> {
+    const repo = this.#repo;
+    const log = this.#opened.log;
+    if (!repo) return;
+    await repo.flush().catch(() => {});
+    const snapshot = log.idle ? repo.snapshot() : undefined;
+    if (!snapshot) return; // writes keep arriving: the next append or close tries again
+    const position = log.position();
+    const file = encodeCheckpoint({
+      ...snapshot,
+      logLength: position.length,
+      logCrc: position.crc,
+    });
+    await this.#backend.writeFileAtomic(this.#checkpointName, file);
+    this.#checkpointedLength = position.length;
+  }
+}

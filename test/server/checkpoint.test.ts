@@ -1,0 +1,186 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Cairn, defineSchema, type RepositoryHandle } from "cairndb";
+
+const Doc = defineSchema({
+  ns: "doc",
+  version: 1,
+  fields: {
+    title: { type: "string", required: true },
+    tags: { type: "set" },
+    body: { type: "text" },
+    n: { type: "number" },
+  },
+});
+
+function state(repo: RepositoryHandle) {
+  const keys = [...repo.keys()].sort();
+  return {
+    keys,
+    values: keys.map((key) => repo.get(key, Doc)!.toObject()),
+    leaves: keys.map((key) => [...repo.leaves(key)].sort()),
+    vector: repo.versionVector(),
+  };
+}
+
+async function withDir(run: (path: string) => Promise<void>): Promise<void> {
+  const path = await mkdtemp(join(tmpdir(), "cairn-ckpt-"));
+  try {
+    await run(path);
+  } finally {
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
+/** A stored database whose repository holds local items and merges of a peer's concurrent edits. */
+async function populated(path: string) {
+  const peer = await Cairn.open({ schemas: [Doc] });
+  const db = await Cairn.open({ path, schemas: [Doc], trust: [peer.session.publicKey] });
+  await peer.trust(db.session.publicKey);
+  const repo = await db.open("/docs");
+  const other = await peer.open("/docs");
+  for (let i = 0; i < 200; i++) {
+    const doc = repo.create(Doc, {
+      title: `d${i}`,
+      body: "hello world",
+      tags: new Set(["a"]),
+      n: i,
+    }, { key: `d${i}` });
+    if (i % 5 === 0) doc.set("n", -i);
+  }
+  await other.importBlocks(await repo.exportBlocks(other.versionVector()));
+  for (let i = 0; i < 200; i += 3) {
+    other.get(`d${i}`, Doc)!.update({ body: "hello brave world", tags: new Set(["a", "b"]) });
+    repo.get(`d${i}`, Doc)!.set("body", "hello world!");
+  }
+  await repo.importBlocks(await other.exportBlocks(repo.versionVector()));
+  await repo.flush(); // every write sealed: the version vector is final
+  return { db, repo, peer, other };
+}
+
+test("reopening from the checkpoint gives exactly what replaying the whole log gives", async () => {
+  await withDir(async (path) => {
+    const { db, repo } = await populated(path);
+    const before = state(repo);
+    assert.ok(
+      before.leaves.some((leaves) => leaves.length === 2),
+      "the data holds unmerged concurrent leaves",
+    );
+    await db.close();
+    assert.ok((await stat(join(path, "docs.ckpt"))).size > 0, "close writes a checkpoint");
+
+    const warnings: string[] = [];
+    const fromCheckpoint = await Cairn.open({
+      path,
+      schemas: [Doc],
+      onWarning: (w) => warnings.push(w.message),
+    });
+    assert.deepEqual(state(await fromCheckpoint.open("/docs")), before);
+    await fromCheckpoint.close();
+    assert.deepEqual(warnings, []);
+
+    await rm(join(path, "docs.ckpt"));
+    const replayed = await Cairn.open({ path, schemas: [Doc] });
+    assert.deepEqual(state(await replayed.open("/docs")), before);
+    await replayed.close();
+  });
+});
+
+test("an older checkpoint is used with the log written after it", async () => {
+  await withDir(async (path) => {
+    const { db } = await populated(path);
+    await db.close();
+    await copyFile(join(path, "docs.ckpt"), join(path, "old.ckpt"));
+    const again = await Cairn.open({ path, schemas: [Doc] });
+    const repo = await again.open("/docs");
+    for (let i = 0; i < 50; i++) repo.create(Doc, { title: `later ${i}` }, { key: `later${i}` });
+    repo.get("d1", Doc)!.delete();
+    await repo.flush(); // sealed, so the version vector counts the new block
+    const after = state(repo);
+    await again.close();
+    await copyFile(join(path, "old.ckpt"), join(path, "docs.ckpt"));
+    const third = await Cairn.open({ path, schemas: [Doc] });
+    assert.deepEqual(state(await third.open("/docs")), after);
+    await third.close();
+  });
+});
+
+test("after reopening from a checkpoint, export still sends the whole history", async () => {
+  await withDir(async (path) => {
+    const { db, repo } = await populated(path);
+    const expected = state(repo);
+    await db.close();
+    const again = await Cairn.open({ path, schemas: [Doc] });
+    const reopened = await again.open("/docs");
+    // A peer starting from nothing (trusted mode: it accepts every author of that history).
+    const fromScratch = await Cairn.open({ trusted: true, schemas: [Doc] });
+    const target = await fromScratch.open("/docs");
+    const report = await target.importBlocks(await reopened.exportBlocks());
+    assert.equal(report.rejected.length, 0);
+    assert.deepEqual(state(target), expected);
+    await again.close();
+  });
+});
+
+test("after reopening from a checkpoint, concurrent remote edits merge as if never closed", async () => {
+  await withDir(async (path) => {
+    const { db, repo, peer, other } = await populated(path);
+    await db.close();
+    // The peer edits items whose last common ancestor lies inside the checkpointed history.
+    for (let i = 0; i < 200; i += 7) other.get(`d${i}`, Doc)!.update({ body: "bye", n: 1000 + i });
+    const again = await Cairn.open({ path, schemas: [Doc], trust: [peer.session.publicKey] });
+    const reopened = await again.open("/docs");
+    for (let i = 0; i < 200; i += 7) reopened.get(`d${i}`, Doc)!.set("tags", new Set(["z"]));
+    const report = await reopened.importBlocks(await other.exportBlocks(reopened.versionVector()));
+    assert.equal(report.rejected.length, 0, report.rejected.map((r) => r.error.message).join("; "));
+    await other.importBlocks(await reopened.exportBlocks(other.versionVector()));
+    assert.deepEqual(state(reopened), state(other));
+    assert.ok(repo.count() > 0);
+    await again.close();
+  });
+});
+
+test("a damaged or mismatched checkpoint is rebuilt from the log, with a warning, never a failure", async () => {
+  await withDir(async (path) => {
+    const { db, repo } = await populated(path);
+    const expected = state(repo);
+    await db.close();
+    const file = join(path, "docs.ckpt");
+    const good = new Uint8Array(await readFile(file));
+    const damaged = good.slice();
+    damaged[Math.floor(damaged.length / 2)] ^= 0x40;
+    const cases: [string, Uint8Array][] = [
+      ["a flipped byte", damaged],
+      ["cut in half", good.subarray(0, good.length >> 1)],
+      ["random bytes", Uint8Array.from({ length: 300 }, (_, i) => (i * 31 + 7) & 0xff)],
+    ];
+    for (const [name, bytes] of cases) {
+      await writeFile(file, bytes);
+      const warnings: string[] = [];
+      const again = await Cairn.open({
+        path,
+        schemas: [Doc],
+        onWarning: (w) => warnings.push(w.message),
+      });
+      assert.deepEqual(state(await again.open("/docs")), expected, name);
+      assert.equal(warnings.length, 1, `${name}: ${warnings.join("; ")}`);
+      assert.match(warnings[0], /checkpoint/);
+      await again.close();
+    }
+  });
+});
+
+test("a checkpoint is written in the background once the log has grown enough", async () => {
+  await withDir(async (path) => {
+    const db = await Cairn.open({ path, trusted: true, schemas: [Doc] });
+    const repo = await db.open("/big");
+    for (let i = 0; i < 60_000; i++) repo.create(Doc, { title: `item number ${i}`, n: i });
+    await db.flush(); // waits for the background checkpoint too
+    const size = (await stat(join(path, "big.ckpt"))).size;
+    assert.ok(size > 0, "a checkpoint exists before close");
+    await db.close();
+  });
+});
