@@ -30,36 +30,12 @@ const BODY_DELETE = 2;
 /** The commit as a MessagePack array: compact, and faster to pack than a map. */
 export function commitToTuple(commit: Commit): unknown[] {
   const { session, seq, key, hlc, parents, schema, body } = commit;
-  // Literal arrays per kind: this runs once per commit when a block is sealed.
-  switch (body.kind) {
-    case "value":
-      return [
-        COMMIT_FORMAT_VERSION,
-        session,
-        seq,
-        key,
-        hlc,
-        parents,
-        schema,
-        BODY_VALUE,
-        body.value,
-      ];
-    case "delta":
-      return [
-        COMMIT_FORMAT_VERSION,
-        session,
-        seq,
-        key,
-        hlc,
-        parents,
-        schema,
-        BODY_DELTA,
-        body.set,
-        body.unset,
-      ];
-    case "delete":
-      return [COMMIT_FORMAT_VERSION, session, seq, key, hlc, parents, schema, BODY_DELETE];
-  }
+  // A literal array then push: no spread, as this runs once per commit when a block is sealed.
+  const tuple: unknown[] = [COMMIT_FORMAT_VERSION, session, seq, key, hlc, parents, schema];
+  if (body.kind === "value") tuple.push(BODY_VALUE, body.value);
+  else if (body.kind === "delta") tuple.push(BODY_DELTA, body.set, body.unset);
+  else tuple.push(BODY_DELETE);
+  return tuple;
 }
 
 export function commitFromTuple(tuple: unknown): Commit {

@@ -3,23 +3,9 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { defineSchema, type FieldDefs, SchemaRegistry } from "../../src/core/schema.ts";
 import { type CairnErrorCode, isCairnError } from "../../src/core/errors.ts";
+import { ALL_TYPES } from "../harness/schemas.ts";
 
-/** Every field type once; `title` is the only required field. */
-const All = defineSchema({
-  ns: "all",
-  version: 1,
-  fields: {
-    title: { type: "string", required: true },
-    rank: { type: "number" },
-    done: { type: "boolean" },
-    due: { type: "date" },
-    tags: { type: "set" },
-    meta: { type: "map" },
-    notes: { type: "text" },
-    likes: { type: "counter" },
-  },
-  indexes: ["rank"],
-});
+const All = defineSchema(ALL_TYPES);
 
 function assertCode(run: () => unknown, code: CairnErrorCode, message?: RegExp): void {
   assert.throws(run, (err: unknown) => {

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ALL_TYPES } from "../harness/schemas.ts";
 import {
   Cairn,
   type CairnErrorCode,
@@ -11,20 +12,7 @@ import {
   type RepositoryHandle,
 } from "cairndb";
 
-const Everything = defineSchema({
-  ns: "everything",
-  version: 1,
-  fields: {
-    title: { type: "string", required: true },
-    count: { type: "number" },
-    done: { type: "boolean" },
-    due: { type: "date" },
-    tags: { type: "set" },
-    meta: { type: "map" },
-    notes: { type: "text" },
-    likes: { type: "counter" },
-  },
-});
+const Everything = defineSchema(ALL_TYPES);
 
 async function tempDir(): Promise<string> {
   return await mkdtemp(join(tmpdir(), "cairn-storage-"));
@@ -42,7 +30,7 @@ function fill(repo: RepositoryHandle, count: number): void {
   for (let i = 0; i < count; i++) {
     const item = repo.create(Everything, {
       title: `Item ${i}`,
-      count: i,
+      rank: i,
       done: i % 2 === 0,
       due: new Date(1_700_000_000_000 + i),
       tags: new Set([`tag${i}`, `category${i % 5}`]),
