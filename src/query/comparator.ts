@@ -5,13 +5,17 @@
 import type { FieldRecord } from "../core/commit.ts";
 import { compareKeys, compareWire } from "./wire_order.ts";
 
-/** A query member: the item as it was when it last matched. */
+/**
+ * A query member: the item as it was when it last matched. The same object stays in the query
+ * while the item keeps matching; each change replaces its `wire` (and `schema`) after the member
+ * was found by the old ones, so the order always reads what the member was placed by.
+ */
 export interface Member<R> {
   readonly key: string;
-  /** Its wire value (in the query schema's shape); never mutated, so it is a snapshot. */
-  readonly wire: FieldRecord;
+  /** Its wire value (in the query schema's shape): a stored value, never mutated itself. */
+  wire: FieldRecord;
   /** The schema id the item is stored under. */
-  readonly schema: string;
+  schema: string;
   /** The result element (e.g. an Item handle), built on first need. */
   view: R | undefined;
 }
@@ -55,4 +59,14 @@ export function comparatorOrder<R>(
     if (c > 0) return dir;
     return dir * compareKeys(a.key, b.key);
   };
+}
+
+/** Whether two wire values of an item sort the same by `fields` (so its place is unchanged). */
+export function sameSortKey(fields: readonly string[], a: FieldRecord, b: FieldRecord): boolean {
+  for (let i = 0; i < fields.length; i++) {
+    const x = a[fields[i]];
+    const y = b[fields[i]];
+    if (x !== y && compareWire(x, y) !== 0) return false;
+  }
+  return true;
 }

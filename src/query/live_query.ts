@@ -7,7 +7,13 @@ import type { FieldRecord } from "../core/commit.ts";
 import { CairnError } from "../core/errors.ts";
 import type { Schema } from "../core/schema_types.ts";
 import type { ItemValue } from "../repo/leaf_merge.ts";
-import { comparatorOrder, fieldOrder, type Member, type MemberOrder } from "./comparator.ts";
+import {
+  comparatorOrder,
+  fieldOrder,
+  type Member,
+  type MemberOrder,
+  sameSortKey,
+} from "./comparator.ts";
 import type { CompiledFilter, WirePredicate } from "./filter.ts";
 import type { QueryPlan } from "./types.ts";
 import { SortedList } from "./sorted_list.ts";
@@ -48,6 +54,7 @@ export class LiveQuery<R> {
   readonly #predicate: ((item: R) => boolean) | undefined;
   readonly #order: MemberOrder<R>;
   readonly #byComparator: boolean;
+  readonly #sortFields: readonly string[];
   readonly #limit: number;
   readonly #members = new Map<string, Member<R>>();
   #list: SortedList<Member<R>> | undefined;
@@ -57,6 +64,10 @@ export class LiveQuery<R> {
   readonly #subscribers = new Set<(results: readonly R[]) => void>();
   #pending = true;
   #closed = false;
+  /** True from the first change of a batch until the registry calls `notify`. */
+  #queued = false;
+  /** The result element `#accept` built or reused for the item it accepted (predicate queries). */
+  #acceptedView: R | undefined;
   #plan: QueryPlan = { index: null, use: null, mode: "scan", examined: 0, matched: 0 };
   #resolveReady!: (results: readonly R[]) => void;
   #rejectReady!: (err: unknown) => void;
@@ -75,6 +86,7 @@ export class LiveQuery<R> {
     this.#predicate = spec.predicate;
     this.#limit = spec.limit ?? Infinity;
     this.#byComparator = spec.comparator !== undefined;
+    this.#sortFields = spec.sortFields;
     this.#order = spec.comparator
       ? comparatorOrder(spec.comparator, (m) => this.#viewOf(m), spec.desc)
       : fieldOrder(spec.sortFields, spec.desc);
@@ -155,6 +167,24 @@ export class LiveQuery<R> {
 
   /** @internal The member for `key` if its value matches, else undefined. */
   match(key: string, value: ItemValue | undefined, previous?: Member<R>): Member<R> | undefined {
+    const wire = this.#accept(key, value, previous);
+    if (wire === undefined) return undefined;
+    const view = this.#acceptedView;
+    this.#acceptedView = undefined;
+    return { key, wire, schema: value!.schema, view };
+  }
+
+  /**
+   * The item's wire value in the query schema's shape when it matches, else undefined. A
+   * predicate query leaves the result element it built (or reused from `previous`, when the item
+   * is stored under the same schema) in `#acceptedView`.
+   */
+  #accept(
+    key: string,
+    value: ItemValue | undefined,
+    previous: Member<R> | undefined,
+  ): FieldRecord | undefined {
+    this.#acceptedView = undefined;
     if (value === undefined) return undefined;
     let wire = value.wire;
     if (wire === undefined) return undefined;
@@ -165,14 +195,15 @@ export class LiveQuery<R> {
       if (wire === undefined) return undefined;
     }
     if (this.#test !== undefined && !this.#test(wire)) return undefined;
-    let view = previous !== undefined && previous.schema === value.schema
-      ? previous.view
-      : undefined;
     if (this.#predicate !== undefined) {
-      view ??= this.#host.view(key, value.schema, schema);
+      const view = previous !== undefined && previous.schema === value.schema &&
+          previous.view !== undefined
+        ? previous.view
+        : this.#host.view(key, value.schema, schema);
       if (!this.#predicate(view)) return undefined;
+      this.#acceptedView = view;
     }
-    return { key, wire, schema: value.schema, view };
+    return wire;
   }
 
   /** @internal Starts the query with the members found by a complete evaluation. */
@@ -210,10 +241,14 @@ export class LiveQuery<R> {
     const matches = [...this.#members.values()];
     this.#members.clear();
     this.start(matches, plan);
-    this.#host.changed(this);
+    this.#queue();
   }
 
-  /** @internal Re-evaluates one changed item. */
+  /**
+   * @internal Re-evaluates one changed item. A member that still matches keeps its member object
+   * and, when its sort values did not change (or it still sorts between its neighbours), its
+   * place: only entering, leaving and moving items touch the sorted list.
+   */
   apply(key: string, value: ItemValue | undefined): void {
     const old = this.#members.get(key);
     const list = this.#list;
@@ -223,26 +258,52 @@ export class LiveQuery<R> {
       else if (old) this.#members.delete(key);
       return;
     }
-    const next = this.match(key, value, old);
-    if (old === undefined && next === undefined) return;
     const limited = this.#limit !== Infinity;
-    let rank = Infinity;
-    // A caller's comparator reads items as they are now, not as they were placed (the item may
-    // even be deleted): find the old member by identity instead of by order.
-    if (old !== undefined) rank = list.remove(old, limited, !this.#byComparator);
-    if (next !== undefined) {
+    if (old === undefined) {
+      const next = this.match(key, value);
+      if (next === undefined) return;
       this.#members.set(key, next);
-      const at = list.insert(next, limited);
-      if (at < rank) rank = at;
-    } else this.#members.delete(key);
-    if (!limited || rank < this.#limit) {
-      this.#generation++;
-      this.#host.changed(this);
+      this.#touched(list.insert(next, limited));
+      return;
     }
+    const wire = this.#accept(key, value, old);
+    // A caller's comparator reads items as they are now, not as they were placed (the item may
+    // even be deleted): the old member is found by identity instead of by order.
+    const byOrder = !this.#byComparator;
+    if (wire === undefined) {
+      this.#members.delete(key);
+      this.#touched(list.remove(old, limited, byOrder));
+      return;
+    }
+    const view = this.#acceptedView;
+    this.#acceptedView = undefined;
+    // Unlimited and sorted the same as before: the member stays where it is, untouched.
+    const stays = !limited && byOrder && sameSortKey(this.#sortFields, old.wire, wire);
+    if (!stays && !list.find(old, byOrder)) throw new Error("live query lost a member");
+    if (old.schema !== value!.schema) {
+      old.schema = value!.schema;
+      old.view = view;
+    } else if (view !== undefined) old.view = view;
+    old.wire = wire;
+    this.#touched(stays ? 0 : list.resettle(limited));
+  }
+
+  /** The results changed from rank `rank` on: a new generation, unless beyond the limit. */
+  #touched(rank: number): void {
+    if (rank >= this.#limit) return;
+    this.#generation++;
+    this.#queue();
+  }
+
+  #queue(): void {
+    if (this.#queued) return;
+    this.#queued = true;
+    this.#host.changed(this);
   }
 
   /** @internal Calls the subscribers (once per batch, from the registry). */
   notify(): void {
+    this.#queued = false;
     if (this.#closed || this.#pending || this.#subscribers.size === 0) return;
     const results = this.results;
     for (const listener of [...this.#subscribers]) {

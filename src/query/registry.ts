@@ -10,6 +10,7 @@ import { CairnError } from "../core/errors.ts";
 import type { AnySchema, Schema } from "../core/schema_types.ts";
 import type { ItemChange } from "../repo/change_listeners.ts";
 import type { ItemValue } from "../repo/leaf_merge.ts";
+import { nextSlice, shouldSliceWork } from "../runtime/scheduling.ts";
 import type { Member } from "./comparator.ts";
 import { canonicalText, compileFilter, type IndexTerm, isPlainObject } from "./filter.ts";
 import { LiveQuery, type QueryHost, type QuerySpec } from "./live_query.ts";
@@ -33,7 +34,8 @@ export interface ResultAdapter<R> {
 export interface RegistryOptions {
   /**
    * Longest synchronous slice of a cold scan, in ms, before the rest continues after yielding to
-   * the event loop; null scans in one go. Default: 8 on a browser page, null elsewhere.
+   * the event loop; null scans in one go. Default: 8 where the runtime wants long work sliced
+   * (a browser page: runtime/scheduling.ts), null elsewhere.
    */
   readonly sliceMs?: number | null;
 }
@@ -44,7 +46,9 @@ export class QueryRegistry<R> implements QueryHost<R> {
   readonly #sliceMs: number | null;
   readonly #unsubscribe: () => void;
   readonly #indexes = new Map<string, FieldIndex>();
-  readonly #queries = new Set<LiveQuery<R>>();
+  /** The indexes and open queries as arrays: each change walks them (no iterator objects). */
+  #indexList: FieldIndex[] = [];
+  #queryList: LiveQuery<R>[] = [];
   readonly #pool = new Map<string, LiveQuery<R>>();
   readonly #poolKeys = new Map<LiveQuery<R>, string>();
   /** Same options object → same pooled query, without recomputing the pool key. */
@@ -53,14 +57,21 @@ export class QueryRegistry<R> implements QueryHost<R> {
   readonly #dirty = new Set<LiveQuery<R>>();
   #flushScheduled = false;
   readonly #namespaces = new Map<string, string>();
-  /** Once an index exists: each live key's schema id, and live items per schema id. */
+  /**
+   * Once an index exists: every schema id an item was ever stored under (`#seen`, cheap to keep:
+   * no lookup per change). Only when a query's namespace turns out to have another version among
+   * them does the registry count live items per schema id exactly (`#schemaOf`, one lookup per
+   * change from then on).
+   */
+  #seen: Set<string> | undefined;
+  #lastSeen: string | undefined;
   #schemaOf: Map<string, string> | undefined;
   readonly #schemaCounts = new Map<string, number>();
 
   constructor(source: QuerySource, adapter: ResultAdapter<R>, options: RegistryOptions = {}) {
     this.#source = source;
     this.#adapter = adapter;
-    this.#sliceMs = options.sliceMs !== undefined ? options.sliceMs : defaultSliceMs();
+    this.#sliceMs = options.sliceMs !== undefined ? options.sliceMs : shouldSliceWork() ? 8 : null;
     this.#unsubscribe = source.onChange((change) => this.#onChange(change.key));
   }
 
@@ -94,8 +105,10 @@ export class QueryRegistry<R> implements QueryHost<R> {
       throw bad("createIndex takes a field name");
     }
     if (this.#indexes.has(field)) return;
-    this.#trackSchemas();
-    this.#indexes.set(field, new FieldIndex(field, this.#source.items()));
+    this.#watchSchemas();
+    const index = new FieldIndex(field, this.#source.items());
+    this.#indexes.set(field, index);
+    this.#indexList = [...this.#indexList, index];
   }
 
   /** Builds the indexes a schema declares (`indexes: [...]`), once per schema. */
@@ -113,7 +126,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
   /** Stops listening to the repository and closes every query. */
   dispose(): void {
     this.#unsubscribe();
-    for (const query of [...this.#queries]) query.close();
+    for (const query of this.#queryList) query.close();
   }
 
   // ── QueryHost ────────────────────────────────────────────────────────────────────────────
@@ -148,7 +161,8 @@ export class QueryRegistry<R> implements QueryHost<R> {
   }
 
   closed(query: LiveQuery<R>): void {
-    this.#queries.delete(query);
+    // A new array: a change being applied keeps walking the one it started with.
+    this.#queryList = this.#queryList.filter((q) => q !== query);
     this.#dirty.delete(query);
     const poolKey = this.#poolKeys.get(query);
     if (poolKey !== undefined) {
@@ -162,8 +176,17 @@ export class QueryRegistry<R> implements QueryHost<R> {
   #onChange(key: string): void {
     const value = this.#source.value(key);
     if (this.#schemaOf !== undefined) this.#trackSchema(key, value);
-    for (const index of this.#indexes.values()) index.update(key, value?.wire);
-    for (const query of this.#queries) {
+    else if (this.#seen !== undefined && value !== undefined && value.schema !== this.#lastSeen) {
+      this.#lastSeen = value.schema;
+      this.#seen.add(value.schema);
+    }
+    const wire = value?.wire;
+    const indexes = this.#indexList;
+    for (let i = 0; i < indexes.length; i++) indexes[i].update(key, wire);
+    const queries = this.#queryList;
+    for (let i = 0; i < queries.length; i++) {
+      const query = queries[i];
+      if (query.closed) continue;
       try {
         query.apply(key, value);
       } catch (err) {
@@ -173,6 +196,12 @@ export class QueryRegistry<R> implements QueryHost<R> {
         });
       }
     }
+  }
+
+  #watchSchemas(): void {
+    if (this.#seen !== undefined) return;
+    this.#seen = new Set();
+    for (const value of this.#source.items().values()) this.#seen.add(value.schema);
   }
 
   #trackSchemas(): void {
@@ -199,7 +228,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
     const served = this.#fromIndex(query, spec);
     if (served) {
       query.start(served.matches, served.plan);
-      this.#queries.add(query);
+      this.#opened(query);
       return;
     }
     if (this.#sliceMs === null) {
@@ -212,7 +241,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
         if (member !== undefined) matches.push(member);
       });
       query.start(matches, { index: null, use: null, mode: "scan", examined, matched: 0 });
-      this.#queries.add(query);
+      this.#opened(query);
       return;
     }
     this.#sliced(query, items, this.#sliceMs);
@@ -226,7 +255,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
    */
   #sliced(query: LiveQuery<R>, items: ReadonlyMap<string, ItemValue>, sliceMs: number): void {
     query.beginScan();
-    this.#queries.add(query);
+    this.#opened(query);
     const entries = items.entries();
     let examined = 0;
     let first = true;
@@ -243,7 +272,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
           }
           if ((++n & 255) === 0 && performance.now() >= deadline) {
             first = false;
-            yieldThen(step);
+            nextSlice().then(step);
             return;
           }
         }
@@ -264,6 +293,10 @@ export class QueryRegistry<R> implements QueryHost<R> {
       });
     };
     step();
+  }
+
+  #opened(query: LiveQuery<R>): void {
+    this.#queryList = [...this.#queryList, query];
   }
 
   /** Candidates from the most selective usable index, or undefined to scan. */
@@ -306,6 +339,14 @@ export class QueryRegistry<R> implements QueryHost<R> {
    * its namespace upgraded, which the index does not see: it then scans.
    */
   #indexUsable(schema: Schema): boolean {
+    if (this.#schemaOf === undefined) {
+      let others = false;
+      for (const id of this.#seen!) {
+        if (id !== schema.id && this.nsOf(id) === schema.ns) others = true;
+      }
+      if (!others) return true;
+      this.#trackSchemas(); // another version was stored once: is any of it still live?
+    }
     for (const [id, count] of this.#schemaCounts) {
       if (count > 0 && id !== schema.id && this.nsOf(id) === schema.ns) return false;
     }
@@ -376,24 +417,4 @@ export class QueryRegistry<R> implements QueryHost<R> {
 
 function bad(message: string): CairnError {
   return new CairnError("E_BAD_ARGUMENT", message);
-}
-
-/**
- * A browser page must stay responsive, so its cold scans run in slices; Deno, Node and workers
- * scan in one go. (Feature detection of the page, not a runtime API use.)
- */
-function defaultSliceMs(): number | null {
-  return typeof (globalThis as { document?: unknown }).document === "object" ? 8 : null;
-}
-
-/** Runs `fn` after letting the event loop handle pending input and rendering. */
-function yieldThen(fn: () => void): void {
-  if (typeof MessageChannel === "function") {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      fn();
-    };
-    channel.port2.postMessage(null);
-  } else setTimeout(fn, 0);
 }

@@ -12,8 +12,13 @@ import type { IndexTerm } from "./filter.ts";
 import { SortedList } from "./sorted_list.ts";
 import { compareKeys, compareWire, wireRank } from "./wire_order.ts";
 
+/**
+ * One indexed (value, key) pair. A scalar field's entry is kept for the key's lifetime and its
+ * value changed in place (found first by the old value, then re-placed), so an update allocates
+ * nothing.
+ */
 interface IndexEntry {
-  readonly value: WireValue;
+  value: WireValue;
   readonly key: string;
 }
 
@@ -57,15 +62,27 @@ export class FieldIndex {
   update(key: string, wire: FieldRecord | undefined): void {
     const value = wire?.[this.field];
     const old = this.#byKey.get(key);
-    if (old !== undefined && !Array.isArray(old) && old.value === value) return;
-    if (old !== undefined) {
-      if (Array.isArray(old)) { for (const entry of old) this.#list.remove(entry); }
-      else this.#list.remove(old);
-    }
-    if (value === undefined) {
-      if (old !== undefined) this.#byKey.delete(key);
+    if (old === undefined) {
+      if (value !== undefined) this.#add(key, value);
       return;
     }
+    if (!Array.isArray(old)) {
+      if (old.value === value) return;
+      if (value !== undefined && !Array.isArray(value) && this.#list.find(old)) {
+        old.value = value; // a new scalar: the same entry, moved only if its place changed
+        this.#list.resettle();
+        return;
+      }
+      this.#list.remove(old);
+    } else {
+      if (Array.isArray(value) && sameElements(old, value)) return;
+      for (const entry of old) this.#list.remove(entry);
+    }
+    this.#byKey.delete(key);
+    if (value !== undefined) this.#add(key, value);
+  }
+
+  #add(key: string, value: WireValue): void {
     const made = this.#entriesFor(key, value);
     this.#byKey.set(key, made);
     if (Array.isArray(made)) { for (const entry of made) this.#list.insert(entry); }
@@ -133,4 +150,11 @@ export class FieldIndex {
     this.#multi = true;
     return value.map((element) => ({ value: element, key }));
   }
+}
+
+/** Whether a set's entries index exactly these elements (a set's wire value is sorted). */
+function sameElements(entries: readonly IndexEntry[], elements: readonly WireValue[]): boolean {
+  if (entries.length !== elements.length) return false;
+  for (let i = 0; i < entries.length; i++) if (entries[i].value !== elements[i]) return false;
+  return true;
 }

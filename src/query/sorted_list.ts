@@ -14,6 +14,9 @@ export class SortedList<T> {
   readonly #compare: (a: T, b: T) => number;
   #chunks: T[][] = [];
   #size = 0;
+  /** Where `find` found its element (chunk, position), for `resettle`; -1 when nothing. */
+  #c = -1;
+  #at = 0;
 
   constructor(compare: (a: T, b: T) => number) {
     this.#compare = compare;
@@ -44,7 +47,7 @@ export class SortedList<T> {
     if (c === chunks.length) c--; // after every element: append to the last chunk
     const chunk = chunks[c];
     const at = lowerBound(chunk, item, this.#compare);
-    chunk.splice(at, 0, item);
+    insertAt(chunk, at, item);
     const rank = withRank ? this.#rankOf(c, at) : 0;
     if (chunk.length > 2 * CHUNK) chunks.splice(c + 1, 0, chunk.splice(CHUNK));
     return rank;
@@ -56,18 +59,69 @@ export class SortedList<T> {
    * caller's comparator that is not a function of the stored elements alone).
    */
   remove(item: T, withRank = false, bySearch = true): number {
+    if (!this.find(item, bySearch)) return -1;
+    return this.#removeAt(this.#c, this.#at, withRank);
+  }
+
+  /**
+   * Looks up `item` (the very object held) and remembers where it is, for `resettle`. Searches by
+   * the order, then linearly when `bySearch` is false or the order cannot find it. False when the
+   * item is not held.
+   */
+  find(item: T, bySearch = true): boolean {
     const chunks = this.#chunks;
     const c = bySearch ? this.#chunkFor(item) : chunks.length;
     if (c < chunks.length) {
       const chunk = chunks[c];
       const at = lowerBound(chunk, item, this.#compare);
-      if (chunk[at] === item) return this.#removeAt(c, at, withRank);
+      if (chunk[at] === item) {
+        this.#c = c;
+        this.#at = at;
+        return true;
+      }
     }
     for (let i = 0; i < chunks.length; i++) {
       const at = chunks[i].indexOf(item);
-      if (at >= 0) return this.#removeAt(i, at, withRank);
+      if (at >= 0) {
+        this.#c = i;
+        this.#at = at;
+        return true;
+      }
     }
-    return -1;
+    this.#c = -1;
+    return false;
+  }
+
+  /**
+   * Puts the element found by the last `find` where its order says it belongs now, after the
+   * caller changed what the order reads of it (nothing else may change the list in between).
+   * When it still sorts between its neighbours it stays where it is: no element moves. Returns,
+   * when `withRank`, the lower of its old and new ranks (the first rank whose element may have
+   * changed), else 0.
+   */
+  resettle(withRank = false): number {
+    const c = this.#c;
+    const at = this.#at;
+    this.#c = -1;
+    if (c < 0) throw new Error("SortedList.resettle without a successful find");
+    const chunks = this.#chunks;
+    const chunk = chunks[c];
+    const item = chunk[at];
+    const compare = this.#compare;
+    let fits = true;
+    if (at > 0) fits = compare(chunk[at - 1], item) < 0;
+    else if (c > 0) {
+      const before = chunks[c - 1];
+      fits = compare(before[before.length - 1], item) < 0;
+    }
+    if (fits) {
+      if (at + 1 < chunk.length) fits = compare(item, chunk[at + 1]) < 0;
+      else if (c + 1 < chunks.length) fits = compare(item, chunks[c + 1][0]) < 0;
+    }
+    if (fits) return withRank ? this.#rankOf(c, at) : 0;
+    const rank = this.#removeAt(c, at, withRank);
+    const to = this.insert(item, withRank);
+    return to < rank ? to : rank;
   }
 
   /** Rank of the first element for which `before(element)` is false (`before` must be monotone). */
@@ -138,7 +192,7 @@ export class SortedList<T> {
   #removeAt(c: number, at: number, withRank: boolean): number {
     const rank = withRank ? this.#rankOf(c, at) : 0;
     const chunk = this.#chunks[c];
-    chunk.splice(at, 1);
+    removeAt(chunk, at);
     this.#size--;
     if (chunk.length === 0) this.#chunks.splice(c, 1);
     return rank;
@@ -160,4 +214,23 @@ function lowerBound<T>(chunk: T[], item: T, compare: (a: T, b: T) => number): nu
     else hi = mid;
   }
   return lo;
+}
+
+/** `array.splice(at, 0, item)` without allocating the (empty) array of removed elements. */
+function insertAt<T>(array: T[], at: number, item: T): void {
+  let i = array.length;
+  if (i === at) {
+    array.push(item);
+    return;
+  }
+  array.push(array[i - 1]);
+  for (i--; i > at; i--) array[i] = array[i - 1];
+  array[at] = item;
+}
+
+/** `array.splice(at, 1)` without allocating the array of removed elements. */
+function removeAt<T>(array: T[], at: number): void {
+  const last = array.length - 1;
+  for (let i = at; i < last; i++) array[i] = array[i + 1];
+  array.pop();
 }

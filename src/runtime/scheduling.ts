@@ -1,0 +1,39 @@
+/**
+ * Cooperative scheduling for work that may be long (a cold scan of a large repository): whether
+ * the runtime wants it cut into slices, and how to give the event loop a turn between slices.
+ * The layers above ask these two questions instead of looking at browser globals themselves.
+ */
+
+interface PrioritizedScheduler {
+  yield(): Promise<void>;
+}
+
+/**
+ * True on a browser page, whose main thread must stay responsive to input and rendering; false
+ * on Deno, Node and in workers, where long synchronous work blocks nobody who is waiting.
+ */
+export function shouldSliceWork(): boolean {
+  return typeof (globalThis as { document?: unknown }).document === "object";
+}
+
+/**
+ * Resolves once the event loop has had a turn: pending input, rendering and other tasks run
+ * first. Uses `scheduler.yield()` where the runtime has it (Chromium: the continuation keeps its
+ * priority), else a MessageChannel message (a task without the timer clamp), else a timer.
+ */
+export function nextSlice(): Promise<void> {
+  const scheduler = (globalThis as { scheduler?: Partial<PrioritizedScheduler> }).scheduler;
+  if (scheduler !== undefined && typeof scheduler.yield === "function") {
+    return scheduler.yield();
+  }
+  return new Promise((resolve) => {
+    if (typeof MessageChannel === "function") {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        channel.port1.close(); // an open port would keep Deno or Node running
+        resolve();
+      };
+      channel.port2.postMessage(null);
+    } else setTimeout(resolve, 0);
+  });
+}
