@@ -19,7 +19,11 @@ import { collect, summarize } from "../lib/stats.ts";
 const Entry = defineSchema({
   ns: "entry",
   version: 1,
-  fields: { title: { type: "string", required: true }, count: { type: "number" }, tags: { type: "set" } },
+  fields: {
+    title: { type: "string", required: true },
+    count: { type: "number" },
+    tags: { type: "set" },
+  },
 });
 
 const SAMPLES = 9;
@@ -38,13 +42,17 @@ async function cairnRepo() {
 
 function sqlite(): DatabaseSync {
   const db = new DatabaseSync(":memory:");
-  db.exec("CREATE TABLE items (id TEXT PRIMARY KEY, title TEXT NOT NULL, count INTEGER, tags TEXT)");
+  db.exec(
+    "CREATE TABLE items (id TEXT PRIMARY KEY, title TEXT NOT NULL, count INTEGER, tags TEXT)",
+  );
   return db;
 }
 
 function insertRows(db: DatabaseSync, from: number, to: number): void {
   const insert = db.prepare("INSERT INTO items (id, title, count, tags) VALUES (?, ?, ?, ?)");
-  for (let i = from; i < to; i++) insert.run(`k${i}`, `Item ${i}`, i, JSON.stringify([`tag${i}`, `category${i % 5}`]));
+  for (let i = from; i < to; i++) {
+    insert.run(`k${i}`, `Item ${i}`, i, JSON.stringify([`tag${i}`, `category${i % 5}`]));
+  }
 }
 
 const results: Record<string, { cairn: number[]; sqlite: number[]; unit: string }> = {};
@@ -83,7 +91,9 @@ results.create = {
     unit: "µs/op",
     cairn: await collect(SAMPLES, 3, () => {
       const start = performance.now();
-      for (let r = 0; r < 10; r++) for (let i = 0; i < OPS; i++) sink += repo.get(keys[i])!.get("title").length;
+      for (let r = 0; r < 10; r++) {
+        for (let i = 0; i < OPS; i++) sink += repo.get(keys[i], Entry)!.get("title").length;
+      }
       return ((performance.now() - start) * 1000) / (OPS * 10);
     }),
     sqlite: await collect(SAMPLES, 3, () => {
@@ -147,13 +157,23 @@ results["write 100k"] = {
   }),
 };
 
-console.log(`Cairn (${trusted ? "trusted" : "signed"}, in memory) vs SQLite :memory: (node:sqlite), Deno ${Deno.version.deno}; medians of ≥7 samples`);
-console.log("operation     unit     Cairn     SQLite    ratio (Cairn/SQLite)   Cairn CV  SQLite CV");
+console.log(
+  `Cairn (${
+    trusted ? "trusted" : "signed"
+  }, in memory) vs SQLite :memory: (node:sqlite), Deno ${Deno.version.deno}; medians of ≥7 samples`,
+);
+console.log(
+  "operation     unit     Cairn     SQLite    ratio (Cairn/SQLite)   Cairn CV  SQLite CV",
+);
 for (const [name, r] of Object.entries(results)) {
   const c = summarize(r.cairn);
   const s = summarize(r.sqlite);
   console.log(
-    `${name.padEnd(13)} ${r.unit.padEnd(6)} ${c.median.toFixed(3).padStart(9)} ${s.median.toFixed(3).padStart(9)}    ${(c.median / s.median).toFixed(3).padStart(8)}×` +
-      `            ${(c.cv * 100).toFixed(0).padStart(3)}%     ${(s.cv * 100).toFixed(0).padStart(3)}%`,
+    `${name.padEnd(13)} ${r.unit.padEnd(6)} ${c.median.toFixed(3).padStart(9)} ${
+      s.median.toFixed(3).padStart(9)
+    }    ${(c.median / s.median).toFixed(3).padStart(8)}×` +
+      `            ${(c.cv * 100).toFixed(0).padStart(3)}%     ${
+        (s.cv * 100).toFixed(0).padStart(3)
+      }%`,
   );
 }

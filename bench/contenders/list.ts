@@ -1,0 +1,129 @@
+/**
+ * Every contender, as data: what it is, where it runs, what it needs. The runner, the console
+ * tables, the page and docs/benchmarks.md all read this list; the code that drives each family
+ * lives next to it (cairn.ts, sqlite_native.ts, sqlite_wasm.ts).
+ */
+import type { Feature, RuntimeName } from "../lib/types.ts";
+
+export interface ContenderInfo {
+  id: string;
+  /** Short column header. */
+  short: string;
+  label: string;
+  family: "cairn" | "sqlite";
+  runtimes: readonly RuntimeName[];
+  /** Cairn features the contender needs before any of its rows can run. */
+  requires: readonly Feature[];
+  description: string;
+}
+
+const ALL: readonly RuntimeName[] = ["deno", "node", "browser"];
+const SERVER: readonly RuntimeName[] = ["deno", "node"];
+
+export const CONTENDERS: readonly ContenderInfo[] = [
+  {
+    id: "cairn",
+    short: "Cairn",
+    label: "Cairn default",
+    family: "cairn",
+    runtimes: ALL,
+    requires: [],
+    description:
+      "Signed (one Ed25519 signature per block), relaxed durability (resolves on append). " +
+      "On disk once storage (#4) lands; until then in memory.",
+  },
+  {
+    id: "cairn-trusted",
+    short: "trusted",
+    label: "Cairn trusted",
+    family: "cairn",
+    runtimes: ALL,
+    requires: [],
+    description: "Trusted mode: no signing, no verification; relaxed durability. On disk once " +
+      "storage (#4) lands; until then in memory.",
+  },
+  {
+    id: "cairn-durable",
+    short: "durable",
+    label: "Cairn durable",
+    family: "cairn",
+    runtimes: ALL,
+    requires: ["storage"],
+    description: "Signed, durable mode: a flush resolves after fsync (OPFS flush in the browser).",
+  },
+  {
+    id: "cairn-jsonl",
+    short: "JSONL",
+    label: "Cairn JSONL",
+    family: "cairn",
+    runtimes: ALL,
+    requires: ["storage"],
+    description: "Signed, relaxed, with the JSONL log format instead of binary.",
+  },
+  {
+    id: "sqlite-full",
+    short: "SQL FULL",
+    label: "SQLite native, synchronous=FULL",
+    family: "sqlite",
+    runtimes: SERVER,
+    requires: [],
+    description: "node:sqlite (DatabaseSync) on a file in a temp dir; journal_mode=DELETE, " +
+      "synchronous=FULL (SQLite's default: fsync on every commit).",
+  },
+  {
+    id: "sqlite-wal",
+    short: "SQL WAL",
+    label: "SQLite native, WAL + synchronous=NORMAL",
+    family: "sqlite",
+    runtimes: SERVER,
+    requires: [],
+    description: "node:sqlite on a file; journal_mode=WAL, synchronous=NORMAL (the usual " +
+      "performance setting: no fsync per commit, durable at checkpoints).",
+  },
+  {
+    id: "sqlite-off",
+    short: "SQL OFF",
+    label: "SQLite native, synchronous=OFF",
+    family: "sqlite",
+    runtimes: SERVER,
+    requires: [],
+    description: "node:sqlite on a file; journal_mode=DELETE, synchronous=OFF (no fsync at all).",
+  },
+  {
+    id: "sqlite-wasm-mem",
+    short: "WASM mem",
+    label: "SQLite WASM, in memory",
+    family: "sqlite",
+    runtimes: SERVER,
+    requires: [],
+    description: "@sqlite.org/sqlite-wasm (oo1 API) on ':memory:', opened with flags \"c\".",
+  },
+  {
+    id: "sqlite-wasm-opfs",
+    short: "WASM OPFS",
+    label: "SQLite WASM on OPFS (opfs-sahpool)",
+    family: "sqlite",
+    runtimes: ["browser"],
+    requires: [],
+    description: "@sqlite.org/sqlite-wasm in a dedicated worker on the opfs-sahpool VFS, " +
+      'flags "c", PRAGMA locking_mode=EXCLUSIVE, journal_mode=DELETE, synchronous=FULL ' +
+      "(defaults). The page sends one message per workload; the worker times it.",
+  },
+];
+
+/** The SQLite profile each runtime's Cairn rows are compared with. */
+export const BASELINE: Record<RuntimeName, string> = {
+  deno: "sqlite-wal",
+  node: "sqlite-wal",
+  browser: "sqlite-wasm-opfs",
+};
+
+export function contenderInfo(id: string): ContenderInfo {
+  const info = CONTENDERS.find((c) => c.id === id);
+  if (!info) throw new Error(`unknown contender ${id}`);
+  return info;
+}
+
+export function contendersFor(runtime: RuntimeName): ContenderInfo[] {
+  return CONTENDERS.filter((c) => c.runtimes.includes(runtime));
+}

@@ -1,0 +1,96 @@
+/**
+ * SQLite WASM (@sqlite.org/sqlite-wasm, oo1 API) behind the bench's SQL surface: in memory on
+ * Deno and Node, on the opfs-sahpool VFS inside the browser worker (web/bench/sqlite_worker.ts).
+ */
+import sqlite3InitModule from "@sqlite.org/sqlite-wasm";
+import type { SqlDatabase, SqlEngine, SqlRow, SqlStatement, SqlValue } from "../lib/sql.ts";
+
+type Sqlite3 = Awaited<ReturnType<typeof sqlite3InitModule>>;
+type Oo1Db = InstanceType<Sqlite3["oo1"]["DB"]>;
+type Oo1Stmt = ReturnType<Oo1Db["prepare"]>;
+
+let loaded: Promise<Sqlite3> | undefined;
+
+/** The WASM module, loaded once per process (or worker). */
+export function loadSqliteWasm(): Promise<Sqlite3> {
+  loaded ??= sqlite3InitModule();
+  return loaded;
+}
+
+/** ':memory:' databases: each open is a new, empty database (nothing can be reopened). */
+export async function wasmMemoryEngine(): Promise<SqlEngine> {
+  const sqlite3 = await loadSqliteWasm();
+  return {
+    id: "sqlite-wasm-mem",
+    persistent: false,
+    pragmas: "(defaults; in memory)",
+    open: () => wrapDatabase(new sqlite3.oo1.DB(":memory:", "c")),
+    remove() {},
+    wasmMemoryBytes: () => sqlite3.wasm.heap8u().byteLength,
+  };
+}
+
+const OPFS_PRAGMAS = "PRAGMA locking_mode=EXCLUSIVE;";
+
+/** Databases on OPFS through the opfs-sahpool VFS (worker only). */
+export async function wasmOpfsEngine(): Promise<SqlEngine> {
+  const sqlite3 = await loadSqliteWasm();
+  const pool = await sqlite3.installOpfsSAHPoolVfs({
+    name: "cairn-bench",
+    clearOnInit: true,
+    initialCapacity: 16,
+  });
+  const file = (name: string) => `/${name}.sqlite3`;
+  return {
+    id: "sqlite-wasm-opfs",
+    persistent: true,
+    pragmas: OPFS_PRAGMAS,
+    open(name) {
+      const db = new sqlite3.oo1.DB({ filename: file(name), flags: "c", vfs: pool.vfsName });
+      db.exec(OPFS_PRAGMAS);
+      return wrapDatabase(db);
+    },
+    remove(name) {
+      pool.unlink(file(name));
+      pool.unlink(`${file(name)}-journal`);
+    },
+    wasmMemoryBytes: () => sqlite3.wasm.heap8u().byteLength,
+  };
+}
+
+export async function wasmSqliteVersion(): Promise<string> {
+  return (await loadSqliteWasm()).version.libVersion;
+}
+
+function wrapDatabase(db: Oo1Db): SqlDatabase {
+  return {
+    exec: (sql) => void db.exec(sql),
+    prepare: (sql) => wrapStatement(db.prepare(sql)),
+    close: () => db.close(),
+  };
+}
+
+function wrapStatement(statement: Oo1Stmt): SqlStatement {
+  const bind = (params: SqlValue[]) => {
+    if (params.length > 0) statement.bind(params);
+  };
+  return {
+    run(...params) {
+      bind(params);
+      statement.step();
+      statement.reset();
+    },
+    get(...params) {
+      bind(params);
+      const row = statement.step() ? statement.get({}) as SqlRow : undefined;
+      statement.reset();
+      return row;
+    },
+    each(params, fn) {
+      bind(params);
+      while (statement.step()) fn(statement.get({}) as SqlRow);
+      statement.reset();
+    },
+    finalize: () => void statement.finalize(),
+  };
+}

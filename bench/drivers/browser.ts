@@ -1,0 +1,70 @@
+/**
+ * Runs the bench page (web/bench/) in headless Chromium with a fresh persistent profile
+ * (scripts/lib/chromium.ts), served on 127.0.0.1 with COOP/COEP. The page reports through
+ * exposed functions; heap figures come from the DevTools protocol (after a forced GC).
+ */
+import { launchChromium } from "../../scripts/lib/chromium.ts";
+import { serveStatic } from "../../scripts/lib/static_server.ts";
+import type { RuntimeResult } from "../lib/envelope.ts";
+import type { Message, Settings } from "../lib/types.ts";
+import { buildBrowserBench } from "./build.ts";
+import type { Collector } from "./collect.ts";
+
+/** Longest a browser run may take. */
+const TIMEOUT_MS = 30 * 60_000;
+
+export function benchPageUrl(origin: string, settings?: Settings): string {
+  const url = new URL("/web/bench/index.html", origin);
+  if (settings) {
+    url.searchParams.set("auto", "1");
+    if (settings.quick) url.searchParams.set("quick", "1");
+    if (settings.filter) url.searchParams.set("filter", settings.filter);
+  }
+  return url.href;
+}
+
+export async function runBrowserRuntime(
+  settings: Settings,
+  collector: Collector,
+  echo: (text: string) => void,
+): Promise<RuntimeResult> {
+  await buildBrowserBench();
+  const server = await serveStatic(".");
+  const browser = await launchChromium();
+  let problem: string | undefined;
+  try {
+    const page = await browser.context.newPage();
+    const cdp = await browser.context.newCDPSession(page);
+    page.on("pageerror", (err) => echo(`  [chromium] page error: ${err.stack ?? err.message}`));
+    page.on("console", (msg) => {
+      if (msg.type() === "error" || msg.type() === "warning") {
+        echo(`  [chromium ${msg.type()}] ${msg.text()}`);
+      }
+    });
+    let finished: () => void = () => {};
+    const done = new Promise<void>((resolve) => (finished = resolve));
+    await page.exposeFunction("__benchEmit", (message: Message) => {
+      collector.accept(message);
+      if (collector.done) finished();
+    });
+    await page.exposeFunction("__benchHeap", async () => {
+      await cdp.send("HeapProfiler.collectGarbage");
+      const usage = await cdp.send("Runtime.getHeapUsage");
+      return usage.usedSize;
+    });
+    await page.goto(benchPageUrl(server.origin, settings));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = await Promise.race([
+      done.then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), TIMEOUT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) problem = `did not finish within ${TIMEOUT_MS / 60_000} min`;
+  } catch (err) {
+    problem = String((err as Error)?.stack ?? err);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+  return collector.finish(problem);
+}

@@ -1,0 +1,2 @@
+/** Marks the lines of a server runtime's stdout that carry bench messages. */
+export const MESSAGE_PREFIX = "@@bench ";

@@ -1,0 +1,75 @@
+/**
+ * The bench in one server runtime: Deno runs this file as it is, Node runs it bundled by
+ * esbuild (build/bench/server.mjs). Settings come as one JSON argument; every message goes to
+ * stdout as one line `@@bench <json>` for the runner (bench/drivers/server.ts).
+ */
+import process from "node:process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { NATIVE_IDS, nativeEngine, nativeSqliteVersion } from "../contenders/sqlite_native.ts";
+import { wasmMemoryEngine, wasmSqliteVersion } from "../contenders/sqlite_wasm.ts";
+import { runSide } from "../lib/measure.ts";
+import type { SqlCtx, SqlEngine } from "../lib/sql.ts";
+import { type Platform, runSuite } from "../lib/suite.ts";
+import type { Message, Settings } from "../lib/types.ts";
+import { MESSAGE_PREFIX } from "./prefix.ts";
+
+const isDeno = "Deno" in globalThis;
+
+function gc(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+function send(message: Message): void {
+  process.stdout.write(`${MESSAGE_PREFIX}${JSON.stringify(message)}\n`);
+}
+
+async function main(): Promise<void> {
+  const settings: Settings = JSON.parse(process.argv[process.argv.length - 1]);
+  const root = mkdtempSync(join(tmpdir(), "cairn-bench-"));
+  let locations = 0;
+  const engines = new Map<string, SqlEngine>();
+  for (const id of NATIVE_IDS) {
+    mkdirSync(join(root, id));
+    engines.set(id, nativeEngine(id, join(root, id)));
+  }
+  engines.set("sqlite-wasm-mem", await wasmMemoryEngine());
+  const sqlCtx = (engine: SqlEngine): SqlCtx => ({
+    engine,
+    rssBytes: () => process.memoryUsage.rss(),
+    gc,
+  });
+  const platform: Platform = {
+    runtime: isDeno ? "deno" : "node",
+    version: isDeno
+      ? (globalThis as unknown as { Deno: { version: { deno: string } } }).Deno.version.deno
+      : process.versions.node,
+    engine: `V8 ${process.versions.v8}`,
+    sqliteVersions: async () => ({
+      native: nativeSqliteVersion(),
+      wasm: await wasmSqliteVersion(),
+    }),
+    storageLocation: () => join(root, `cairn-${++locations}`),
+    heapBytes: () => {
+      gc();
+      return Promise.resolve(process.memoryUsage().heapUsed);
+    },
+    gc,
+    runSqlite(contender, workload, variant, plan, progress) {
+      const engine = engines.get(contender);
+      if (!engine) throw new Error(`no SQLite contender ${contender} here`);
+      return runSide(workload.sqlite, sqlCtx(engine), variant, plan, progress);
+    },
+  };
+  try {
+    await runSuite(settings, platform, send);
+  } catch (err) {
+    send({ type: "fatal", error: String((err as Error)?.stack ?? err) });
+    process.exitCode = 1;
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();

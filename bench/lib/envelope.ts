@@ -1,0 +1,65 @@
+/**
+ * The JSON envelope one `deno task bench` run writes to bench/results/: the machine, every
+ * runtime's versions and raw rows, and the settings. Also reading envelopes back and finding
+ * a row in one.
+ */
+import type { Row, RuntimeInfo, RuntimeName, Settings } from "./types.ts";
+
+export const ENVELOPE_FORMAT = "cairn-bench/1";
+
+export interface Machine {
+  cpu: string;
+  cores: number;
+  memoryBytes: number;
+  os: string;
+  /** Short hash of cpu, cores, memory, os and host name: tells machines apart in file names. */
+  fingerprint: string;
+}
+
+export interface RuntimeResult {
+  info?: RuntimeInfo;
+  rows: Row[];
+  /** Wall time of the whole runtime section, build and browser start included. */
+  ms: number;
+  /** Set when the runtime did not finish (a crash, a timeout). */
+  problem?: string;
+}
+
+export interface Envelope {
+  format: typeof ENVELOPE_FORMAT;
+  createdAt: string;
+  commit: string;
+  machine: Machine;
+  settings: Settings & { runtimes: RuntimeName[] };
+  runtimes: Partial<Record<RuntimeName, RuntimeResult>>;
+}
+
+export function rowKey(row: Pick<Row, "workload" | "variant" | "contender">): string {
+  return `${row.workload}|${row.variant}|${row.contender}`;
+}
+
+export function findRow(
+  result: RuntimeResult | undefined,
+  workload: string,
+  variant: string,
+  contender: string,
+): Row | undefined {
+  return result?.rows.find((r) =>
+    r.workload === workload && r.variant === variant && r.contender === contender
+  );
+}
+
+/** `2026-10-20T0245_<fingerprint>_<commit>[_quick].json` */
+export function envelopeFileName(envelope: Envelope): string {
+  const stamp = envelope.createdAt.slice(0, 16).replace(/:/g, "");
+  const quick = envelope.settings.quick ? "_quick" : "";
+  return `${stamp}_${envelope.machine.fingerprint}_${envelope.commit}${quick}.json`;
+}
+
+export async function readEnvelope(path: string): Promise<Envelope> {
+  const envelope = JSON.parse(await Deno.readTextFile(path)) as Envelope;
+  if (envelope.format !== ENVELOPE_FORMAT) {
+    throw new Error(`${path} is not a ${ENVELOPE_FORMAT} envelope`);
+  }
+  return envelope;
+}

@@ -1,0 +1,65 @@
+/**
+ * The one sampling loop every side goes through, wherever it runs (main thread, Node, Deno, the
+ * browser's SQLite worker): setup, warm-up, samples, latency pass, teardown.
+ */
+import type { Plan, Side, Variant, Workload } from "./types.ts";
+
+export interface SideResult {
+  samples: number[];
+  latencies?: number[];
+}
+
+export type Progress = (phase: string, i: number, n: number) => void;
+
+/** Samples per row: ≥ 30 for µs-scale rows, ≥ 7 for ms-scale rows; quick mode takes a few. */
+export function planFor(workload: Pick<Workload, "scale">, quick: boolean): Plan {
+  switch (workload.scale) {
+    case "us":
+      return quick
+        ? { warmup: 2, samples: 5, latencyOps: 2_000, sliceMs: 0 }
+        : { warmup: 5, samples: 30, latencyOps: 20_000, sliceMs: 0 };
+    case "ms":
+      return quick
+        ? { warmup: 1, samples: 3, latencyOps: 0, sliceMs: 0 }
+        : { warmup: 2, samples: 7, latencyOps: 0, sliceMs: 0 };
+    case "fixed":
+      return quick
+        ? { warmup: 1, samples: 3, latencyOps: 0, sliceMs: 150 }
+        : { warmup: 1, samples: 7, latencyOps: 0, sliceMs: 1_000 };
+    case "memory":
+      return quick
+        ? { warmup: 0, samples: 1, latencyOps: 0, sliceMs: 0 }
+        : { warmup: 0, samples: 3, latencyOps: 0, sliceMs: 0 };
+  }
+}
+
+export async function runSide<C>(
+  side: Side<C>,
+  ctx: C,
+  variant: Variant,
+  plan: Plan,
+  progress: Progress,
+): Promise<SideResult> {
+  progress("setup", 0, 1);
+  const state = await side.setup(ctx, variant, plan);
+  try {
+    let index = 0;
+    for (let i = 0; i < plan.warmup; i++) {
+      progress("warm-up", i + 1, plan.warmup);
+      await side.sample(state, index++);
+    }
+    const samples: number[] = [];
+    for (let i = 0; i < plan.samples; i++) {
+      progress("sample", i + 1, plan.samples);
+      samples.push(await side.sample(state, index++));
+    }
+    let latencies: number[] | undefined;
+    if (side.latency) {
+      progress("latency", 0, 1);
+      latencies = await side.latency(state, plan.latencyOps);
+    }
+    return { samples, latencies };
+  } finally {
+    await side.teardown?.(state);
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Runs the selected workloads on every contender of one runtime and emits a row for each cell,
+ * measured or explained. Runtime differences come in through `Platform`; this code is the same
+ * on Deno, Node and in the browser page.
+ */
+import { type CairnCtx, cairnCtx, detectFeatures } from "../contenders/cairn.ts";
+import { BASELINE, type ContenderInfo, contendersFor } from "../contenders/list.ts";
+import { WORKLOADS } from "../workloads/index.ts";
+import { percentiles, timerResolutionUs } from "./stats.ts";
+import { planFor, type Progress, runSide, type SideResult } from "./measure.ts";
+import type { SqlCtx } from "./sql.ts";
+import {
+  type Feature,
+  FEATURE_ISSUE,
+  type Message,
+  NotApplicable,
+  type Plan,
+  type Row,
+  type RuntimeInfo,
+  type RuntimeName,
+  type Settings,
+  type Variant,
+  type Workload,
+} from "./types.ts";
+
+export type BenchWorkload = Workload<CairnCtx, SqlCtx>;
+
+export interface Platform {
+  runtime: RuntimeName;
+  version: string;
+  engine: string;
+  sqliteVersions(): Promise<Record<string, string>>;
+  /** A new place for a Cairn database (a temp directory, an OPFS name). */
+  storageLocation(): string;
+  heapBytes(): Promise<number | undefined>;
+  gc(): void;
+  /** Runs the SQLite side of `workload` on a SQLite contender (locally or in a worker). */
+  runSqlite(
+    contender: string,
+    workload: BenchWorkload,
+    variant: Variant,
+    plan: Plan,
+    progress: Progress,
+  ): Promise<SideResult>;
+}
+
+export function selectWorkloads(filter: string): BenchWorkload[] {
+  const pattern = filter ? new RegExp(filter, "i") : undefined;
+  return WORKLOADS.filter((w) => !pattern || pattern.test(`${w.id} ${w.title}`));
+}
+
+export async function runSuite(
+  settings: Settings,
+  platform: Platform,
+  emit: (message: Message) => void,
+): Promise<void> {
+  const started = performance.now();
+  const { features, notes } = await detectFeatures(platform.storageLocation());
+  const contenders = contendersFor(platform.runtime);
+  const info: RuntimeInfo = {
+    runtime: platform.runtime,
+    version: platform.version,
+    engine: platform.engine,
+    sqlite: await platform.sqliteVersions(),
+    timerResolutionUs: timerResolutionUs(),
+    features,
+    featureNotes: notes,
+    contenders: contenders.map((c) => c.id),
+    baseline: BASELINE[platform.runtime],
+  };
+  emit({ type: "info", info });
+  for (const workload of selectWorkloads(settings.filter)) {
+    const plan = planFor(workload, settings.quick);
+    const variants = workload.variants(settings.quick);
+    for (let v = 0; v < variants.length; v++) {
+      for (const contender of contenders) {
+        const base = {
+          workload: workload.id,
+          variant: variants[v].label,
+          contender: contender.id,
+          unit: workload.unit,
+          better: workload.better,
+        };
+        let last = 0;
+        const progress: Progress = (phase, i, n) => {
+          const t = performance.now();
+          if (phase === "sample" && i !== 1 && i !== n && t - last < 100) return;
+          last = t;
+          emit({ type: "progress", ...base, phase, i, n });
+        };
+        const row = await runCell(
+          workload,
+          variants[v],
+          contender,
+          plan,
+          features,
+          platform,
+          progress,
+        );
+        emit({ type: "row", row: { ...base, ...row } });
+        platform.gc();
+      }
+    }
+  }
+  emit({ type: "done", ms: performance.now() - started });
+}
+
+type CellResult = Pick<Row, "status" | "reason" | "samples" | "latency" | "note" | "ms">;
+
+async function runCell(
+  workload: BenchWorkload,
+  variant: Variant,
+  contender: ContenderInfo,
+  plan: Plan,
+  features: Record<Feature, boolean>,
+  platform: Platform,
+  progress: Progress,
+): Promise<CellResult> {
+  const started = performance.now();
+  const needs = contender.family === "cairn"
+    ? [...contender.requires, ...(workload.cairn.requires ?? [])]
+    : [];
+  const missing = [...new Set(needs)].filter((f) => !features[f]);
+  if (missing.length > 0) {
+    return {
+      status: "not-available",
+      reason: `not available yet — needs ${missing.map((f) => FEATURE_ISSUE[f]).join(", ")}`,
+      samples: [],
+      ms: 0,
+    };
+  }
+  try {
+    const result = contender.family === "cairn"
+      ? await runSide(
+        workload.cairn,
+        cairnCtx(contender.id, features, platform),
+        variant,
+        plan,
+        progress,
+      )
+      : await platform.runSqlite(contender.id, workload, variant, plan, progress);
+    return {
+      status: "ok",
+      samples: result.samples,
+      latency: result.latencies?.length
+        ? { ops: result.latencies.length, ...percentiles(result.latencies) }
+        : undefined,
+      note: contender.family === "cairn" && !features.storage
+        ? "Cairn: in memory, no disk yet"
+        : undefined,
+      ms: performance.now() - started,
+    };
+  } catch (err) {
+    const notApplicable = err instanceof NotApplicable ||
+      (err as Error)?.name === "NotApplicable";
+    return {
+      status: notApplicable ? "not-applicable" : "error",
+      reason: notApplicable ? (err as Error).message : String((err as Error)?.stack ?? err),
+      samples: [],
+      ms: performance.now() - started,
+    };
+  }
+}

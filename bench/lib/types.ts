@@ -1,0 +1,157 @@
+/**
+ * The shapes every part of the benchmark shares: workloads, their two sides (Cairn and SQLite),
+ * contenders, run settings, result rows and the messages a runtime sends back to the runner.
+ * Pure types and a few constants: this module runs unchanged on Deno, Node and in Chromium.
+ */
+
+export type RuntimeName = "deno" | "node" | "browser";
+export const RUNTIMES: readonly RuntimeName[] = ["deno", "node", "browser"];
+
+/** Engine features a row may need that Cairn does not have yet. */
+export type Feature = "storage" | "query";
+
+/** The issue that brings each feature, for "not available yet — needs #N". */
+export const FEATURE_ISSUE: Record<Feature, string> = {
+  storage: "#4 (storage)",
+  query: "#5 (queries)",
+};
+
+export interface Settings {
+  quick: boolean;
+  /** Regular expression over "<workload id> <title>"; empty selects every workload. */
+  filter: string;
+}
+
+/** One size or shape of a workload, e.g. "100k → 1k results". */
+export interface Variant {
+  label: string;
+  /** Items in the database before the timed part. */
+  items: number;
+  /** Operations per sample (per-operation rows report the sample time divided by this). */
+  ops?: number;
+  /** Workload-specific numbers: results wanted, items changed, … */
+  [key: string]: number | string | undefined;
+}
+
+/** How many samples a row takes; chosen from the workload's scale and quick mode. */
+export interface Plan {
+  warmup: number;
+  samples: number;
+  /** Point operations whose individual latency is recorded (0: none). */
+  latencyOps: number;
+  /** For fixed-time rows: the length of one sample in ms. */
+  sliceMs: number;
+}
+
+/**
+ * One side of a workload for one contender family. `setup` and `teardown` are not timed;
+ * `sample` does its own timing (so per-sample preparation stays outside the clock) and returns
+ * one measurement in the workload's unit. Background work a sample starts is awaited inside it.
+ */
+export interface TypedSide<C, S> {
+  /** Features Cairn must have for this side to run (SQLite sides leave it empty). */
+  requires?: readonly Feature[];
+  setup(ctx: C, variant: Variant, plan: Plan): S | Promise<S>;
+  sample(state: S, index: number): number | Promise<number>;
+  /** Latency of single operations in µs, for the p50/p99/p99.9 table. */
+  latency?(state: S, ops: number): number[] | Promise<number[]>;
+  teardown?(state: S): void | Promise<void>;
+}
+
+// deno-lint-ignore no-explicit-any
+export type Side<C> = TypedSide<C, any>;
+
+/** Declares a side with its own state type. */
+export function side<C, S>(definition: TypedSide<C, S>): Side<C> {
+  return definition;
+}
+
+export type Unit = "µs/op" | "µs" | "ms" | "ops/s" | "B/item";
+
+export interface Workload<CairnCtx = unknown, SqlCtx = unknown> {
+  /** Versioned id: change the version whenever what is timed changes. */
+  id: string;
+  title: string;
+  unit: Unit;
+  /** Whether a smaller number is better (time) or a larger one (throughput). */
+  better: "lower" | "higher";
+  /** µs-scale rows get ≥ 30 samples, ms-scale rows ≥ 7; fixed-time rows run time slices. */
+  scale: "us" | "ms" | "fixed" | "memory";
+  variants(quick: boolean): Variant[];
+  /** Exactly what is inside the clock on each side (goes into docs/benchmarks.md). */
+  timed: { cairn: string; sqlite: string };
+  /** Indexes and prepared statements each side uses. */
+  indexes: { cairn: string; sqlite: string };
+  /** Why the comparison is fair (or where it is not). */
+  fairness: string;
+  /** False when the two sides measure different things (memory): no ratio is shown. */
+  comparable?: boolean;
+  cairn: Side<CairnCtx>;
+  sqlite: Side<SqlCtx>;
+}
+
+export type RowStatus = "ok" | "not-available" | "not-applicable" | "error";
+
+export interface LatencySummary {
+  ops: number;
+  p50: number;
+  p99: number;
+  p999: number;
+}
+
+/** One measured (or explained) cell: a workload variant on one contender in one runtime. */
+export interface Row {
+  workload: string;
+  variant: string;
+  contender: string;
+  status: RowStatus;
+  /** Why a row did not run ("not available yet — needs #4 (storage)", an error message). */
+  reason?: string;
+  unit: Unit;
+  better: "lower" | "higher";
+  /** Raw samples in `unit`. */
+  samples: number[];
+  /** Individual operation latencies, summarized (µs). */
+  latency?: LatencySummary;
+  /** What a reader must know about this cell, e.g. "Cairn: in memory, no disk yet". */
+  note?: string;
+  ms: number;
+}
+
+export interface RuntimeInfo {
+  runtime: RuntimeName;
+  version: string;
+  engine: string;
+  sqlite: Record<string, string>;
+  timerResolutionUs: number;
+  features: Record<Feature, boolean>;
+  /** Why a feature probe said no (e.g. the error `Cairn.open({ path })` threw). */
+  featureNotes?: Partial<Record<Feature, string>>;
+  /** Contender ids run in this runtime, and the SQLite profile Cairn rows are compared with. */
+  contenders: string[];
+  baseline: string;
+}
+
+/** What a runtime sends to the runner, one JSON object per message. */
+export type Message =
+  | { type: "info"; info: RuntimeInfo }
+  | {
+    type: "progress";
+    workload: string;
+    variant: string;
+    contender: string;
+    phase: string;
+    i: number;
+    n: number;
+  }
+  | { type: "row"; row: Row }
+  | { type: "done"; ms: number }
+  | { type: "fatal"; error: string };
+
+/** Raised by a side that cannot run on this contender at all (not a failure). */
+export class NotApplicable extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "NotApplicable";
+  }
+}

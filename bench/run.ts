@@ -1,0 +1,124 @@
+/**
+ * The one benchmark runner (`deno task bench`): runs every workload on every contender in Deno,
+ * Node 24 and Chromium, prints a table per runtime, writes a JSON envelope to bench/results/,
+ * and optionally compares with an earlier envelope.
+ *
+ *   deno task bench [--runtime=deno|node|browser|all] [--filter=REGEX] [--quick]
+ *                   [--json=PATH] [--baseline=PATH] [--threshold=PERCENT]
+ *
+ * Exits non-zero when a runtime fails, a row errors, or (with --baseline) a row regressed by
+ * more than the threshold (default 20 %) beyond the noise.
+ */
+import { parseArgs } from "node:util";
+import { dirname } from "node:path";
+import { runBrowserRuntime } from "./drivers/browser.ts";
+import { stopBuilds } from "./drivers/build.ts";
+import { Collector } from "./drivers/collect.ts";
+import { runServerRuntime } from "./drivers/server.ts";
+import { compareWithBaseline } from "./lib/baseline.ts";
+import { renderRuntimeTable } from "./lib/console_table.ts";
+import { type Envelope, ENVELOPE_FORMAT, envelopeFileName, readEnvelope } from "./lib/envelope.ts";
+import { describeCommit, describeMachine } from "./lib/machine.ts";
+import { ProgressLine } from "./lib/progress.ts";
+import { type RuntimeName, RUNTIMES, type Settings } from "./lib/types.ts";
+
+const USAGE = "usage: deno task bench [--runtime=deno|node|browser|all] [--filter=REGEX] " +
+  "[--quick] [--json=PATH] [--baseline=PATH] [--threshold=PERCENT]";
+
+interface Options {
+  runtimes: RuntimeName[];
+  settings: Settings;
+  json?: string;
+  baseline?: string;
+  threshold: number;
+}
+
+function options(): Options {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      runtime: { type: "string", default: "all" },
+      filter: { type: "string", default: "" },
+      quick: { type: "boolean", default: false },
+      json: { type: "string" },
+      baseline: { type: "string" },
+      threshold: { type: "string", default: "20" },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    Deno.exit(0);
+  }
+  const asked = values.runtime === "all" ? RUNTIMES : values.runtime.split(",");
+  const unknown = asked.filter((r) => !RUNTIMES.includes(r as RuntimeName));
+  if (unknown.length > 0) throw new Error(`unknown runtime ${unknown.join(", ")}\n${USAGE}`);
+  new RegExp(values.filter); // a bad pattern fails here, not in three runtimes
+  return {
+    runtimes: RUNTIMES.filter((r) => asked.includes(r)),
+    settings: { quick: values.quick, filter: values.filter },
+    json: values.json,
+    baseline: values.baseline,
+    threshold: Number(values.threshold) / 100,
+  };
+}
+
+async function main(): Promise<number> {
+  const opts = options();
+  const previous = opts.baseline ? await readEnvelope(opts.baseline) : undefined;
+  const envelope: Envelope = {
+    format: ENVELOPE_FORMAT,
+    createdAt: new Date().toISOString(),
+    commit: await describeCommit(),
+    machine: await describeMachine(),
+    settings: { ...opts.settings, runtimes: opts.runtimes },
+    runtimes: {},
+  };
+  const progress = new ProgressLine();
+  const echo = (text: string) => {
+    progress.clear();
+    console.error(text);
+  };
+  console.log(
+    `Cairn benchmarks${opts.settings.quick ? " (quick)" : ""} on ${envelope.machine.cpu}, ` +
+      `${envelope.machine.cores} cores; commit ${envelope.commit}`,
+  );
+  let failed = 0;
+  for (const runtime of opts.runtimes) {
+    console.log(`\n━━ ${runtime} ━━`);
+    const collector = new Collector(runtime, progress);
+    const result = runtime === "browser"
+      ? await runBrowserRuntime(opts.settings, collector, echo)
+      : await runServerRuntime(runtime, opts.settings, collector, echo);
+    envelope.runtimes[runtime] = result;
+    console.log(renderRuntimeTable(runtime, result));
+    console.log(`(${runtime}: ${(result.ms / 1000).toFixed(1)} s)`);
+    if (result.problem) {
+      failed++;
+      console.error(`${runtime} FAILED: ${result.problem}`);
+    }
+    failed += result.rows.filter((r) => r.status === "error").length;
+  }
+  await stopBuilds();
+
+  const path = opts.json ?? `bench/results/${envelopeFileName(envelope)}`;
+  await Deno.mkdir(dirname(path), { recursive: true });
+  await Deno.writeTextFile(path, JSON.stringify(envelope, null, 1) + "\n");
+  console.log(`\nenvelope: ${path}  (docs: deno task bench:report)`);
+
+  let regressions = 0;
+  if (previous) {
+    const report = compareWithBaseline(envelope, previous, opts.threshold);
+    console.log(`\nagainst ${opts.baseline} (${report.compared} rows compared):`);
+    for (const line of report.lines) console.log(`  ${line}`);
+    if (report.lines.length === 0) {
+      console.log("  no difference beyond the threshold and the noise");
+    }
+    regressions = report.regressions;
+  }
+  if (failed > 0) console.error(`${failed} runtime or row failure(s)`);
+  if (regressions > 0) console.error(`${regressions} regression(s) past the threshold`);
+  return failed > 0 || regressions > 0 ? 1 : 0;
+}
+
+Deno.exit(await main());

@@ -1,0 +1,280 @@
+/** W09–W11, W17, W18: whole-database work — writing and reading every item, count, keys. */
+import {
+  type CairnCtx,
+  filledRepo,
+  fillRepo,
+  ItemSchema,
+  openRepo,
+  REPO_PATH,
+  type RepositoryHandle,
+} from "../contenders/cairn.ts";
+import { sink } from "../lib/items.ts";
+import {
+  fillItems,
+  freshDatabase,
+  type SqlCtx,
+  type SqlDatabase,
+  type SqlStatement,
+  uniqueName,
+} from "../lib/sql.ts";
+import { now, perOpLoop } from "../lib/timer.ts";
+import { side, type Variant } from "../lib/types.ts";
+import {
+  BenchWorkload,
+  big,
+  CAIRN_MAP,
+  itemsLabel,
+  minSampleMs,
+  requirePersistent,
+  SQLITE_PK,
+} from "./common.ts";
+
+const allItems = (
+  quick: boolean,
+): Variant[] => [{ label: itemsLabel(big(quick)), items: big(quick) }];
+
+const SELECT_ALL = "SELECT id, title FROM items";
+
+function readAllCairn(repo: RepositoryHandle): void {
+  for (const key of repo.keys()) sink.value += repo.get(key, ItemSchema)!.get("title").length;
+}
+
+function readAllSql(statement: SqlStatement): void {
+  statement.each([], (row) => {
+    sink.value += String(row.title).length;
+  });
+}
+
+interface CairnFilled {
+  repo: RepositoryHandle;
+  close(): Promise<void>;
+  minMs: number;
+}
+
+async function cairnFilled(ctx: CairnCtx, variant: Variant): Promise<CairnFilled> {
+  const { db, repo } = await filledRepo(ctx, variant.items);
+  return { repo, close: () => db.close(), minMs: (variant.minMs as number) ?? 0 };
+}
+
+interface SqlFilled {
+  ctx: SqlCtx;
+  db: SqlDatabase;
+  name: string;
+  statement: SqlStatement;
+}
+
+function sqlFilled(ctx: SqlCtx, variant: Variant, sql: string): SqlFilled {
+  const name = uniqueName("bulk");
+  const db = freshDatabase(ctx.engine, name, variant.items);
+  return { ctx, db, name, statement: db.prepare(sql) };
+}
+
+function sqlDone(state: SqlFilled): void {
+  state.statement.finalize();
+  state.db.close();
+  state.ctx.engine.remove(state.name);
+}
+
+const writeAll: BenchWorkload = {
+  id: "W09.v1",
+  title: "Write 100k items",
+  unit: "ms",
+  better: "lower",
+  scale: "ms",
+  variants: allItems,
+  timed: {
+    cairn: "N × `repo.create(Item, values, { key })` into a new repository, then " +
+      "`await repo.flush()`.",
+    sqlite: "`BEGIN`, N × prepared `INSERT`, `COMMIT` into a new database with the empty table.",
+  },
+  indexes: { cairn: CAIRN_MAP, sqlite: SQLITE_PK },
+  fairness: "Both end with every item committed (Cairn: sealed, and appended once storage " +
+    "exists). Opening the new store happens before the clock starts.",
+  cairn: side({
+    setup: (ctx: CairnCtx, variant) => ({ ctx, variant }),
+    async sample({ ctx, variant }) {
+      const { db, repo } = await openRepo(ctx);
+      const start = now();
+      await fillRepo(repo, 0, variant.items);
+      const elapsed = now() - start;
+      await db.close();
+      return elapsed;
+    },
+  }),
+  sqlite: side({
+    setup: (ctx: SqlCtx, variant) => ({ ctx, variant }),
+    sample({ ctx, variant }) {
+      const name = uniqueName("w09");
+      const db = freshDatabase(ctx.engine, name, 0);
+      const start = now();
+      fillItems(db, 0, variant.items);
+      const elapsed = now() - start;
+      db.close();
+      ctx.engine.remove(name);
+      return elapsed;
+    },
+  }),
+};
+
+const readCold: BenchWorkload = {
+  id: "W10.v1",
+  title: "Read 100k items, cold",
+  unit: "ms",
+  better: "lower",
+  scale: "ms",
+  variants: allItems,
+  timed: {
+    cairn: "Opening the database and repository written and closed before (`Cairn.open`, " +
+      '`db.open`), then `repo.get(key).get("title")` for every key of `repo.keys()`.',
+    sqlite: "Opening a new connection (empty page cache) to the database, preparing " +
+      "`SELECT id, title FROM items` and reading every row's title.",
+  },
+  indexes: { cairn: CAIRN_MAP, sqlite: "none used (table scan)" },
+  fairness: "Cold means a new connection / instance; the OS file cache stays warm on both sides " +
+    "(dropping it needs root).",
+  cairn: side({
+    requires: ["storage"],
+    async setup(ctx: CairnCtx, variant) {
+      const { db, location } = await filledRepo(ctx, variant.items);
+      await db.close();
+      return { ctx, location };
+    },
+    async sample({ ctx, location }) {
+      const start = now();
+      const db = await ctx.openDb(location);
+      readAllCairn(await db.open(REPO_PATH));
+      const elapsed = now() - start;
+      await db.close();
+      return elapsed;
+    },
+  }),
+  sqlite: side({
+    setup(ctx: SqlCtx, variant) {
+      requirePersistent(ctx);
+      const name = uniqueName("w10");
+      freshDatabase(ctx.engine, name, variant.items).close();
+      return { ctx, name };
+    },
+    sample({ ctx, name }) {
+      const start = now();
+      const db = ctx.engine.open(name);
+      const statement = db.prepare(SELECT_ALL);
+      readAllSql(statement);
+      const elapsed = now() - start;
+      statement.finalize();
+      db.close();
+      return elapsed;
+    },
+    teardown: ({ ctx, name }) => ctx.engine.remove(name),
+  }),
+};
+
+const readWarm: BenchWorkload = {
+  id: "W11.v1",
+  title: "Read 100k items, warm",
+  unit: "ms",
+  better: "lower",
+  scale: "ms",
+  variants: allItems,
+  timed: {
+    cairn: '`repo.get(key).get("title")` for every key of `repo.keys()` on an open repository.',
+    sqlite: "Running the prepared `SELECT id, title FROM items` and reading every row's title " +
+      "on an open connection.",
+  },
+  indexes: { cairn: CAIRN_MAP, sqlite: "none used (table scan)" },
+  fairness: "Both read every item's title from an open store; nothing is cached between samples " +
+    "beyond what each engine keeps anyway.",
+  cairn: side({
+    setup: (ctx: CairnCtx, variant) => cairnFilled(ctx, variant),
+    sample(state: CairnFilled) {
+      const start = now();
+      readAllCairn(state.repo);
+      return now() - start;
+    },
+    teardown: (state: CairnFilled) => state.close(),
+  }),
+  sqlite: side({
+    setup: (ctx: SqlCtx, variant) => sqlFilled(ctx, variant, SELECT_ALL),
+    sample(state: SqlFilled) {
+      const start = now();
+      readAllSql(state.statement);
+      return now() - start;
+    },
+    teardown: sqlDone,
+  }),
+};
+
+const count: BenchWorkload = {
+  id: "W17.v1",
+  title: "Count",
+  unit: "µs/op",
+  better: "lower",
+  scale: "us",
+  variants: (quick) => [{ ...allItems(quick)[0], minMs: minSampleMs(quick) }],
+  timed: {
+    cairn: "`repo.count()`, repeated until the sample has run ≥ 10 ms (2 ms quick); per call.",
+    sqlite: "Prepared `SELECT count(*) FROM items`, same loop; per call.",
+  },
+  indexes: {
+    cairn: "none (a counter)",
+    sqlite: "primary-key index (SQLite counts the smallest b-tree)",
+  },
+  fairness: "Both return the exact number of items. Cairn keeps a counter; SQLite walks a b-tree.",
+  cairn: side({
+    setup: (ctx: CairnCtx, variant) => cairnFilled(ctx, variant),
+    sample: (state: CairnFilled) =>
+      perOpLoop(state.minMs, () => {
+        sink.value += state.repo.count();
+      }),
+    teardown: (state: CairnFilled) => state.close(),
+  }),
+  sqlite: side({
+    setup: (ctx: SqlCtx, variant) => ({
+      ...sqlFilled(ctx, variant, "SELECT count(*) AS n FROM items"),
+      minMs: variant.minMs as number,
+    }),
+    sample: (state: SqlFilled & { minMs: number }) =>
+      perOpLoop(state.minMs, () => {
+        sink.value += Number(state.statement.get()!.n);
+      }, 1),
+    teardown: sqlDone,
+  }),
+};
+
+const keys: BenchWorkload = {
+  id: "W18.v1",
+  title: "Keys",
+  unit: "ms",
+  better: "lower",
+  scale: "ms",
+  variants: allItems,
+  timed: {
+    cairn: "`Array.from(repo.keys())`.",
+    sqlite: "Prepared `SELECT id FROM items`, each id pushed into an array.",
+  },
+  indexes: { cairn: CAIRN_MAP, sqlite: "primary-key index (covering)" },
+  fairness: "Both produce an array of every key.",
+  cairn: side({
+    setup: (ctx: CairnCtx, variant) => cairnFilled(ctx, variant),
+    sample(state: CairnFilled) {
+      const start = now();
+      sink.value += Array.from(state.repo.keys()).length;
+      return now() - start;
+    },
+    teardown: (state: CairnFilled) => state.close(),
+  }),
+  sqlite: side({
+    setup: (ctx: SqlCtx, variant) => sqlFilled(ctx, variant, "SELECT id FROM items"),
+    sample(state: SqlFilled) {
+      const start = now();
+      const ids: unknown[] = [];
+      state.statement.each([], (row) => ids.push(row.id));
+      sink.value += ids.length;
+      return now() - start;
+    },
+    teardown: sqlDone,
+  }),
+};
+
+export const BULK = [writeAll, readCold, readWarm];
+export const WHOLE = [count, keys];

@@ -1,0 +1,31 @@
+/** Sizes and small helpers the workload modules share. */
+import type { CairnCtx } from "../contenders/cairn.ts";
+import { countLabel } from "../lib/format.ts";
+import type { SqlCtx } from "../lib/sql.ts";
+import { NotApplicable, type Workload } from "../lib/types.ts";
+
+export type BenchWorkload = Workload<CairnCtx, SqlCtx>;
+
+/** "100k items" in a full run; small enough for the CI smoke test in quick mode. */
+export function big(quick: boolean): number {
+  return quick ? 5_000 : 100_000;
+}
+
+export function itemsLabel(n: number): string {
+  return `${countLabel(n)} items`;
+}
+
+/** Shortest time one per-operation sample runs, so a coarse clock still resolves it. */
+export function minSampleMs(quick: boolean): number {
+  return quick ? 2 : 10;
+}
+
+/** In-memory SQLite has nothing to reopen: rows about reopening do not apply to it. */
+export function requirePersistent(ctx: SqlCtx): void {
+  if (!ctx.engine.persistent) {
+    throw new NotApplicable("in-memory database: there is nothing to reopen");
+  }
+}
+
+export const SQLITE_PK = "primary-key index on id; prepared statements";
+export const CAIRN_MAP = "none (items map by key)";

@@ -1,0 +1,161 @@
+/** W01–W03: creating an instance and opening a database, empty or holding many items. */
+import { fillRepo, ItemSchema, openRepo, REPO_PATH } from "../contenders/cairn.ts";
+import { itemKey, sink } from "../lib/items.ts";
+import { freshDatabase, SELECT_TITLE, uniqueName } from "../lib/sql.ts";
+import { now, perOpUs } from "../lib/timer.ts";
+import { side } from "../lib/types.ts";
+import {
+  BenchWorkload,
+  big,
+  CAIRN_MAP,
+  itemsLabel,
+  requirePersistent,
+  SQLITE_PK,
+} from "./common.ts";
+
+const createInstance: BenchWorkload = {
+  id: "W01.v1",
+  title: "Create instance",
+  unit: "µs/op",
+  better: "lower",
+  scale: "us",
+  variants: () => [{ label: "new", items: 0 }],
+  timed: {
+    cairn: "`await Cairn.open(options)`: a new session (Ed25519 key pair), an empty schema " +
+      "registry; with storage, also the database directory.",
+    sqlite: "Opening a connection to a new database file (`new DatabaseSync(path)` / " +
+      '`new oo1.DB(path, "c")`) and applying the profile\'s pragmas.',
+  },
+  indexes: { cairn: "none", sqlite: "none" },
+  fairness: "Both sides create an empty store ready for use; closing happens outside the clock.",
+  cairn: side({
+    setup: (ctx) => ctx,
+    async sample(ctx) {
+      const location = ctx.newLocation();
+      const start = now();
+      const db = await ctx.openDb(location);
+      const elapsed = now() - start;
+      await db.close();
+      return perOpUs(elapsed, 1);
+    },
+  }),
+  sqlite: side({
+    setup: (ctx) => ctx,
+    sample({ engine }) {
+      const name = uniqueName("w01");
+      const start = now();
+      const db = engine.open(name);
+      const elapsed = now() - start;
+      db.close();
+      engine.remove(name);
+      return perOpUs(elapsed, 1);
+    },
+  }),
+};
+
+const openEmpty: BenchWorkload = {
+  id: "W02.v1",
+  title: "Open database (empty)",
+  unit: "µs/op",
+  better: "lower",
+  scale: "us",
+  variants: () => [{ label: "empty", items: 0 }],
+  timed: {
+    cairn: '`await Cairn.open(options)` then `await db.open("/bench/items")` on an empty ' +
+      "repository (with storage: one created and closed before the clock starts).",
+    sqlite: "Opening a connection to an existing database holding the empty items table, " +
+      "applying the pragmas and preparing `SELECT title FROM items WHERE id = ?` (reads the " +
+      "schema).",
+  },
+  indexes: { cairn: CAIRN_MAP, sqlite: SQLITE_PK },
+  fairness: "Both sides end ready to read an item. Cairn without storage opens a new in-memory " +
+    "repository; SQLite opens a file.",
+  cairn: side({
+    setup: (ctx) => ctx,
+    async sample(ctx) {
+      const location = ctx.newLocation();
+      if (location !== undefined) await (await openRepo(ctx, location)).db.close();
+      const start = now();
+      const db = await ctx.openDb(location);
+      await db.open(REPO_PATH);
+      const elapsed = now() - start;
+      await db.close();
+      return perOpUs(elapsed, 1);
+    },
+  }),
+  sqlite: side({
+    setup(ctx) {
+      requirePersistent(ctx);
+      const name = uniqueName("w02");
+      freshDatabase(ctx.engine, name, 0).close();
+      return { engine: ctx.engine, name };
+    },
+    sample({ engine, name }) {
+      const start = now();
+      const db = engine.open(name);
+      const select = db.prepare(SELECT_TITLE);
+      const elapsed = now() - start;
+      select.finalize();
+      db.close();
+      return perOpUs(elapsed, 1);
+    },
+    teardown: ({ engine, name }) => engine.remove(name),
+  }),
+};
+
+const openFull: BenchWorkload = {
+  id: "W03.v1",
+  title: "Open database (100k items)",
+  unit: "ms",
+  better: "lower",
+  scale: "ms",
+  variants: (quick) => [{ label: itemsLabel(big(quick)), items: big(quick) }],
+  timed: {
+    cairn: '`await Cairn.open(options)`, `await db.open("/bench/items")` on a repository of ' +
+      "N items written and closed before, then reading one item's title.",
+    sqlite: "Opening a connection to a database file of N items, applying the pragmas, " +
+      "preparing `SELECT title FROM items WHERE id = ?` and reading one title.",
+  },
+  indexes: { cairn: CAIRN_MAP, sqlite: SQLITE_PK },
+  fairness: "Both sides end having answered one read. SQLite reads pages lazily, Cairn loads " +
+    "the repository whole (that is its design: every later read is in memory).",
+  cairn: side({
+    requires: ["storage"],
+    async setup(ctx, variant) {
+      const { db, repo, location } = await openRepo(ctx);
+      await fillRepo(repo, 0, variant.items);
+      await db.close();
+      return { ctx, location };
+    },
+    async sample({ ctx, location }) {
+      const start = now();
+      const db = await ctx.openDb(location);
+      const repo = await db.open(REPO_PATH);
+      sink.value += repo.get(itemKey(0), ItemSchema)!.get("title").length;
+      const elapsed = now() - start;
+      await db.close();
+      return elapsed;
+    },
+  }),
+  sqlite: side({
+    setup(ctx, variant) {
+      requirePersistent(ctx);
+      const name = uniqueName("w03");
+      freshDatabase(ctx.engine, name, variant.items).close();
+      return { engine: ctx.engine, name };
+    },
+    sample({ engine, name }) {
+      const start = now();
+      const db = engine.open(name);
+      const select = db.prepare(SELECT_TITLE);
+      sink.value += String(select.get(itemKey(0))!.title).length;
+      const elapsed = now() - start;
+      select.finalize();
+      db.close();
+      return elapsed;
+    },
+    teardown: ({ engine, name }) => engine.remove(name),
+  }),
+};
+
+export const LIFECYCLE = [createInstance, openEmpty, openFull];

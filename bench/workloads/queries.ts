@@ -1,0 +1,303 @@
+/**
+ * W12–W16: filter queries, filter + sort, and live-query updates. The Cairn side needs issue #5's
+ * `repo.query`; until it exists these rows say so and only SQLite runs.
+ */
+import {
+  type CairnCtx,
+  filledRepo,
+  indexCount,
+  ItemSchema,
+  type OpenQuery,
+  openQuery,
+  type RepositoryHandle,
+} from "../contenders/cairn.ts";
+import { itemKey, sink } from "../lib/items.ts";
+import {
+  CREATE_COUNT_INDEX,
+  freshDatabase,
+  type SqlCtx,
+  type SqlDatabase,
+  type SqlRow,
+  type SqlStatement,
+  uniqueName,
+  UPDATE_COUNT,
+} from "../lib/sql.ts";
+import { now, perOpLoop } from "../lib/timer.ts";
+import { side, type Variant } from "../lib/types.ts";
+import { BenchWorkload, big, minSampleMs } from "./common.ts";
+import { countLabel } from "../lib/format.ts";
+
+const FILTER = "SELECT id, title, count FROM items WHERE count < ?";
+const FILTER_SORT = `${FILTER} ORDER BY title`;
+
+const INDEXES = {
+  cairn: '`repo.createIndex("count")` (in-memory sorted index); a declarative filter',
+  sqlite: "primary-key index on id; `CREATE INDEX items_count ON items (count)`; prepared " +
+    "statements",
+};
+
+function variant(items: number, results: number, quick: boolean): Variant {
+  return {
+    label: `${countLabel(items)} → ${countLabel(results)}`,
+    items,
+    results,
+    minMs: minSampleMs(quick),
+  };
+}
+
+function filterVariants(quick: boolean): Variant[] {
+  const n = big(quick);
+  return [variant(100, 50, quick), variant(n, n / 100, quick), variant(n, n / 10, quick)];
+}
+
+const smallVariant = (quick: boolean) => [variant(100, 50, quick)];
+
+interface CairnState {
+  repo: RepositoryHandle;
+  close(): Promise<void>;
+  variant: Variant;
+  query?: OpenQuery;
+  flip: boolean;
+}
+
+interface SqlState {
+  ctx: SqlCtx;
+  db: SqlDatabase;
+  name: string;
+  variant: Variant;
+  statement?: SqlStatement;
+  flip: boolean;
+}
+
+async function cairnSetup(ctx: CairnCtx, variant: Variant): Promise<CairnState> {
+  const { db, repo } = await filledRepo(ctx, variant.items);
+  indexCount(repo);
+  return { repo, close: () => db.close(), variant, flip: false };
+}
+
+function sqlSetup(ctx: SqlCtx, variant: Variant): SqlState {
+  const name = uniqueName("query");
+  const db = freshDatabase(ctx.engine, name, variant.items, [CREATE_COUNT_INDEX]);
+  return { ctx, db, name, variant, flip: false };
+}
+
+async function cairnTeardown(state: CairnState): Promise<void> {
+  state.query?.close();
+  await state.close();
+}
+
+function sqlTeardown(state: SqlState): void {
+  state.statement?.finalize();
+  state.db.close();
+  state.ctx.engine.remove(state.name);
+}
+
+function runSql(statement: SqlStatement, below: number): SqlRow[] {
+  const rows: SqlRow[] = [];
+  statement.each([below], (row) => rows.push(row));
+  return rows;
+}
+
+/**
+ * A cold query: one not asked before. The bound is nudged by a fraction each sample so no cache
+ * or pool can answer it, while the integer counts keep the same results.
+ */
+function coldBound(state: { variant: Variant }, index: number): number {
+  return (state.variant.results as number) + ((index % 97) + 1) / 1000;
+}
+
+function coldPair(
+  id: string,
+  title: string,
+  sortByTitle: boolean,
+  variants: (quick: boolean) => Variant[],
+): BenchWorkload {
+  const sql = sortByTitle ? FILTER_SORT : FILTER;
+  return {
+    id,
+    title,
+    unit: "µs",
+    better: "lower",
+    scale: "us",
+    variants,
+    timed: {
+      cairn:
+        `\`repo.query({ schema, where: { count: { lt: R } }${
+          sortByTitle ? ', sortBy: "title"' : ""
+        } })\`, a query not asked before, until its results are complete (\`await ready\`, ` +
+        "reading `results`).",
+      sqlite: `Preparing \`${sql}\` and running it once, collecting the rows into an array.`,
+    },
+    indexes: INDEXES,
+    fairness: "Both start with nothing compiled or cached for this query; SQLite's page cache is " +
+      "warm (same connection).",
+    cairn: side({
+      requires: ["query"],
+      setup: cairnSetup,
+      async sample(state: CairnState, index) {
+        const start = now();
+        const query = await openQuery(state.repo, {
+          countBelow: coldBound(state, index),
+          sortByTitle,
+        });
+        sink.value += query.results().length;
+        const elapsed = now() - start;
+        query.close();
+        return elapsed * 1000;
+      },
+      teardown: cairnTeardown,
+    }),
+    sqlite: side({
+      setup: sqlSetup,
+      sample(state: SqlState, index) {
+        const start = now();
+        const statement = state.db.prepare(sql);
+        sink.value += runSql(statement, coldBound(state, index)).length;
+        const elapsed = now() - start;
+        statement.finalize();
+        return elapsed * 1000;
+      },
+      teardown: sqlTeardown,
+    }),
+  };
+}
+
+function warmPair(
+  id: string,
+  title: string,
+  sortByTitle: boolean,
+  variants: (quick: boolean) => Variant[],
+): BenchWorkload {
+  const sql = sortByTitle ? FILTER_SORT : FILTER;
+  return {
+    id,
+    title,
+    unit: "µs/op",
+    better: "lower",
+    scale: "us",
+    variants,
+    timed: {
+      cairn: "Reading `results` of an open query again with no change in between, repeated " +
+        "until the sample has run ≥ 10 ms (2 ms quick); per read.",
+      sqlite: `Running the prepared \`${sql}\` again and collecting the rows into an array, ` +
+        "same loop; per run.",
+    },
+    indexes: INDEXES,
+    fairness: "Both hand the application the current result array. Cairn keeps it cached until " +
+      "an item changes (its design); SQLite has no result cache and runs the query again.",
+    cairn: side({
+      requires: ["query"],
+      async setup(ctx: CairnCtx, variant) {
+        const state = await cairnSetup(ctx, variant);
+        state.query = await openQuery(state.repo, {
+          countBelow: variant.results as number,
+          sortByTitle,
+        });
+        return state;
+      },
+      sample: (state: CairnState) =>
+        perOpLoop(state.variant.minMs as number, () => {
+          sink.value += state.query!.results().length;
+        }),
+      teardown: cairnTeardown,
+    }),
+    sqlite: side({
+      setup(ctx: SqlCtx, variant) {
+        const state = sqlSetup(ctx, variant);
+        state.statement = state.db.prepare(sql);
+        return state;
+      },
+      sample: (state: SqlState) =>
+        perOpLoop(state.variant.minMs as number, () => {
+          sink.value += runSql(state.statement!, state.variant.results as number).length;
+        }, 1),
+      teardown: sqlTeardown,
+    }),
+  };
+}
+
+function liveVariants(quick: boolean): Variant[] {
+  const n = big(quick);
+  return [n / 1000, n / 100, n / 10].map((changed) => ({
+    label: `${countLabel(changed)} changed`,
+    items: n,
+    results: n / 10,
+    changed,
+  }));
+}
+
+/** The new count of the j-th changed item: out of the result on odd flips, back in on even. */
+function toggledCount(j: number, out: boolean, items: number): number {
+  return out ? j + items : j;
+}
+
+const liveUpdate: BenchWorkload = {
+  id: "W16.v1",
+  title: "Live query update",
+  unit: "ms",
+  better: "lower",
+  scale: "ms",
+  variants: liveVariants,
+  timed: {
+    cairn: 'With a live query (count < N/10) open: C × `repo.get(key).set("count", …)` moving ' +
+      "C result items out of (or back into) the result, `await repo.flush()`, then reading the " +
+      "query's updated `results`.",
+    sqlite: "`BEGIN`, C × prepared `UPDATE items SET count = ? WHERE id = ?`, `COMMIT`, then " +
+      "running the prepared filter query again and collecting its rows (SQLite has no live " +
+      "queries: re-running is what an application does).",
+  },
+  indexes: INDEXES,
+  fairness: "Both end with the writes committed and the application holding the new result.",
+  cairn: side({
+    requires: ["query"],
+    async setup(ctx: CairnCtx, variant) {
+      const state = await cairnSetup(ctx, variant);
+      state.query = await openQuery(state.repo, { countBelow: variant.results as number });
+      return state;
+    },
+    async sample(state: CairnState) {
+      const changed = state.variant.changed as number;
+      const items = state.variant.items;
+      state.flip = !state.flip;
+      const start = now();
+      for (let j = 0; j < changed; j++) {
+        state.repo.get(itemKey(j), ItemSchema)!.set("count", toggledCount(j, state.flip, items));
+      }
+      await state.repo.flush();
+      sink.value += state.query!.results().length;
+      return now() - start;
+    },
+    teardown: cairnTeardown,
+  }),
+  sqlite: side({
+    setup(ctx: SqlCtx, variant) {
+      const state = sqlSetup(ctx, variant);
+      state.statement = state.db.prepare(FILTER);
+      return { ...state, update: state.db.prepare(UPDATE_COUNT) };
+    },
+    sample(state: SqlState & { update: SqlStatement }) {
+      const { changed, items, results } = state.variant as Record<string, number>;
+      state.flip = !state.flip;
+      const start = now();
+      state.db.exec("BEGIN");
+      for (let j = 0; j < changed; j++) {
+        state.update.run(toggledCount(j, state.flip, items), itemKey(j));
+      }
+      state.db.exec("COMMIT");
+      sink.value += runSql(state.statement!, results).length;
+      return now() - start;
+    },
+    teardown(state: SqlState & { update: SqlStatement }) {
+      state.update.finalize();
+      sqlTeardown(state);
+    },
+  }),
+};
+
+export const QUERIES = [
+  coldPair("W12.v1", "Filter query, cold", false, filterVariants),
+  warmPair("W13.v1", "Filter query, warm", false, filterVariants),
+  coldPair("W14.v1", "Filter + sort query, cold", true, smallVariant),
+  warmPair("W15.v1", "Filter + sort query, warm", true, smallVariant),
+  liveUpdate,
+];

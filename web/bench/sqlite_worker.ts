@@ -1,0 +1,43 @@
+/**
+ * The dedicated worker that owns SQLite WASM on OPFS (opfs-sahpool). It receives one message per
+ * workload run and runs the workload's SQLite side here, with the same loop as everywhere else.
+ */
+/// <reference lib="webworker" />
+import { wasmOpfsEngine, wasmSqliteVersion } from "../../bench/contenders/sqlite_wasm.ts";
+import { runSide } from "../../bench/lib/measure.ts";
+import type { SqlCtx, SqlEngine } from "../../bench/lib/sql.ts";
+import { workloadById } from "../../bench/workloads/index.ts";
+import type { WorkerReply, WorkerRequest } from "./worker_client.ts";
+
+let engine: Promise<SqlEngine> | undefined;
+
+function reply(message: WorkerReply): void {
+  (self as unknown as Worker).postMessage(message);
+}
+
+self.onmessage = async ({ data }: MessageEvent<WorkerRequest>) => {
+  try {
+    engine ??= wasmOpfsEngine();
+    const ctx: SqlCtx = { engine: await engine, rssBytes: () => undefined, gc() {} };
+    if (data.type === "init") {
+      reply({ id: data.id, type: "ready", version: await wasmSqliteVersion() });
+      return;
+    }
+    const result = await runSide(
+      workloadById(data.workload).sqlite,
+      ctx,
+      data.variant,
+      data.plan,
+      (phase, i, n) => reply({ id: data.id, type: "progress", phase, i, n }),
+    );
+    reply({ id: data.id, type: "result", result });
+  } catch (err) {
+    const error = err as Error;
+    reply({
+      id: data.id,
+      type: "error",
+      name: error?.name ?? "Error",
+      message: error?.name === "NotApplicable" ? error.message : String(error?.stack ?? err),
+    });
+  }
+};

@@ -1,0 +1,68 @@
+/**
+ * The page's side of the SQLite worker: one message per workload run (the worker runs setup,
+ * warm-up, every sample and teardown itself and times them there), progress messages back.
+ */
+import type { Progress, SideResult } from "../../bench/lib/measure.ts";
+import { NotApplicable, type Plan, type Variant } from "../../bench/lib/types.ts";
+
+export type WorkerRequest =
+  | { id: number; type: "init" }
+  | { id: number; type: "run"; workload: string; variant: Variant; plan: Plan };
+
+export type WorkerReply =
+  | { id: number; type: "ready"; version: string }
+  | { id: number; type: "progress"; phase: string; i: number; n: number }
+  | { id: number; type: "result"; result: SideResult }
+  | { id: number; type: "error"; name: string; message: string };
+
+export class SqliteWorker {
+  readonly #worker = new Worker("/build/bench/sqlite_worker.js", { type: "module" });
+  readonly #pending = new Map<
+    number,
+    { progress?: Progress; resolve(reply: WorkerReply): void }
+  >();
+  #nextId = 0;
+
+  constructor() {
+    this.#worker.onmessage = ({ data }: MessageEvent<WorkerReply>) => {
+      const pending = this.#pending.get(data.id);
+      if (!pending) return;
+      if (data.type === "progress") {
+        pending.progress?.(data.phase, data.i, data.n);
+        return;
+      }
+      this.#pending.delete(data.id);
+      pending.resolve(data);
+    };
+  }
+
+  /** Loads SQLite WASM and installs the opfs-sahpool VFS; resolves with SQLite's version. */
+  async init(): Promise<string> {
+    const reply = await this.#send({ id: this.#nextId++, type: "init" });
+    if (reply.type !== "ready") throw failure(reply);
+    return reply.version;
+  }
+
+  async run(workload: string, variant: Variant, plan: Plan, progress: Progress) {
+    const reply = await this.#send(
+      { id: this.#nextId++, type: "run", workload, variant, plan },
+      progress,
+    );
+    if (reply.type !== "result") throw failure(reply);
+    return reply.result;
+  }
+
+  #send(request: WorkerRequest, progress?: Progress): Promise<WorkerReply> {
+    return new Promise((resolve) => {
+      this.#pending.set(request.id, { progress, resolve });
+      this.#worker.postMessage(request);
+    });
+  }
+}
+
+function failure(reply: WorkerReply): Error {
+  if (reply.type !== "error") return new Error(`unexpected worker reply ${reply.type}`);
+  return reply.name === "NotApplicable"
+    ? new NotApplicable(reply.message)
+    : new Error(`in the SQLite worker: ${reply.message}`);
+}
