@@ -4,7 +4,7 @@
  * database with a path, its storage: a directory (Deno, Node) or an OPFS directory (browser).
  */
 import { sessionIdFromPublicKey } from "../core/block.ts";
-import { fromBase64Url, toBase64Url } from "../core/bytes.ts";
+import { bytesEqual, fromBase64Url, toBase64Url } from "../core/bytes.ts";
 import { CairnError } from "../core/errors.ts";
 import { HybridClock } from "../core/hlc.ts";
 import { SchemaRegistry } from "../core/schema.ts";
@@ -327,6 +327,11 @@ async function openStorage(
         secretKey: options.secretKey ?? (await suite.ed25519.generate()).secret,
       };
       await writeSettings(backend, settings);
+    } else if (options.secretKey && !bytesEqual(options.secretKey, settings.secretKey)) {
+      throw new CairnError(
+        "E_BAD_ARGUMENT",
+        `the database at ${options.path} belongs to another session than the given secretKey`,
+      );
     } else if (options.format !== undefined && options.format !== settings.format) {
       throw new CairnError(
         "E_BAD_ARGUMENT",

@@ -74,6 +74,25 @@ for (const format of ["binary", "jsonl"] as const) {
   });
 }
 
+test("reopening with another session's secretKey is refused; the same one is accepted", async () => {
+  const path = await tempDir();
+  try {
+    const db = await Cairn.open({ path });
+    const secretKey = db.exportSecretKey();
+    await db.close();
+    const stranger = (await Cairn.open()).exportSecretKey();
+    await assert.rejects(
+      Cairn.open({ path, secretKey: stranger }),
+      (err) => isCairnError(err, "E_BAD_ARGUMENT"),
+    );
+    const again = await Cairn.open({ path, secretKey });
+    assert.equal(again.session.id, db.session.id);
+    await again.close();
+  } finally {
+    await rm(path, { recursive: true, force: true });
+  }
+});
+
 test("a second open of the same directory while it is open gets E_LOCKED; close releases it", async () => {
   const path = await tempDir();
   try {
