@@ -13,18 +13,12 @@
  * - write 100k: 100k creates + flush; SQLite: one transaction of 100k INSERTs.
  */
 import { DatabaseSync } from "node:sqlite";
-import { Cairn, defineSchema, type Item } from "../../src/mod.ts";
+import { Cairn, type Item } from "../../src/mod.ts";
+import { ItemSchema } from "../contenders/cairn.ts";
 import { collect, summarize } from "../lib/stats.ts";
 
-const Entry = defineSchema({
-  ns: "entry",
-  version: 1,
-  fields: {
-    title: { type: "string", required: true },
-    count: { type: "number" },
-    tags: { type: "set" },
-  },
-});
+/** The benchmark item, as the runner defines it. */
+const Entry = ItemSchema;
 
 const SAMPLES = 9;
 const OPS = 10_000;

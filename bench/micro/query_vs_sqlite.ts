@@ -15,18 +15,12 @@
  *   `q.results`; SQLite: N UPDATEs in one transaction, then the indexed SELECT again.
  */
 import { DatabaseSync } from "node:sqlite";
-import { Cairn, defineSchema, type Item } from "../../src/mod.ts";
+import { Cairn, type Item } from "../../src/mod.ts";
+import { ItemSchema } from "../contenders/cairn.ts";
 import { collect, summarize } from "../lib/stats.ts";
 
-const Entry = defineSchema({
-  ns: "entry",
-  version: 1,
-  fields: {
-    title: { type: "string", required: true },
-    count: { type: "number" },
-    tags: { type: "set" },
-  },
-});
+/** The benchmark item, as the runner defines it. */
+const Entry = ItemSchema;
 
 const N = 100_000;
 const THRESHOLD = 98_999;
