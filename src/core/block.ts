@@ -15,11 +15,12 @@ import {
   commitFromTuple,
   type CommitJson,
   commitToJson,
-  commitToTuple,
   packValue,
   unpackBytes,
+  writeCommit,
 } from "./commit_codec.ts";
 import { CairnError } from "./errors.ts";
+import { MsgpackWriter } from "./msgpack_writer.ts";
 import {
   type CryptoSuite,
   type Ed25519,
@@ -39,6 +40,8 @@ const SESSION_ID_PATTERN = new RegExp(`^[A-Za-z0-9_-]{${SESSION_ID_LENGTH}}$`);
 /** A block hash: base64url of a SHA-256 digest. */
 const BLOCK_HASH_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const UNSIGNED = new Uint8Array(0);
+/** Reused by every body: its buffer grows to the largest block and is not given up. */
+const bodyWriter = new MsgpackWriter();
 
 export interface Block {
   /** The author session's id: `sessionIdFromPublicKey(publicKey)`. */
@@ -103,14 +106,16 @@ export async function sessionIdFromPublicKey(
 /** The canonical, deterministic bytes a block's signature and hash cover. */
 export function blockBody(fields: BlockFields): Uint8Array {
   const { session, publicKey, seq, prev, commits } = fields;
-  return packValue([
-    BLOCK_FORMAT_VERSION,
-    session,
-    publicKey,
-    seq,
-    prev,
-    commits.map(commitToTuple),
-  ]);
+  bodyWriter.reset();
+  bodyWriter.arrayHeader(6);
+  bodyWriter.number(BLOCK_FORMAT_VERSION);
+  bodyWriter.string(session);
+  bodyWriter.bytes(publicKey);
+  bodyWriter.number(seq);
+  bodyWriter.string(prev);
+  bodyWriter.arrayHeader(commits.length);
+  for (const commit of commits) writeCommit(bodyWriter, commit);
+  return bodyWriter.take();
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   corrupt,
   isPlainObject,
 } from "./wire_validation.ts";
+import { MsgpackWriter } from "./msgpack_writer.ts";
 
 /** Layout version written first in every encoded commit, so later layouts can be told apart. */
 export const COMMIT_FORMAT_VERSION = 1;
@@ -27,15 +28,29 @@ const BODY_VALUE = 0;
 const BODY_DELTA = 1;
 const BODY_DELETE = 2;
 
-/** The commit as a MessagePack array: compact, and faster to pack than a map. */
-export function commitToTuple(commit: Commit): unknown[] {
-  const { session, seq, key, hlc, parents, schema, body } = commit;
-  // A literal array then push: no spread, as this runs once per commit when a block is sealed.
-  const tuple: unknown[] = [COMMIT_FORMAT_VERSION, session, seq, key, hlc, parents, schema];
-  if (body.kind === "value") tuple.push(BODY_VALUE, body.value);
-  else if (body.kind === "delta") tuple.push(BODY_DELTA, body.set, body.unset);
-  else tuple.push(BODY_DELETE);
-  return tuple;
+/**
+ * Writes the commit as a MessagePack array `[version, session, seq, key, hlc, parents, schema,
+ * kind, ...body]` — compact, and read back by commitFromTuple. Written field by field (no tuple
+ * is built): this runs once per commit when a block is sealed.
+ */
+export function writeCommit(writer: MsgpackWriter, commit: Commit): void {
+  const { body } = commit;
+  writer.arrayHeader(body.kind === "value" ? 9 : body.kind === "delta" ? 10 : 8);
+  writer.number(COMMIT_FORMAT_VERSION);
+  writer.repeatedString(commit.session);
+  writer.number(commit.seq);
+  writer.string(commit.key);
+  writer.number(commit.hlc);
+  writer.stringArray(commit.parents);
+  writer.repeatedString(commit.schema);
+  if (body.kind === "value") {
+    writer.number(BODY_VALUE);
+    writer.record(body.value);
+  } else if (body.kind === "delta") {
+    writer.number(BODY_DELTA);
+    writer.record(body.set);
+    writer.stringArray(body.unset);
+  } else writer.number(BODY_DELETE);
 }
 
 export function commitFromTuple(tuple: unknown): Commit {
@@ -51,7 +66,9 @@ export function commitFromTuple(tuple: unknown): Commit {
 }
 
 export function encodeCommit(commit: Commit): Uint8Array {
-  return packr.pack(commitToTuple(commit));
+  const writer = new MsgpackWriter();
+  writeCommit(writer, commit);
+  return writer.take();
 }
 
 export function decodeCommit(bytes: Uint8Array): Commit {

@@ -71,15 +71,12 @@ export class RepositoryHandle {
   create<S extends AnySchema>(
     schema: S,
     input: CreateInput<S>,
-    options: CreateOptions = {},
+    options?: CreateOptions,
   ): Item<S> {
     this.#register(schema);
     const wire = schema.createWire(input as never);
-    const key = options.key === undefined ? this.#newKey() : checkKey(options.key);
-    if (this.#repo.value(key)) {
-      throw new CairnError("E_KEY_EXISTS", `item ${key} already exists in ${this.path}`);
-    }
-    this.#repo.writeValue(key, schema.id, wire);
+    const key = options?.key === undefined ? this.#newKey() : checkKey(options.key);
+    this.#repo.create(key, schema.id, wire);
     return new Item(this.#repo, this.#reader, key, schema);
   }
 

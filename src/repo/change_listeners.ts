@@ -29,8 +29,13 @@ export class ChangeListeners {
     };
   }
 
+  /** Whether anyone listens: lets a hot path skip building the change it would emit. */
+  get active(): boolean {
+    return this.#all.size > 0 || this.#byKey.size > 0;
+  }
+
   emit(change: ItemChange): void {
-    if (this.#all.size === 0 && this.#byKey.size === 0) return;
+    if (!this.active) return;
     // A throwing listener must not stop the others, nor undo the write that is already applied.
     for (const listener of this.#all) callSafely(listener, change);
     const forKey = this.#byKey.get(change.key);

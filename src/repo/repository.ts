@@ -173,9 +173,18 @@ export class Repository {
 
   // ── local writes: synchronous in memory, sealed once per tick ─────────────────────────────
 
-  /** A new commit with the full value `wire` (a create, or a write after a merge). */
-  writeValue(key: string, schema: string, wire: FieldRecord): void {
+  /** Creates `key` with the value `wire`: E_KEY_EXISTS while it is live (a deleted key may return). */
+  create(key: string, schema: string, wire: FieldRecord): void {
     const state = this.#items.get(key);
+    if (state?.wire !== undefined) {
+      throw new CairnError("E_KEY_EXISTS", `item ${key} already exists in ${this.path}`);
+    }
+    this.#commitLocal(key, schema, state, { kind: "value", value: wire }, wire);
+  }
+
+  /** Replaces a live item's value with the full value `wire` (e.g. under a newer schema version). */
+  writeValue(key: string, schema: string, wire: FieldRecord): void {
+    const state = this.#requireLive(key);
     this.#commitLocal(key, schema, state, { kind: "value", value: wire }, wire);
   }
 
@@ -286,13 +295,27 @@ export class Repository {
     };
     this.#graph.add(commit);
     const deltas = body.kind === "delta" ? state!.deltas + 1 : 0;
-    this.#setState(key, state, { leaves: [commit], wire: next, schema, deltas });
+    if (state === undefined) {
+      this.#setState(key, state, { leaves: [commit], wire: next, schema, deltas });
+    } else {
+      // A local write replaces all leaves by its one commit. Updating the state in place spares
+      // two objects per write that would live until the item's next write — long enough to be
+      // copied by the young-generation GC, which is most of what a write costs.
+      this.#liveCount += Number(next !== undefined) - Number(state.wire !== undefined);
+      if (state.leaves.length === 1) state.leaves[0] = commit;
+      else state.leaves = [commit];
+      state.wire = next;
+      state.schema = schema;
+      state.deltas = deltas;
+    }
     this.#pending.push(commit);
     if (!this.#sealScheduled) {
       this.#sealScheduled = true;
       queueMicrotask(() => this.#queueSeal());
     }
-    this.#listeners.emit({ key, source: "local", deleted: next === undefined });
+    if (this.#listeners.active) {
+      this.#listeners.emit({ key, source: "local", deleted: next === undefined });
+    }
   }
 
   /** A clock reading after every parent's, even a parent stamped ahead of our clock. */

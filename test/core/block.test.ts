@@ -18,7 +18,7 @@ import {
 } from "../../src/core/block.ts";
 import { bytesEqual } from "../../src/core/bytes.ts";
 import type { Commit } from "../../src/core/commit.ts";
-import { commitToTuple, packValue } from "../../src/core/commit_codec.ts";
+import { COMMIT_FORMAT_VERSION, packValue } from "../../src/core/commit_codec.ts";
 import { type CairnErrorCode, isCairnError } from "../../src/core/errors.ts";
 import type { CryptoSuite } from "../../src/core/signing.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
@@ -74,6 +74,15 @@ async function sealAs(author: Author, fields: BlockFields): Promise<SealedBlock>
 
 function hasCode(...codes: CairnErrorCode[]): (err: unknown) => boolean {
   return (err) => codes.some((code) => isCairnError(err, code));
+}
+
+/** A commit as the array the body holds, built independently of the writer in src/. */
+function commitToTuple(commit: Commit): unknown[] {
+  const { session, seq, key, hlc, parents, schema, body } = commit;
+  const head = [COMMIT_FORMAT_VERSION, session, seq, key, hlc, parents, schema];
+  if (body.kind === "value") return [...head, 0, body.value];
+  if (body.kind === "delta") return [...head, 1, body.set, body.unset];
+  return [...head, 2];
 }
 
 /** The body's fields as MessagePack sees them, to build hostile variants from. */

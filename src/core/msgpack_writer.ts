@@ -1,0 +1,242 @@
+/**
+ * A MessagePack writer for the bytes that are hashed and signed (block bodies), writing straight
+ * into one growing buffer instead of building an intermediate array per commit.
+ *
+ * It writes exactly the bytes msgpackr writes for the same values with `useRecords: false`
+ * (smallest integer form, float64 for every other number, plain objects always as map16), so
+ * bodies stay byte-identical to those msgpackr decodes and re-encodes in the canonical check; a
+ * property test holds the two to that. Values are wire values (see commit.ts) plus byte arrays.
+ */
+import type { WireValue } from "./commit.ts";
+
+const INITIAL_CAPACITY = 64 * 1024;
+/** Longer strings go through TextEncoder.encodeInto, shorter ones through a char loop. */
+const LONG_STRING = 64;
+
+/** Encodings of repeated strings kept per writer; past this many the cache starts over. */
+const MAX_REPEATED_STRINGS = 1024;
+
+const utf8 = new TextEncoder();
+
+export class MsgpackWriter {
+  #bytes = new Uint8Array(INITIAL_CAPACITY);
+  #view = new DataView(this.#bytes.buffer);
+  #position = 0;
+  readonly #repeated = new Map<string, Uint8Array>();
+
+  /** Starts over, dropping anything written (e.g. by an encoding that threw halfway). */
+  reset(): void {
+    this.#position = 0;
+  }
+
+  /** The bytes written since the last `take()` or `reset()`, as a new array; then starts over. */
+  take(): Uint8Array {
+    const written = this.#bytes.slice(0, this.#position);
+    this.#position = 0;
+    return written;
+  }
+
+  arrayHeader(length: number): void {
+    this.#reserve(5);
+    const bytes = this.#bytes;
+    if (length < 0x10) bytes[this.#position++] = 0x90 | length;
+    else if (length < 0x10000) {
+      bytes[this.#position++] = 0xdc;
+      bytes[this.#position++] = length >> 8;
+      bytes[this.#position++] = length & 0xff;
+    } else {
+      bytes[this.#position++] = 0xdd;
+      this.#view.setUint32(this.#position, length);
+      this.#position += 4;
+    }
+  }
+
+  number(value: number): void {
+    this.#reserve(9);
+    const bytes = this.#bytes;
+    if (value >>> 0 === value) {
+      if (value < 0x80) bytes[this.#position++] = value;
+      else if (value < 0x100) {
+        bytes[this.#position++] = 0xcc;
+        bytes[this.#position++] = value;
+      } else if (value < 0x10000) {
+        bytes[this.#position++] = 0xcd;
+        bytes[this.#position++] = value >> 8;
+        bytes[this.#position++] = value & 0xff;
+      } else {
+        bytes[this.#position++] = 0xce;
+        this.#view.setUint32(this.#position, value);
+        this.#position += 4;
+      }
+    } else if (value >> 0 === value) {
+      if (value >= -0x20) bytes[this.#position++] = 0x100 + value;
+      else if (value >= -0x80) {
+        bytes[this.#position++] = 0xd0;
+        bytes[this.#position++] = value + 0x100;
+      } else if (value >= -0x8000) {
+        bytes[this.#position++] = 0xd1;
+        this.#view.setInt16(this.#position, value);
+        this.#position += 2;
+      } else {
+        bytes[this.#position++] = 0xd2;
+        this.#view.setInt32(this.#position, value);
+        this.#position += 4;
+      }
+    } else {
+      // Integers beyond 32 bits (clock readings) included, as msgpackr does.
+      bytes[this.#position++] = 0xcb;
+      this.#view.setFloat64(this.#position, value);
+      this.#position += 8;
+    }
+  }
+
+  string(value: string): void {
+    const length = value.length;
+    this.#reserve(5 + length * 3);
+    // Header sized for an all-ASCII string, moved if the UTF-8 length needs another size.
+    const guess = headerSize(length);
+    const start = this.#position + guess;
+    const written = length < LONG_STRING
+      ? this.#writeShortString(value, start)
+      : utf8.encodeInto(value, this.#bytes.subarray(start)).written;
+    const size = headerSize(written);
+    if (size !== guess) this.#bytes.copyWithin(this.#position + size, start, start + written);
+    this.#stringHeader(written);
+    this.#position += written;
+  }
+
+  /**
+   * A string that recurs from value to value (a session id, a schema id, a field name): its
+   * encoding is kept and copied, which is cheaper than encoding it again each time.
+   */
+  repeatedString(value: string): void {
+    const known = this.#repeated.get(value);
+    if (known === undefined) {
+      const start = this.#position;
+      this.string(value);
+      if (this.#repeated.size >= MAX_REPEATED_STRINGS) this.#repeated.clear();
+      this.#repeated.set(value, this.#bytes.slice(start, this.#position));
+      return;
+    }
+    this.#reserve(known.length);
+    const bytes = this.#bytes;
+    let position = this.#position;
+    for (let i = 0; i < known.length; i++) bytes[position++] = known[i];
+    this.#position = position;
+  }
+
+  bytes(value: Uint8Array): void {
+    this.#reserve(5 + value.length);
+    const bytes = this.#bytes;
+    const length = value.length;
+    if (length < 0x100) {
+      bytes[this.#position++] = 0xc4;
+      bytes[this.#position++] = length;
+    } else if (length < 0x10000) {
+      bytes[this.#position++] = 0xc5;
+      bytes[this.#position++] = length >> 8;
+      bytes[this.#position++] = length & 0xff;
+    } else {
+      bytes[this.#position++] = 0xc6;
+      this.#view.setUint32(this.#position, length);
+      this.#position += 4;
+    }
+    bytes.set(value, this.#position);
+    this.#position += length;
+  }
+
+  stringArray(values: readonly string[]): void {
+    this.arrayHeader(values.length);
+    for (let i = 0; i < values.length; i++) this.string(values[i]);
+  }
+
+  /** Any wire value: null, boolean, number, string, array or plain object. */
+  value(value: WireValue): void {
+    if (typeof value === "string") this.string(value);
+    else if (typeof value === "number") this.number(value);
+    else if (typeof value === "boolean") this.#byte(value ? 0xc3 : 0xc2);
+    else if (value === null) this.#byte(0xc0);
+    else if (Array.isArray(value)) {
+      this.arrayHeader(value.length);
+      for (let i = 0; i < value.length; i++) this.value(value[i]);
+    } else this.record(value);
+  }
+
+  /** A plain object, as a map16 (msgpackr's fixed choice) of its own enumerable keys. */
+  record(record: { readonly [key: string]: WireValue }): void {
+    this.#reserve(3);
+    const sizeAt = this.#position + 1;
+    this.#bytes[this.#position] = 0xde;
+    this.#position += 3;
+    let size = 0;
+    for (const key in record) {
+      if (!Object.hasOwn(record, key)) continue;
+      this.repeatedString(key);
+      this.value(record[key]);
+      size++;
+    }
+    if (size > 0xffff) throw new RangeError("a record of more than 65,535 fields");
+    this.#bytes[sizeAt] = size >> 8;
+    this.#bytes[sizeAt + 1] = size & 0xff;
+  }
+
+  #byte(value: number): void {
+    this.#reserve(1);
+    this.#bytes[this.#position++] = value;
+  }
+
+  #stringHeader(length: number): void {
+    const bytes = this.#bytes;
+    if (length < 0x20) bytes[this.#position++] = 0xa0 | length;
+    else if (length < 0x100) {
+      bytes[this.#position++] = 0xd9;
+      bytes[this.#position++] = length;
+    } else if (length < 0x10000) {
+      bytes[this.#position++] = 0xda;
+      bytes[this.#position++] = length >> 8;
+      bytes[this.#position++] = length & 0xff;
+    } else {
+      bytes[this.#position++] = 0xdb;
+      this.#view.setUint32(this.#position, length);
+      this.#position += 4;
+    }
+  }
+
+  /** UTF-8 of a well-formed string at `at`; returns the byte length. */
+  #writeShortString(value: string, at: number): number {
+    const bytes = this.#bytes;
+    let position = at;
+    for (let i = 0; i < value.length; i++) {
+      let code = value.charCodeAt(i);
+      if (code < 0x80) bytes[position++] = code;
+      else if (code < 0x800) {
+        bytes[position++] = (code >> 6) | 0xc0;
+        bytes[position++] = (code & 0x3f) | 0x80;
+      } else if ((code & 0xfc00) === 0xd800 && (value.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+        code = 0x10000 + ((code & 0x3ff) << 10) + (value.charCodeAt(++i) & 0x3ff);
+        bytes[position++] = (code >> 18) | 0xf0;
+        bytes[position++] = ((code >> 12) & 0x3f) | 0x80;
+        bytes[position++] = ((code >> 6) & 0x3f) | 0x80;
+        bytes[position++] = (code & 0x3f) | 0x80;
+      } else {
+        bytes[position++] = (code >> 12) | 0xe0;
+        bytes[position++] = ((code >> 6) & 0x3f) | 0x80;
+        bytes[position++] = (code & 0x3f) | 0x80;
+      }
+    }
+    return position - at;
+  }
+
+  #reserve(extra: number): void {
+    const needed = this.#position + extra;
+    if (needed <= this.#bytes.length) return;
+    const grown = new Uint8Array(Math.max(needed, this.#bytes.length * 2));
+    grown.set(this.#bytes.subarray(0, this.#position));
+    this.#bytes = grown;
+    this.#view = new DataView(grown.buffer);
+  }
+}
+
+function headerSize(length: number): number {
+  return length < 0x20 ? 1 : length < 0x100 ? 2 : length < 0x10000 ? 3 : 5;
+}
