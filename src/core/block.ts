@@ -139,9 +139,14 @@ export async function sealBlock(
   return { block: { ...fields, signature }, body, digest, hash: toBase64Url(digest) };
 }
 
-/** The binary payload of a log frame or network message: `[body, signature]`. */
-export function encodeBlock(sealed: SealedBlock): Uint8Array {
-  return packValue([sealed.body, sealed.block.signature]);
+/**
+ * The binary payload of a log frame or network message: `[body, signature]`. Without the body
+ * at hand it is written again from the block's fields — the same bytes, as bodies are canonical.
+ */
+export function encodeBlock(
+  sealed: { readonly block: Block; readonly body?: Uint8Array },
+): Uint8Array {
+  return packValue([sealed.body ?? blockBody(sealed.block), sealed.block.signature]);
 }
 
 /**

@@ -6,6 +6,7 @@
  * Everything here works on wire values; typed access lives in db/.
  */
 import {
+  type Block,
   type BlockSigner,
   type ChainTip,
   checkChain,
@@ -71,9 +72,15 @@ export interface ImportReport {
   }[];
 }
 
+/**
+ * A key's state. Its leaves are held as `leaf` when there is one — the usual case, which then
+ * keeps no array (two heap objects fewer per item) — and as `leaves` when there are several.
+ */
 interface ItemState {
-  /** The key's leaf commits. */
-  leaves: Commit[];
+  /** The key's only leaf commit, or undefined when it has several. */
+  leaf: Commit | undefined;
+  /** The key's leaf commits when there are several (concurrent writes), else undefined. */
+  leaves: readonly Commit[] | undefined;
   /** Current value (the leaves merged); undefined when deleted. */
   wire: FieldRecord | undefined;
   schema: string;
@@ -83,7 +90,21 @@ interface ItemState {
 
 /** Shared by every commit without parents (creates), so none allocates its own. */
 const NO_PARENTS: readonly string[] = Object.freeze([]);
-const NO_COMMITS: readonly Commit[] = Object.freeze([]);
+
+function leavesOf(state: ItemState): readonly Commit[] {
+  return state.leaf ? [state.leaf] : state.leaves!;
+}
+
+function itemState(
+  leaves: readonly Commit[],
+  wire: FieldRecord | undefined,
+  schema: string,
+  deltas: number,
+): ItemState {
+  return leaves.length === 1
+    ? { leaf: leaves[0], leaves: undefined, wire, schema, deltas }
+    : { leaf: undefined, leaves, wire, schema, deltas };
+}
 
 /** A full value is written after this many deltas, bounding the walk that rebuilds a value. */
 const MAX_DELTA_CHAIN = 32;
@@ -99,9 +120,12 @@ export class Repository {
   #liveCount = 0;
   #commitSeq = 0;
 
-  /** Blocks in the order they were applied here: a causal order, so exports replay cleanly. */
-  readonly #blocks: SealedBlock[] = [];
-  readonly #frames = new WeakMap<SealedBlock, Uint8Array>();
+  /**
+   * Blocks in the order they were applied here: a causal order, so exports replay cleanly. Held
+   * without their encoded bodies (about as large as the commits themselves): an export writes a
+   * body again from the commits, which are kept anyway.
+   */
+  #blocks: Block[] = [];
   readonly #tips = new Map<string, ChainTip>();
   /** Block hashes per session, by seq - 1: tells a duplicate from a fork. */
   readonly #hashes = new Map<string, string[]>();
@@ -155,7 +179,8 @@ export class Repository {
 
   /** The ids of a key's leaf commits (empty for an unknown key). */
   leaves(key: string): string[] {
-    return this.#items.get(key)?.leaves.map(commitId) ?? [];
+    const state = this.#items.get(key);
+    return state ? leavesOf(state).map(commitId) : [];
   }
 
   /** The sequence number the next local commit will get. */
@@ -200,7 +225,7 @@ export class Repository {
     unset: string[],
   ): void {
     const state = this.#requireLive(key);
-    const asDelta = state.leaves.length === 1 && state.schema === schema &&
+    const asDelta = state.leaf !== undefined && state.schema === schema &&
       state.deltas < MAX_DELTA_CHAIN;
     this.#commitLocal(
       key,
@@ -283,27 +308,30 @@ export class Repository {
     next: FieldRecord | undefined,
   ): void {
     this.#checkOpen();
-    const leaves = state ? state.leaves : NO_COMMITS;
     const commit: Commit = {
       session: this.#ctx.session,
       seq: ++this.#commitSeq,
       key,
-      hlc: this.#nextHlc(leaves),
-      parents: leaves.length === 0 ? NO_PARENTS : leaves.map(commitId),
+      hlc: this.#nextHlc(state),
+      parents: state === undefined
+        ? NO_PARENTS
+        : state.leaf
+        ? [commitId(state.leaf)]
+        : state.leaves!.map(commitId),
       schema,
       body,
     };
     this.#graph.add(commit);
     const deltas = body.kind === "delta" ? state!.deltas + 1 : 0;
     if (state === undefined) {
-      this.#setState(key, state, { leaves: [commit], wire: next, schema, deltas });
+      this.#setState(key, state, { leaf: commit, leaves: undefined, wire: next, schema, deltas });
     } else {
       // A local write replaces all leaves by its one commit. Updating the state in place spares
-      // two objects per write that would live until the item's next write — long enough to be
-      // copied by the young-generation GC, which is most of what a write costs.
+      // an object per write that would live until the item's next write — long enough to be
+      // copied by the young-generation GC, which is much of what a write costs.
       this.#liveCount += Number(next !== undefined) - Number(state.wire !== undefined);
-      if (state.leaves.length === 1) state.leaves[0] = commit;
-      else state.leaves = [commit];
+      state.leaf = commit;
+      state.leaves = undefined;
       state.wire = next;
       state.schema = schema;
       state.deltas = deltas;
@@ -318,10 +346,13 @@ export class Repository {
     }
   }
 
-  /** A clock reading after every parent's, even a parent stamped ahead of our clock. */
-  #nextHlc(parents: readonly Commit[]): number {
-    let hlc = this.#ctx.clock.now();
-    for (const parent of parents) if (parent.hlc >= hlc) hlc = parent.hlc + 1;
+  /** A clock reading after every leaf's, even a leaf stamped ahead of our clock. */
+  #nextHlc(state: ItemState | undefined): number {
+    const now = this.#ctx.clock.now();
+    if (state === undefined) return now;
+    if (state.leaf) return state.leaf.hlc >= now ? state.leaf.hlc + 1 : now;
+    let hlc = now;
+    for (const leaf of state.leaves!) if (leaf.hlc >= hlc) hlc = leaf.hlc + 1;
     return hlc;
   }
 
@@ -346,7 +377,10 @@ export class Repository {
     const busy = this.#pending.length > 0 || this.#sealScheduled || this.#sealsInFlight > 0;
     if (busy || this.#unresolved.size > 0) return undefined;
     const items = [];
-    for (const [key, state] of this.#items) items.push({ key, ...state });
+    for (const [key, state] of this.#items) {
+      const { wire, schema, deltas } = state;
+      items.push({ key, leaves: leavesOf(state), wire, schema, deltas });
+    }
     return { commitSeq: this.#commitSeq, tips: new Map(this.#tips), items };
   }
 
@@ -358,7 +392,7 @@ export class Repository {
     for (const item of snapshot.items) {
       for (const leaf of item.leaves) this.#graph.add(leaf);
       const { key, leaves, wire, schema, deltas } = item;
-      this.#setState(key, undefined, { leaves: [...leaves], wire, schema, deltas });
+      this.#setState(key, undefined, itemState([...leaves], wire, schema, deltas));
     }
     for (const [session, tip] of snapshot.tips) this.#tips.set(session, tip);
     this.#commitSeq = snapshot.commitSeq;
@@ -378,7 +412,8 @@ export class Repository {
         }
         this.#hashesOf(sealed.block.session)[sealed.block.seq - 1] = sealed.hash;
       }
-      this.#blocks.unshift(...blocks);
+      // Not unshift(...blocks): a spread of that many arguments can overflow the stack.
+      this.#blocks = blocks.map((sealed) => sealed.block).concat(this.#blocks);
       this.#history = undefined;
     }).finally(() => {
       this.#hydrating = undefined;
@@ -422,11 +457,8 @@ export class Repository {
     await this.#ensureHistory();
     await this.flush();
     const frames: Uint8Array[] = [];
-    for (const sealed of this.#blocks) {
-      // A copy: the caller may reuse or scrub its buffers, and the cached frame must survive that.
-      if (sealed.block.seq > (since[sealed.block.session] ?? 0)) {
-        frames.push(new Uint8Array(this.#frame(sealed)));
-      }
+    for (const block of this.#blocks) {
+      if (block.seq > (since[block.session] ?? 0)) frames.push(encodeBlock({ block }));
     }
     return frames;
   }
@@ -556,36 +588,32 @@ export class Repository {
   #applyRemoteCommit(commit: Commit): void {
     const state = this.#items.get(commit.key);
     const leaves = state
-      ? state.leaves.filter((leaf) => !commit.parents.includes(commitId(leaf)))
+      ? leavesOf(state).filter((leaf) => !commit.parents.includes(commitId(leaf)))
       : [];
     leaves.push(commit);
     this.#unresolved.delete(commit.key);
     let next: ItemState;
     if (leaves.length > 1) next = this.#merged(commit.key, leaves);
     else if (
-      commit.body.kind === "delta" && state?.wire && state.leaves.length === 1 &&
-      commit.parents[0] === commitId(state.leaves[0])
+      commit.body.kind === "delta" && state?.wire && state.leaf &&
+      commit.parents[0] === commitId(state.leaf)
     ) {
       // Fast path: a delta on the value we already hold.
       const wire = { ...state.wire, ...commit.body.set };
       for (const field of commit.body.unset) delete wire[field];
-      next = { leaves, wire, schema: commit.schema, deltas: state.deltas + 1 };
+      next = itemState(leaves, wire, commit.schema, state.deltas + 1);
     } else {
-      next = {
-        leaves,
-        wire: this.#graph.valueAt(commit),
-        schema: commit.schema,
-        deltas: commit.body.kind === "delta" ? Infinity : 0,
-      };
+      const deltas = commit.body.kind === "delta" ? Infinity : 0;
+      next = itemState(leaves, this.#graph.valueAt(commit), commit.schema, deltas);
     }
     this.#setState(commit.key, state, next);
     this.#listeners.emit({ key: commit.key, source: "remote", deleted: next.wire === undefined });
   }
 
-  #merged(key: string, leaves: Commit[]): ItemState {
+  #merged(key: string, leaves: readonly Commit[]): ItemState {
     const { wire, schema, complete } = mergeLeaves(this.#graph, leaves, this.#ctx.registry);
     if (!complete) this.#unresolved.add(key);
-    return { leaves, wire, schema, deltas: Infinity };
+    return itemState(leaves, wire, schema, Infinity);
   }
 
   /** Merges again the items that waited for a schema; call after registering schemas. */
@@ -593,7 +621,7 @@ export class Repository {
     for (const key of [...this.#unresolved]) {
       const state = this.#items.get(key)!;
       this.#unresolved.delete(key);
-      const next = this.#merged(key, state.leaves);
+      const next = this.#merged(key, leavesOf(state));
       if (this.#unresolved.has(key)) continue; // still waiting: nothing changed
       this.#setState(key, state, next);
       this.#listeners.emit({ key, source: "remote", deleted: next.wire === undefined });
@@ -612,7 +640,7 @@ export class Repository {
     if (session === this.#ctx.session) {
       this.#commitSeq = Math.max(this.#commitSeq, commits[commits.length - 1].seq);
     }
-    this.#blocks.push(sealed);
+    this.#blocks.push(sealed.block);
     this.#tips.set(session, {
       seq,
       hash: sealed.hash,
@@ -625,12 +653,6 @@ export class Repository {
     let hashes = this.#hashes.get(session);
     if (!hashes) this.#hashes.set(session, hashes = []);
     return hashes;
-  }
-
-  #frame(sealed: SealedBlock): Uint8Array {
-    let frame = this.#frames.get(sealed);
-    if (!frame) this.#frames.set(sealed, frame = encodeBlock(sealed));
-    return frame;
   }
 }
 
