@@ -15,6 +15,7 @@ import {
   sameSortKey,
 } from "./comparator.ts";
 import type { CompiledFilter, WirePredicate } from "./filter.ts";
+import { scanPlan } from "./planner.ts";
 import type { QueryPlan } from "./types.ts";
 import { SortedList } from "./sorted_list.ts";
 
@@ -68,7 +69,7 @@ export class LiveQuery<R> {
   #queued = false;
   /** The result element `#accept` built or reused for the item it accepted (predicate queries). */
   #acceptedView: R | undefined;
-  #plan: QueryPlan = { index: null, use: null, mode: "scan", examined: 0, matched: 0 };
+  #plan: QueryPlan = scanPlan("scan", 0);
   #resolveReady!: (results: readonly R[]) => void;
   #rejectReady!: (err: unknown) => void;
 

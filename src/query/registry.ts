@@ -12,8 +12,9 @@ import type { ItemChange } from "../repo/change_listeners.ts";
 import type { ItemValue } from "../repo/leaf_merge.ts";
 import { nextSlice, shouldSliceWork } from "../runtime/scheduling.ts";
 import type { Member } from "./comparator.ts";
-import { canonicalText, compileFilter, type IndexTerm, isPlainObject } from "./filter.ts";
+import { canonicalText, compileFilter, isPlainObject } from "./filter.ts";
 import { LiveQuery, type QueryHost, type QuerySpec } from "./live_query.ts";
+import { candidateKeys, indexPlan, planAccess, scanPlan } from "./planner.ts";
 import { FieldIndex } from "./sorted_index.ts";
 import type { QueryOptions, QueryPlan } from "./types.ts";
 
@@ -240,7 +241,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
         const member = query.match(key, value);
         if (member !== undefined) matches.push(member);
       });
-      query.start(matches, { index: null, use: null, mode: "scan", examined, matched: 0 });
+      query.start(matches, scanPlan("scan", examined));
       this.#opened(query);
       return;
     }
@@ -284,13 +285,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
         query.failScan(err);
         return;
       }
-      query.finishScan({
-        index: null,
-        use: null,
-        mode: first ? "scan" : "sliced scan",
-        examined,
-        matched: 0,
-      });
+      query.finishScan(scanPlan(first ? "scan" : "sliced scan", examined));
     };
     step();
   }
@@ -299,39 +294,29 @@ export class QueryRegistry<R> implements QueryHost<R> {
     this.#queryList = [...this.#queryList, query];
   }
 
-  /** Candidates from the most selective usable index, or undefined to scan. */
+  /**
+   * Candidates from the cheapest index plan (one lookup, or the union of an `or`'s lookups), or
+   * undefined to scan: no plan, or one that would visit more index entries than a scan visits
+   * items.
+   */
   #fromIndex(
     query: LiveQuery<R>,
     spec: QuerySpec<R>,
   ): { matches: Member<R>[]; plan: QueryPlan } | undefined {
-    const terms = spec.filter?.terms ?? [];
-    if (terms.length === 0 || this.#indexes.size === 0) return undefined;
+    const filter = spec.filter;
+    if (filter === undefined || this.#indexes.size === 0) return undefined;
     if (spec.schema !== undefined && !this.#indexUsable(spec.schema)) return undefined;
-    let best: { index: FieldIndex; term: IndexTerm; size: number } | undefined;
-    for (const term of terms) {
-      const index = this.#indexes.get(term.field);
-      if (!index) continue;
-      const size = index.estimate(term)!;
-      if (!best || size < best.size) best = { index, term, size };
-    }
-    if (!best) return undefined;
     const items = this.#source.items();
-    const keys = best.index.candidates(best.term);
+    const access = planAccess(filter, (field) => this.#indexes.get(field));
+    if (access === undefined || access.estimate > items.size) return undefined;
     const matches: Member<R>[] = [];
-    for (let i = 0; i < keys.length; i++) {
-      const member = query.match(keys[i], items.get(keys[i]));
+    let examined = 0;
+    for (const key of candidateKeys(access)) {
+      examined++;
+      const member = query.match(key, items.get(key));
       if (member !== undefined) matches.push(member);
     }
-    return {
-      matches,
-      plan: {
-        index: best.index.field,
-        use: best.term.kind,
-        mode: "index",
-        examined: keys.length,
-        matched: matches.length,
-      },
-    };
+    return { matches, plan: indexPlan(access, examined) };
   }
 
   /**

@@ -2,7 +2,8 @@
  * The oracle: random sequences of local writes and imported remote blocks; after every step,
  * every open live query (filtered or not, sorted or not, limited or not, index-served or not)
  * must equal a full scan computed from scratch — same members, same order. Each step also opens
- * a fresh query (cold: served by an index when one applies) and checks it the same way.
+ * a fresh query (cold: served by an index, or by the union of an `or`'s index lookups, when one
+ * applies) and checks it the same way. Filters nest `or` and `and` groups two levels deep.
  *
  * 500 seeded sequences by default; CAIRN_QUERY_FUZZ=N runs N, CAIRN_QUERY_SEED=S replays seed S.
  */
@@ -102,15 +103,17 @@ function condition(rng: Random, field: string): unknown {
   return out;
 }
 
-function filter(rng: Random, depth = 0): Record<string, unknown> {
+/** One or two field conditions, and `or` / `and` groups nested up to two levels. */
+function filter(rng: Random, depth = 2): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (let n = int(rng, 1, 2); n > 0; n--) {
     const field = pick(rng, FIELDS);
     out[field] = condition(rng, field);
   }
-  if (depth === 0 && chance(rng, 0.2)) {
-    out[chance(rng, 0.5) ? "or" : "and"] = [filter(rng, 1), filter(rng, 1)];
+  if (depth > 0 && chance(rng, depth === 2 ? 0.35 : 0.15)) {
+    out.or = Array.from({ length: int(rng, 1, 3) }, () => filter(rng, depth - 1));
   }
+  if (depth > 0 && chance(rng, 0.1)) out.and = [filter(rng, depth - 1)];
   return out;
 }
 
@@ -181,8 +184,8 @@ function localWrite(rng: Random, repo: RepositoryHandle): void {
   else item.update(changes(rng) as never);
 }
 
-/** How the cold queries were served, over the whole run: the index path must be exercised. */
-const served = { index: 0, scan: 0, "sliced scan": 0 };
+/** How the cold queries were served, over the whole run: both index paths must be exercised. */
+const served = { index: 0, union: 0, scan: 0, "sliced scan": 0 };
 
 async function runSequence(seed: number, local: Cairn, remote: Cairn): Promise<void> {
   const rng = seededRandom(seed);
@@ -214,7 +217,9 @@ async function runSequence(seed: number, local: Cairn, remote: Cairn): Promise<v
     // A fresh, unpooled query: evaluated cold, through an index where one applies.
     const fresh = randomQuery(rng, a, `fresh-${seed}-${step}`);
     check(a, fresh, `step ${step} (cold)`);
-    served[fresh.query.explain().mode]++;
+    const plan = fresh.query.explain();
+    served[plan.mode]++;
+    if (plan.use === "union") served.union++;
     fresh.query.close();
   }
   for (const q of open) q.query.close();
@@ -246,6 +251,7 @@ test("live queries equal a fresh scan after every local write and imported block
     }
     if (seeds.length >= 100) {
       assert.ok(served.index > 1000, `only ${served.index} cold queries were index-served`);
+      assert.ok(served.union > 100, `only ${served.union} cold queries were served by a union`);
     }
   } finally {
     await local.close();
