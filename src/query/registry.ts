@@ -39,6 +39,11 @@ export interface RegistryOptions {
    * (a browser page: runtime/scheduling.ts), null elsewhere.
    */
   readonly sliceMs?: number | null;
+  /**
+   * Fields indexed in an earlier session of a stored repository. Each index is rebuilt the first
+   * time a query's filter could use it, so opening a repository never waits for it.
+   */
+  readonly storedIndexes?: readonly string[];
 }
 
 export class QueryRegistry<R> implements QueryHost<R> {
@@ -47,6 +52,8 @@ export class QueryRegistry<R> implements QueryHost<R> {
   readonly #sliceMs: number | null;
   readonly #unsubscribe: () => void;
   readonly #indexes = new Map<string, FieldIndex>();
+  /** Stored index declarations not built yet (see RegistryOptions.storedIndexes). */
+  readonly #unbuilt: Set<string>;
   /** The indexes and open queries as arrays: each change walks them (no iterator objects). */
   #indexList: FieldIndex[] = [];
   #queryList: LiveQuery<R>[] = [];
@@ -73,6 +80,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
     this.#source = source;
     this.#adapter = adapter;
     this.#sliceMs = options.sliceMs !== undefined ? options.sliceMs : shouldSliceWork() ? 8 : null;
+    this.#unbuilt = new Set(options.storedIndexes);
     this.#unsubscribe = source.onChange((change) => this.#onChange(change.key));
   }
 
@@ -100,16 +108,19 @@ export class QueryRegistry<R> implements QueryHost<R> {
     return query;
   }
 
-  /** Builds an in-memory sorted index on `field` (over every item that has it); idempotent. */
-  createIndex(field: string): void {
-    if (typeof field !== "string" || field.length === 0) {
-      throw bad("createIndex takes a field name");
-    }
-    if (this.#indexes.has(field)) return;
+  /**
+   * Builds an in-memory sorted index on `field` (over every item that has it) now; idempotent.
+   * The caller has checked the field name.
+   */
+  createIndex(field: string): FieldIndex {
+    let index = this.#indexes.get(field);
+    if (index !== undefined) return index;
+    this.#unbuilt.delete(field);
     this.#watchSchemas();
-    const index = new FieldIndex(field, this.#source.items());
+    index = new FieldIndex(field, this.#source.items());
     this.#indexes.set(field, index);
     this.#indexList = [...this.#indexList, index];
+    return index;
   }
 
   /** Builds the indexes a schema declares (`indexes: [...]`), once per schema. */
@@ -117,11 +128,6 @@ export class QueryRegistry<R> implements QueryHost<R> {
     if (this.#declared.has(schema)) return;
     this.#declared.add(schema);
     for (const field of schema.indexes) this.createIndex(field);
-  }
-
-  /** Indexed fields. */
-  indexedFields(): string[] {
-    return [...this.#indexes.keys()];
   }
 
   /** Stops listening to the repository and closes every query. */
@@ -304,11 +310,11 @@ export class QueryRegistry<R> implements QueryHost<R> {
     spec: QuerySpec<R>,
   ): { matches: Member<R>[]; plan: QueryPlan } | undefined {
     const filter = spec.filter;
-    if (filter === undefined || this.#indexes.size === 0) return undefined;
-    if (spec.schema !== undefined && !this.#indexUsable(spec.schema)) return undefined;
+    if (filter === undefined || this.#indexes.size + this.#unbuilt.size === 0) return undefined;
     const items = this.#source.items();
-    const access = planAccess(filter, (field) => this.#indexes.get(field));
+    const access = planAccess(filter, (field) => this.#indexOf(field));
     if (access === undefined || access.estimate > items.size) return undefined;
+    if (spec.schema !== undefined && !this.#indexUsable(spec.schema)) return undefined;
     const matches: Member<R>[] = [];
     let examined = 0;
     for (const key of candidateKeys(access)) {
@@ -317,6 +323,12 @@ export class QueryRegistry<R> implements QueryHost<R> {
       if (member !== undefined) matches.push(member);
     }
     return { matches, plan: indexPlan(access, examined) };
+  }
+
+  /** The index on `field`, built now if it was declared in an earlier session; or undefined. */
+  #indexOf(field: string): FieldIndex | undefined {
+    return this.#indexes.get(field) ??
+      (this.#unbuilt.has(field) ? this.createIndex(field) : undefined);
   }
 
   /**

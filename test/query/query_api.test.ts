@@ -228,6 +228,8 @@ test("bad queries fail with typed errors", async () => {
   fails("E_BAD_ARGUMENT", () => repo.query({ id: "" }));
   fails("E_BAD_ARGUMENT", () => repo.query({ where: { or: {} } as never }));
   fails("E_BAD_ARGUMENT", () => repo.createIndex(""));
+  fails("E_BAD_ARGUMENT", () => repo.createIndex(7 as never));
+  fails("E_UNKNOWN_FIELD", () => repo.createIndex("nope"));
   fails("E_BAD_ARGUMENT", () => repo.query({ schema: Task }).subscribe(1 as never));
   await db.close();
 });
