@@ -14,6 +14,7 @@ import { nextSlice, shouldSliceWork } from "../runtime/scheduling.ts";
 import type { Member } from "./comparator.ts";
 import { canonicalText, compileFilter, isPlainObject } from "./filter.ts";
 import { LiveQuery, type QueryHost, type QuerySpec } from "./live_query.ts";
+import { reportUncaught } from "./failures.ts";
 import { candidateKeys, indexPlan, planAccess, scanPlan } from "./planner.ts";
 import { FieldIndex } from "./sorted_index.ts";
 import type { QueryOptions, QueryPlan } from "./types.ts";
@@ -197,10 +198,9 @@ export class QueryRegistry<R> implements QueryHost<R> {
       try {
         query.apply(key, value);
       } catch (err) {
-        // A predicate or comparator threw: that query keeps the item where it was.
-        queueMicrotask(() => {
-          throw err;
-        });
+        // What a query's own code throws is handled inside it (failures.ts); this keeps anything
+        // else going wrong in one query from failing the write or the other queries.
+        reportUncaught(err);
       }
     }
   }
@@ -270,26 +270,17 @@ export class QueryRegistry<R> implements QueryHost<R> {
       if (query.closed) return;
       const deadline = performance.now() + sliceMs;
       let n = 0;
-      try {
-        // A Map iterator has no return(): leaving the loop early keeps it where it was.
-        for (const [key, value] of entries) {
-          if (value.wire !== undefined) {
-            examined++;
-            query.scanned(key, value);
-          }
-          if ((++n & 255) === 0 && performance.now() >= deadline) {
-            first = false;
-            nextSlice().then(step);
-            return;
-          }
+      // A Map iterator has no return(): leaving the loop early keeps it where it was.
+      for (const [key, value] of entries) {
+        if (value.wire !== undefined) {
+          examined++;
+          query.scanned(key, value);
         }
-      } catch (err) {
-        if (first) {
-          query.close();
-          throw err;
+        if ((++n & 255) === 0 && performance.now() >= deadline) {
+          first = false;
+          nextSlice().then(step);
+          return;
         }
-        query.failScan(err);
-        return;
       }
       query.finishScan(scanPlan(first ? "scan" : "sliced scan", examined));
     };

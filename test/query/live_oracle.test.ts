@@ -3,7 +3,8 @@
  * every open live query (filtered or not, sorted or not, limited or not, index-served or not)
  * must equal a full scan computed from scratch — same members, same order. Each step also opens
  * a fresh query (cold: served by an index, or by the union of an `or`'s index lookups, when one
- * applies) and checks it the same way. Filters nest `or` and `and` groups two levels deep.
+ * applies) and checks it the same way. Filters nest `or` and `and` groups two levels deep. A
+ * predicate that throws for some items must leave them out, with `error` set while they exist.
  *
  * 500 seeded sequences by default; CAIRN_QUERY_FUZZ=N runs N, CAIRN_QUERY_SEED=S replays seed S.
  */
@@ -129,6 +130,8 @@ const SORTS: readonly (readonly string[] | undefined)[] = [
 interface Open {
   readonly query: LiveQuery<NoteItem>;
   readonly reference: ReferenceQuery;
+  /** For a predicate that throws for some items: which (their typed values). */
+  readonly throwsFor?: (values: Readonly<Record<string, unknown>>) => boolean;
 }
 
 function randomQuery(rng: Random, repo: RepositoryHandle, id?: string): Open {
@@ -166,7 +169,35 @@ function predicateQuery(repo: RepositoryHandle): Open {
   };
 }
 
+/**
+ * A predicate that throws for items without a due date: they must be left out, as a fresh
+ * evaluation leaves them out, and `error` must be set exactly while such an item exists.
+ */
+function throwingQuery(repo: RepositoryHandle): Open {
+  const query = repo.query({
+    schema: Note,
+    where: (item) => item.get("due")!.getTime() >= dateOf(2).getTime(),
+    sortBy: "title",
+  });
+  query.onError(() => {}); // heard, so not reported as uncaught
+  return {
+    query,
+    reference: {
+      schema: Note,
+      where: (v) => v.due !== undefined && (v.due as Date).getTime() >= dateOf(2).getTime(),
+      sortBy: ["title"],
+    },
+    throwsFor: (v) => v.due === undefined,
+  };
+}
+
 function check(repo: RepositoryHandle, open: Open, where: string): void {
+  if (open.throwsFor) {
+    const failing = [...repo.keys()].some((key) =>
+      open.throwsFor!(repo.get(key, Note)!.toObject() as Record<string, unknown>)
+    );
+    assert.equal(open.query.error !== undefined, failing, `${where}: error while items fail`);
+  }
   const got = open.query.results.map((item) => item.key);
   const want = referenceKeys(repo, open.reference);
   assert.deepEqual(
@@ -197,7 +228,7 @@ async function runSequence(seed: number, local: Cairn, remote: Cairn): Promise<v
     assert.equal(report.rejected.length, 0, "in-order import rejected a block");
   };
   if (chance(rng, 0.5)) a.createIndex(pick(rng, ["title", "due", "tags", "done"]));
-  const open: Open[] = [predicateQuery(a)];
+  const open: Open[] = [predicateQuery(a), throwingQuery(a)];
   for (let n = int(rng, 3, 5); n > 0; n--) open.push(randomQuery(rng, a));
   for (let step = 0; step < 24; step++) {
     const roll = rng();

@@ -275,7 +275,7 @@ test("items of an older schema version are read upgraded, and the index steps as
   await db.close();
 });
 
-test("a predicate and a comparator see typed items; a throwing predicate fails the query call", async () => {
+test("a predicate and a comparator see typed items; an item the predicate throws for does not match", async () => {
   const { db, repo } = await filled(20);
   const q = repo.query({
     schema: Task,
@@ -291,12 +291,13 @@ test("a predicate and a comparator see typed items; a throwing predicate fails t
     "k012",
     "k000",
   ]);
-  assert.throws(() =>
-    repo.query({
-      where: () => {
-        throw new Error("no");
-      },
-    })
-  );
+  const failing = repo.query({
+    where: () => {
+      throw new Error("no");
+    },
+  });
+  failing.onError(() => {}); // heard: not reported as uncaught (query_errors.test.ts)
+  assert.deepEqual(failing.results, []);
+  assert.ok(isCairnError(failing.error, "E_QUERY_FAILED"));
   await db.close();
 });

@@ -7,14 +7,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { FieldRecord, WireValue } from "../../src/core/commit.ts";
-import type { ItemChange } from "../../src/repo/change_listeners.ts";
 import type { ItemValue } from "../../src/repo/leaf_merge.ts";
 import { compileFilter } from "../../src/query/filter.ts";
 import { candidateKeys, planAccess } from "../../src/query/planner.ts";
-import { QueryRegistry, type QuerySource } from "../../src/query/registry.ts";
+import { QueryRegistry } from "../../src/query/registry.ts";
 import { FieldIndex } from "../../src/query/sorted_index.ts";
 import { SortedList } from "../../src/query/sorted_list.ts";
 import { seededRandom } from "../harness/random.ts";
+import { FakeSource } from "./fake_source.ts";
 import { chance, int, pick, type Random } from "./reference.ts";
 
 test("the chunked sorted list matches a sorted array through random inserts and removals", () => {
@@ -134,27 +134,6 @@ test("index plans (one lookup, or the union of an or's lookups) give a scan's ma
     assert.ok(count > 300, `only ${count} filters were served by ${kind}`);
   }
 });
-
-/** A repository stand-in: a map and change listeners. */
-class FakeSource implements QuerySource {
-  readonly map = new Map<string, ItemValue>();
-  readonly listeners = new Set<(change: ItemChange) => void>();
-  items() {
-    return this.map;
-  }
-  value(key: string) {
-    const v = this.map.get(key);
-    return v?.wire === undefined ? undefined : v;
-  }
-  onChange(listener: (change: ItemChange) => void) {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-  write(key: string, wire: FieldRecord | undefined) {
-    this.map.set(key, { wire, schema: "t@1" });
-    for (const l of this.listeners) l({ key, source: "local", deleted: wire === undefined });
-  }
-}
 
 test("a cold scan in slices publishes nothing partial, sees writes made meanwhile, then resolves", async () => {
   const source = new FakeSource();
