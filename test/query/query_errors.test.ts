@@ -15,7 +15,7 @@ import {
   type LiveQuery,
 } from "cairndb";
 import { QueryRegistry } from "../../src/query/registry.ts";
-import { captureUncaught } from "../harness/uncaught.ts";
+import { captureUncaught } from "../harness/peers.ts";
 import { FakeSource } from "./fake_source.ts";
 
 const Entry = defineSchema({
@@ -143,10 +143,14 @@ test("a throwing comparator ties the items it could not order; every match stays
 test("with no onError listener the error is reported as uncaught; a throwing listener too", async () => {
   const { db, repo } = await setup();
   let q = undefined as unknown as LiveQuery<EntryItem>;
-  const cold = await captureUncaught(() => (q = repo.query({ schema: Entry, where: evenCount })));
+  const cold = await captureUncaught(() => {
+    q = repo.query({ schema: Entry, where: evenCount });
+  });
   assert.equal(cold.length, 1, "the evaluation from scratch reports too");
   assert.match((cold[0] as Error).message, /item k3/);
-  const unheard = await captureUncaught(() => repo.get("k1", Entry)!.set("count", undefined));
+  const unheard = await captureUncaught(() => {
+    repo.get("k1", Entry)!.set("count", undefined);
+  });
   assert.equal(unheard.length, 1);
   assert.ok(isCairnError(unheard[0], "E_QUERY_FAILED"));
   assert.match((unheard[0] as Error).message, /item k1/);
@@ -155,7 +159,9 @@ test("with no onError listener the error is reported as uncaught; a throwing lis
     throw new Error("listener");
   });
   q.onError(() => other++);
-  const thrown = await captureUncaught(() => repo.get("k2", Entry)!.set("count", undefined));
+  const thrown = await captureUncaught(() => {
+    repo.get("k2", Entry)!.set("count", undefined);
+  });
   assert.equal(other, 1);
   assert.deepEqual(thrown.map((err) => (err as Error).message), ["listener"]);
   assert.throws(() => q.onError(1 as never), (err) => isCairnError(err, "E_BAD_ARGUMENT"));

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn, defineSchema } from "cairndb";
-import { captureUncaught } from "../harness/uncaught.ts";
+import { captureUncaught } from "../harness/peers.ts";
 
 const Entry = defineSchema({
   ns: "qsub",
@@ -105,7 +105,9 @@ test("a throwing subscriber does not stop the others or the write", async () => 
     throw new Error("boom");
   });
   q.subscribe(() => other++);
-  const errors = await captureUncaught(() => repo.create(Entry, { title: "a" }));
+  const errors = await captureUncaught(() => {
+    repo.create(Entry, { title: "a" });
+  });
   assert.equal(other, 1);
   assert.equal(repo.count(), 1);
   assert.equal(errors.length, 1);
