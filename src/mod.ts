@@ -15,6 +15,7 @@ export type {
   FieldCondition,
   Filter,
   FilterScalar,
+  IndexLookup,
   QueryOptions,
   QueryPlan,
   UntypedFilter,

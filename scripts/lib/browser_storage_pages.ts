@@ -14,7 +14,7 @@ export interface StoragePageCheck {
 
 export const STORAGE_PAGE_CHECKS: readonly StoragePageCheck[] = [
   {
-    name: "OPFS database survives a page reload: lock released, same values and session",
+    name: "OPFS database survives a page reload: lock released, same values, session and index",
     run: checkReload,
   },
   {

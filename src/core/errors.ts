@@ -53,7 +53,9 @@ export type CairnErrorCode =
   /** A file written by a newer Cairn format version (left untouched). */
   | "E_UNSUPPORTED_VERSION"
   /** A file-system or OPFS operation failed. */
-  | "E_IO";
+  | "E_IO"
+  /** A query's `where` predicate or `sortBy` comparator threw; the thrown value is the `cause`. */
+  | "E_QUERY_FAILED";
 
 export class CairnError extends Error {
   override readonly name = "CairnError";

@@ -684,6 +684,14 @@ export class SchemaRegistry {
     return this.#byId.get(id);
   }
 
+  /** Whether any registered schema declares a field named `name` (what `createIndex` accepts). */
+  hasField(name: string): boolean {
+    for (const schema of this.#byId.values()) {
+      if (Object.hasOwn(schema.fields, name)) return true;
+    }
+    return false;
+  }
+
   /** The highest registered version of a namespace. */
   latest(ns: string): Schema | undefined {
     return this.#latest.get(ns);

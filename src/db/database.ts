@@ -17,6 +17,7 @@ import { openBackend } from "../storage/backends/select.ts";
 import { LOG_FORMATS } from "../storage/log_convert.ts";
 import type { Durability } from "../storage/repository_log.ts";
 import { type LogFormatName, readSettings, writeSettings } from "../storage/settings.ts";
+import { IndexDeclarations } from "./index_declarations.ts";
 import { checkRepositoryPath } from "./paths.ts";
 import { RepositoryFiles } from "./repository_files.ts";
 import { RepositoryHandle, type RepositoryStats } from "./repository_handle.ts";
@@ -67,6 +68,7 @@ interface OpenRepository {
   readonly handle: RepositoryHandle;
   readonly repo: Repository;
   readonly files: RepositoryFiles | undefined;
+  readonly indexes: IndexDeclarations | undefined;
 }
 
 interface Storage {
@@ -191,9 +193,10 @@ export class Cairn {
    */
   async flush(): Promise<void> {
     await Promise.allSettled(this.#opening.values());
-    await Promise.all([...this.#repositories.values()].map(async ({ repo, files }) => {
+    await Promise.all([...this.#repositories.values()].map(async ({ repo, files, indexes }) => {
       await repo.flush();
       await files?.sync();
+      await indexes?.settled();
     }));
   }
 
@@ -205,10 +208,11 @@ export class Cairn {
       const open = this.#repositories.get(repoPath);
       if (!open) continue;
       this.#repositories.delete(repoPath);
-      const { repo, files } = open;
+      const { repo, files, indexes } = open;
       await repo.flush();
       repo.close();
       await files?.close();
+      await indexes?.close();
     }
     if (path === undefined && !this.#closed) {
       this.#closed = true;
@@ -218,6 +222,12 @@ export class Cairn {
 
   async #openRepository(path: string): Promise<OpenRepository> {
     const storage = this.#storage;
+    const indexes = storage &&
+      await IndexDeclarations.open(
+        storage.backend,
+        path,
+        (message) => this.#onWarning({ repository: path, message }),
+      );
     const files = storage &&
       await RepositoryFiles.open(
         storage.backend,
@@ -256,8 +266,9 @@ export class Cairn {
       this.#reader,
       this.session.id,
       stats,
+      indexes,
     );
-    const open = { handle, repo, files };
+    const open = { handle, repo, files, indexes };
     this.#repositories.set(path, open);
     // Schemas registered while the log was read: merge what waited for them.
     repo.remergeUnresolved();

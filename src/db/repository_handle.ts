@@ -10,6 +10,7 @@ import type { ImportReport, Repository, VersionVector } from "../repo/repository
 import { LiveQuery } from "../query/live_query.ts";
 import { QueryRegistry } from "../query/registry.ts";
 import type { QueryOptions } from "../query/types.ts";
+import type { IndexDeclarations } from "./index_declarations.ts";
 import { Item } from "./item.ts";
 import type { TypedReader } from "./typed_reader.ts";
 
@@ -45,6 +46,8 @@ export class RepositoryHandle {
   /** Indexes and live queries: made on first use, so a repository never queried pays nothing. */
   #queries: QueryRegistry<Item> | undefined;
   readonly #stats: RepositoryStats;
+  /** A stored repository's createIndex declarations; undefined in memory. */
+  readonly #indexes: IndexDeclarations | undefined;
 
   /** @internal Created by Cairn.open. */
   constructor(
@@ -54,8 +57,10 @@ export class RepositoryHandle {
     reader: TypedReader,
     session: string,
     stats: RepositoryStats = NOTHING_STORED,
+    indexes?: IndexDeclarations,
   ) {
     this.#stats = stats;
+    this.#indexes = indexes;
     this.#repo = repo;
     this.#register = register;
     this.#registry = registry;
@@ -115,8 +120,22 @@ export class RepositoryHandle {
     return this.#queryRegistry().query(options as never) as unknown as LiveQuery<Item<S>>;
   }
 
-  /** Keeps an in-memory sorted index on `field`, so filters on it need not scan every item. */
+  /**
+   * Keeps an in-memory sorted index on `field` (built now), so filters on it need not scan every
+   * item. `field` must be a field of a registered schema (E_UNKNOWN_FIELD). A stored repository
+   * remembers the index: opened again, it rebuilds it the first time a query filters on `field`.
+   */
   createIndex(field: string): void {
+    if (typeof field !== "string" || field.length === 0) {
+      throw new CairnError("E_BAD_ARGUMENT", "createIndex takes a field name");
+    }
+    if (!this.#registry.hasField(field)) {
+      throw new CairnError(
+        "E_UNKNOWN_FIELD",
+        `no registered schema has a field ${JSON.stringify(field)} to index`,
+      );
+    }
+    this.#indexes?.add(field); // first: E_CLOSED once the repository is closed
     this.#queryRegistry().createIndex(field);
   }
 
@@ -131,7 +150,7 @@ export class RepositoryHandle {
           return undefined; // not readable in that version (e.g. an older one unregistered)
         }
       },
-    });
+    }, { storedIndexes: this.#indexes?.fields });
   }
 
   /** Calls `listener` synchronously on every change: local writes at once, remote ones on import. */
@@ -144,10 +163,12 @@ export class RepositoryHandle {
 
   /**
    * Resolves when every write so far is sealed into a signed block and persisted as the
-   * database's durability mode promises (appended; in durable mode also fsynced).
+   * database's durability mode promises (appended; in durable mode also fsynced), and every
+   * `createIndex` so far is stored.
    */
-  flush(): Promise<void> {
-    return this.#repo.flush();
+  async flush(): Promise<void> {
+    await this.#repo.flush();
+    await this.#indexes?.settled();
   }
 
   /** What opening this repository found in storage: damaged records skipped, a torn tail cut. */

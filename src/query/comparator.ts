@@ -45,16 +45,27 @@ export function fieldOrder<R>(fields: readonly string[], desc: boolean): MemberO
   };
 }
 
-/** The order by a caller's comparator of result elements, then key; `desc` reverses it. */
+/**
+ * The order by a caller's comparator of result elements, then key; `desc` reverses it. When the
+ * comparator (or building an element) throws, `failed` is told and the two count as tied, so the
+ * order still places every member (by key among such ties).
+ */
 export function comparatorOrder<R>(
   compare: (a: R, b: R) => number,
   view: (member: Member<R>) => R,
   desc: boolean,
+  failed: (a: Member<R>, b: Member<R>, err: unknown) => void,
 ): MemberOrder<R> {
   const dir = desc ? -1 : 1;
   return (a, b) => {
     if (a === b) return 0;
-    const c = compare(view(a), view(b));
+    let c: number;
+    try {
+      c = compare(view(a), view(b));
+    } catch (err) {
+      failed(a, b, err);
+      c = 0;
+    }
     if (c < 0) return -dir;
     if (c > 0) return dir;
     return dir * compareKeys(a.key, b.key);

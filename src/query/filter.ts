@@ -36,10 +36,23 @@ export interface Bound {
   readonly inclusive: boolean;
 }
 
-export interface CompiledFilter {
-  readonly test: WirePredicate;
-  /** Conditions every match satisfies (top level and nested `and`), for the index planner. */
+/**
+ * What the index planner can use of a filter: conditions every match satisfies (`terms`: the top
+ * level and nested `and`), and `or` groups, each a list of branches every match satisfies at
+ * least one of.
+ */
+export interface FilterShape {
   readonly terms: readonly IndexTerm[];
+  readonly ors: readonly (readonly FilterShape[])[];
+}
+
+export interface CompiledFilter extends FilterShape {
+  readonly test: WirePredicate;
+}
+
+interface ShapeBuilder extends FilterShape {
+  readonly terms: IndexTerm[];
+  readonly ors: FilterShape[][];
 }
 
 const OPERATORS = new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in", "has", "prefix"]);
@@ -61,12 +74,13 @@ const NEVER: WirePredicate = () => false;
 
 /** Compiles `filter`; with `fields` (the query's schema), field names and operand types are checked. */
 export function compileFilter(filter: unknown, fields?: FieldDefs): CompiledFilter {
-  const terms: IndexTerm[] = [];
-  const test = compileObject(filter, fields, terms);
-  return { test, terms };
+  const shape: ShapeBuilder = { terms: [], ors: [] };
+  const test = compileObject(filter, fields, shape);
+  return { test, terms: shape.terms, ors: shape.ors };
 }
 
-function compileObject(filter: unknown, fields: FieldDefs | undefined, terms?: IndexTerm[]) {
+/** Compiles one filter object; what an index can serve of it goes into `shape`. */
+function compileObject(filter: unknown, fields: FieldDefs | undefined, shape: ShapeBuilder) {
   if (!isPlainObject(filter)) throw bad("a filter is an object of field conditions");
   const parts: WirePredicate[] = [];
   for (const name of Object.keys(filter)) {
@@ -74,12 +88,15 @@ function compileObject(filter: unknown, fields: FieldDefs | undefined, terms?: I
     if (condition === undefined) continue;
     if (name === "and" || name === "or") {
       if (!Array.isArray(condition)) throw bad(`"${name}" takes an array of filters`);
-      const subs = condition.map((sub) =>
-        compileObject(sub, fields, name === "and" ? terms : undefined)
-      );
-      parts.push(name === "and" ? all(subs) : any(subs));
+      if (name === "and") {
+        parts.push(all(condition.map((sub) => compileObject(sub, fields, shape))));
+      } else {
+        const branches = condition.map((): ShapeBuilder => ({ terms: [], ors: [] }));
+        parts.push(any(condition.map((sub, i) => compileObject(sub, fields, branches[i]))));
+        shape.ors.push(branches);
+      }
     } else {
-      parts.push(compileField(name, condition, fields, terms));
+      parts.push(compileField(name, condition, fields, shape.terms));
     }
   }
   return all(parts);
@@ -89,7 +106,7 @@ function compileField(
   field: string,
   condition: unknown,
   fields: FieldDefs | undefined,
-  terms: IndexTerm[] | undefined,
+  terms: IndexTerm[],
 ): WirePredicate {
   const type = fieldType(field, fields);
   const ops: Record<string, unknown> = isPlainObject(condition)
@@ -110,7 +127,7 @@ function compileField(
       case "ne": {
         const value = scalar(operand, field, op, type);
         parts.push(op === "eq" ? (w) => w[field] === value : (w) => w[field] !== value);
-        if (op === "eq") terms?.push({ field, kind: "eq", values: [value] });
+        if (op === "eq") terms.push({ field, kind: "eq", values: [value] });
         break;
       }
       case "in": {
@@ -118,13 +135,13 @@ function compileField(
         const values = [...new Set(operand.map((v) => scalar(v, field, op, type)))];
         const set = new Set<WireValue>(values);
         parts.push((w) => set.has(w[field]));
-        terms?.push({ field, kind: "eq", values });
+        terms.push({ field, kind: "eq", values });
         break;
       }
       case "has": {
         if (typeof operand !== "string") throw bad(`"has" on field ${field} takes a string`);
         parts.push((w) => sortedIncludes(w[field], operand));
-        terms?.push({ field, kind: "has", values: [operand] });
+        terms.push({ field, kind: "has", values: [operand] });
         break;
       }
       case "prefix": {
@@ -133,7 +150,7 @@ function compileField(
           const v = w[field];
           return typeof v === "string" && v.startsWith(operand);
         });
-        terms?.push({ field, kind: "prefix", prefix: operand });
+        terms.push({ field, kind: "prefix", prefix: operand });
         break;
       }
       default: { // gt, gte, lt, lte: gathered into one range
@@ -150,7 +167,7 @@ function compileField(
   if (lower || upper) {
     if (lower && upper && typeof lower.value !== typeof upper.value) parts.push(NEVER);
     else parts.push(rangeTest(field, lower, upper));
-    terms?.push({ field, kind: "range", lower, upper });
+    terms.push({ field, kind: "range", lower, upper });
   }
   return all(parts);
 }

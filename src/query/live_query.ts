@@ -14,7 +14,9 @@ import {
   type MemberOrder,
   sameSortKey,
 } from "./comparator.ts";
+import { QueryFailures, reportUncaught } from "./failures.ts";
 import type { CompiledFilter, WirePredicate } from "./filter.ts";
+import { scanPlan } from "./planner.ts";
 import type { QueryPlan } from "./types.ts";
 import { SortedList } from "./sorted_list.ts";
 
@@ -66,11 +68,13 @@ export class LiveQuery<R> {
   #closed = false;
   /** True from the first change of a batch until the registry calls `notify`. */
   #queued = false;
+  /** The results changed since the last `notify`. */
+  #resultsChanged = false;
+  readonly #failures = new QueryFailures();
   /** The result element `#accept` built or reused for the item it accepted (predicate queries). */
   #acceptedView: R | undefined;
-  #plan: QueryPlan = { index: null, use: null, mode: "scan", examined: 0, matched: 0 };
+  #plan: QueryPlan = scanPlan("scan", 0);
   #resolveReady!: (results: readonly R[]) => void;
-  #rejectReady!: (err: unknown) => void;
 
   /**
    * Resolves with the results once they are complete. At once on Deno and Node; in a browser
@@ -88,13 +92,14 @@ export class LiveQuery<R> {
     this.#byComparator = spec.comparator !== undefined;
     this.#sortFields = spec.sortFields;
     this.#order = spec.comparator
-      ? comparatorOrder(spec.comparator, (m) => this.#viewOf(m), spec.desc)
+      ? comparatorOrder(spec.comparator, (m) => this.#viewOf(m), spec.desc, (a, b, err) => {
+        this.#failures.comparatorThrew(a.key, b.key, err);
+        this.#queue();
+      })
       : fieldOrder(spec.sortFields, spec.desc);
-    this.ready = new Promise((resolve, reject) => {
+    this.ready = new Promise((resolve) => {
       this.#resolveReady = resolve;
-      this.#rejectReady = reject;
     });
-    this.ready.catch(() => {}); // a failure is reported to whoever awaits it, not as unhandled
   }
 
   /**
@@ -143,6 +148,27 @@ export class LiveQuery<R> {
     };
   }
 
+  /**
+   * While the `where` predicate throws for some item (as last evaluated): an `E_QUERY_FAILED`
+   * error naming the latest such item, whose `cause` is what the predicate threw. Such items are
+   * not in the results. Undefined when the predicate throws for no item.
+   */
+  get error(): CairnError | undefined {
+    return this.#failures.current;
+  }
+
+  /**
+   * Calls `listener` with an `E_QUERY_FAILED` error once per batch of changes (or evaluation from
+   * scratch) in which the `where` predicate or `sortBy` comparator threw: the batch's last such
+   * error. With no listener, such errors are reported as uncaught. Returns the unsubscribe.
+   */
+  onError(listener: (error: CairnError) => void): () => void {
+    if (typeof listener !== "function") {
+      throw new CairnError("E_BAD_ARGUMENT", "onError takes a function");
+    }
+    return this.#failures.listen(listener);
+  }
+
   /** How the results were computed from scratch: which index served it, if any. */
   explain(): QueryPlan {
     return this.#plan;
@@ -156,6 +182,7 @@ export class LiveQuery<R> {
     if (this.#closed) return;
     this.#closed = true;
     this.#subscribers.clear();
+    this.#failures.close();
     this.#host.closed(this);
     if (this.#pending) {
       this.#pending = false;
@@ -185,6 +212,7 @@ export class LiveQuery<R> {
     previous: Member<R> | undefined,
   ): FieldRecord | undefined {
     this.#acceptedView = undefined;
+    if (this.#predicate !== undefined) this.#failures.forget(key);
     if (value === undefined) return undefined;
     let wire = value.wire;
     if (wire === undefined) return undefined;
@@ -196,11 +224,19 @@ export class LiveQuery<R> {
     }
     if (this.#test !== undefined && !this.#test(wire)) return undefined;
     if (this.#predicate !== undefined) {
-      const view = previous !== undefined && previous.schema === value.schema &&
-          previous.view !== undefined
-        ? previous.view
-        : this.#host.view(key, value.schema, schema);
-      if (!this.#predicate(view)) return undefined;
+      let view: R;
+      try {
+        view = previous !== undefined && previous.schema === value.schema &&
+            previous.view !== undefined
+          ? previous.view
+          : this.#host.view(key, value.schema, schema);
+        if (!this.#predicate(view)) return undefined;
+      } catch (err) {
+        // The writer's write goes on: the item does not match, and the query reports the error.
+        this.#failures.predicateThrew(key, err);
+        this.#queue();
+        return undefined;
+      }
       this.#acceptedView = view;
     }
     return wire;
@@ -228,19 +264,13 @@ export class LiveQuery<R> {
     else this.#members.delete(key);
   }
 
-  /** @internal The sliced scan failed (a predicate threw): the query closes, `ready` rejects. */
-  failScan(err: unknown): void {
-    this.#pending = false;
-    this.close();
-    this.#rejectReady(err);
-  }
-
   /** @internal The sliced scan is complete. */
   finishScan(plan: QueryPlan): void {
     if (this.#closed) return;
     const matches = [...this.#members.values()];
     this.#members.clear();
     this.start(matches, plan);
+    this.#resultsChanged = true;
     this.#queue();
   }
 
@@ -292,6 +322,7 @@ export class LiveQuery<R> {
   #touched(rank: number): void {
     if (rank >= this.#limit) return;
     this.#generation++;
+    this.#resultsChanged = true;
     this.#queue();
   }
 
@@ -301,18 +332,23 @@ export class LiveQuery<R> {
     this.#host.changed(this);
   }
 
-  /** @internal Calls the subscribers (once per batch, from the registry). */
+  /**
+   * @internal Once per batch, from the registry: reports what threw, then calls the subscribers
+   * if the results changed.
+   */
   notify(): void {
     this.#queued = false;
-    if (this.#closed || this.#pending || this.#subscribers.size === 0) return;
+    if (this.#closed) return;
+    this.#failures.report();
+    if (!this.#resultsChanged) return;
+    this.#resultsChanged = false;
+    if (this.#subscribers.size === 0) return;
     const results = this.results;
     for (const listener of [...this.#subscribers]) {
       try {
         listener(results);
       } catch (err) {
-        queueMicrotask(() => {
-          throw err;
-        });
+        reportUncaught(err);
       }
     }
   }

@@ -12,8 +12,10 @@ import type { ItemChange } from "../repo/change_listeners.ts";
 import type { ItemValue } from "../repo/leaf_merge.ts";
 import { nextSlice, shouldSliceWork } from "../runtime/scheduling.ts";
 import type { Member } from "./comparator.ts";
-import { canonicalText, compileFilter, type IndexTerm, isPlainObject } from "./filter.ts";
+import { reportUncaught } from "./failures.ts";
+import { canonicalText, compileFilter, isPlainObject } from "./filter.ts";
 import { LiveQuery, type QueryHost, type QuerySpec } from "./live_query.ts";
+import { candidateKeys, indexPlan, planAccess, scanPlan } from "./planner.ts";
 import { FieldIndex } from "./sorted_index.ts";
 import type { QueryOptions, QueryPlan } from "./types.ts";
 
@@ -38,6 +40,11 @@ export interface RegistryOptions {
    * (a browser page: runtime/scheduling.ts), null elsewhere.
    */
   readonly sliceMs?: number | null;
+  /**
+   * Fields indexed in an earlier session of a stored repository. Each index is rebuilt the first
+   * time a query's filter could use it, so opening a repository never waits for it.
+   */
+  readonly storedIndexes?: readonly string[];
 }
 
 export class QueryRegistry<R> implements QueryHost<R> {
@@ -46,6 +53,8 @@ export class QueryRegistry<R> implements QueryHost<R> {
   readonly #sliceMs: number | null;
   readonly #unsubscribe: () => void;
   readonly #indexes = new Map<string, FieldIndex>();
+  /** Stored index declarations not built yet (see RegistryOptions.storedIndexes). */
+  readonly #unbuilt: Set<string>;
   /** The indexes and open queries as arrays: each change walks them (no iterator objects). */
   #indexList: FieldIndex[] = [];
   #queryList: LiveQuery<R>[] = [];
@@ -72,6 +81,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
     this.#source = source;
     this.#adapter = adapter;
     this.#sliceMs = options.sliceMs !== undefined ? options.sliceMs : shouldSliceWork() ? 8 : null;
+    this.#unbuilt = new Set(options.storedIndexes);
     this.#unsubscribe = source.onChange((change) => this.#onChange(change.key));
   }
 
@@ -99,16 +109,19 @@ export class QueryRegistry<R> implements QueryHost<R> {
     return query;
   }
 
-  /** Builds an in-memory sorted index on `field` (over every item that has it); idempotent. */
-  createIndex(field: string): void {
-    if (typeof field !== "string" || field.length === 0) {
-      throw bad("createIndex takes a field name");
-    }
-    if (this.#indexes.has(field)) return;
+  /**
+   * Builds an in-memory sorted index on `field` (over every item that has it) now; idempotent.
+   * The caller has checked the field name.
+   */
+  createIndex(field: string): FieldIndex {
+    let index = this.#indexes.get(field);
+    if (index !== undefined) return index;
+    this.#unbuilt.delete(field);
     this.#watchSchemas();
-    const index = new FieldIndex(field, this.#source.items());
+    index = new FieldIndex(field, this.#source.items());
     this.#indexes.set(field, index);
     this.#indexList = [...this.#indexList, index];
+    return index;
   }
 
   /** Builds the indexes a schema declares (`indexes: [...]`), once per schema. */
@@ -116,11 +129,6 @@ export class QueryRegistry<R> implements QueryHost<R> {
     if (this.#declared.has(schema)) return;
     this.#declared.add(schema);
     for (const field of schema.indexes) this.createIndex(field);
-  }
-
-  /** Indexed fields. */
-  indexedFields(): string[] {
-    return [...this.#indexes.keys()];
   }
 
   /** Stops listening to the repository and closes every query. */
@@ -190,10 +198,9 @@ export class QueryRegistry<R> implements QueryHost<R> {
       try {
         query.apply(key, value);
       } catch (err) {
-        // A predicate or comparator threw: that query keeps the item where it was.
-        queueMicrotask(() => {
-          throw err;
-        });
+        // What a query's own code throws is handled inside it (failures.ts); this keeps anything
+        // else going wrong in one query from failing the write or the other queries.
+        reportUncaught(err);
       }
     }
   }
@@ -240,7 +247,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
         const member = query.match(key, value);
         if (member !== undefined) matches.push(member);
       });
-      query.start(matches, { index: null, use: null, mode: "scan", examined, matched: 0 });
+      query.start(matches, scanPlan("scan", examined));
       this.#opened(query);
       return;
     }
@@ -263,34 +270,19 @@ export class QueryRegistry<R> implements QueryHost<R> {
       if (query.closed) return;
       const deadline = performance.now() + sliceMs;
       let n = 0;
-      try {
-        // A Map iterator has no return(): leaving the loop early keeps it where it was.
-        for (const [key, value] of entries) {
-          if (value.wire !== undefined) {
-            examined++;
-            query.scanned(key, value);
-          }
-          if ((++n & 255) === 0 && performance.now() >= deadline) {
-            first = false;
-            nextSlice().then(step);
-            return;
-          }
+      // A Map iterator has no return(): leaving the loop early keeps it where it was.
+      for (const [key, value] of entries) {
+        if (value.wire !== undefined) {
+          examined++;
+          query.scanned(key, value);
         }
-      } catch (err) {
-        if (first) {
-          query.close();
-          throw err;
+        if ((++n & 255) === 0 && performance.now() >= deadline) {
+          first = false;
+          nextSlice().then(step);
+          return;
         }
-        query.failScan(err);
-        return;
       }
-      query.finishScan({
-        index: null,
-        use: null,
-        mode: first ? "scan" : "sliced scan",
-        examined,
-        matched: 0,
-      });
+      query.finishScan(scanPlan(first ? "scan" : "sliced scan", examined));
     };
     step();
   }
@@ -299,39 +291,35 @@ export class QueryRegistry<R> implements QueryHost<R> {
     this.#queryList = [...this.#queryList, query];
   }
 
-  /** Candidates from the most selective usable index, or undefined to scan. */
+  /**
+   * Candidates from the cheapest index plan (one lookup, or the union of an `or`'s lookups), or
+   * undefined to scan: no plan, or one that would visit more index entries than a scan visits
+   * items.
+   */
   #fromIndex(
     query: LiveQuery<R>,
     spec: QuerySpec<R>,
   ): { matches: Member<R>[]; plan: QueryPlan } | undefined {
-    const terms = spec.filter?.terms ?? [];
-    if (terms.length === 0 || this.#indexes.size === 0) return undefined;
-    if (spec.schema !== undefined && !this.#indexUsable(spec.schema)) return undefined;
-    let best: { index: FieldIndex; term: IndexTerm; size: number } | undefined;
-    for (const term of terms) {
-      const index = this.#indexes.get(term.field);
-      if (!index) continue;
-      const size = index.estimate(term)!;
-      if (!best || size < best.size) best = { index, term, size };
-    }
-    if (!best) return undefined;
+    const filter = spec.filter;
+    if (filter === undefined || this.#indexes.size + this.#unbuilt.size === 0) return undefined;
     const items = this.#source.items();
-    const keys = best.index.candidates(best.term);
+    const access = planAccess(filter, (field) => this.#indexOf(field));
+    if (access === undefined || access.estimate > items.size) return undefined;
+    if (spec.schema !== undefined && !this.#indexUsable(spec.schema)) return undefined;
     const matches: Member<R>[] = [];
-    for (let i = 0; i < keys.length; i++) {
-      const member = query.match(keys[i], items.get(keys[i]));
+    let examined = 0;
+    for (const key of candidateKeys(access)) {
+      examined++;
+      const member = query.match(key, items.get(key));
       if (member !== undefined) matches.push(member);
     }
-    return {
-      matches,
-      plan: {
-        index: best.index.field,
-        use: best.term.kind,
-        mode: "index",
-        examined: keys.length,
-        matched: matches.length,
-      },
-    };
+    return { matches, plan: indexPlan(access, examined) };
+  }
+
+  /** The index on `field`, built now if it was declared in an earlier session; or undefined. */
+  #indexOf(field: string): FieldIndex | undefined {
+    return this.#indexes.get(field) ??
+      (this.#unbuilt.has(field) ? this.createIndex(field) : undefined);
   }
 
   /**

@@ -89,8 +89,8 @@ export class FieldIndex {
     else this.#list.insert(made);
   }
 
-  /** How many entries the term would yield; undefined when the index cannot serve it. */
-  estimate(term: IndexTerm): number | undefined {
+  /** How many entries the term would yield (a key may count more than once in a set index). */
+  estimate(term: IndexTerm): number {
     let total = 0;
     for (const [from, to] of this.#spans(term)) total += to - from;
     return total;

@@ -73,8 +73,10 @@ export class SortedList<T> {
     const c = bySearch ? this.#chunkFor(item) : chunks.length;
     if (c < chunks.length) {
       const chunk = chunks[c];
-      const at = lowerBound(chunk, item, this.#compare);
-      if (chunk[at] === item) {
+      // Within the chunk, looking for the very object beats a binary search: it reads one
+      // contiguous array instead of ~7 elements scattered in memory, and calls no comparator.
+      const at = chunk.indexOf(item);
+      if (at >= 0) {
         this.#c = c;
         this.#at = at;
         return true;

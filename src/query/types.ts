@@ -78,12 +78,23 @@ export interface QueryOptions<S extends AnySchema, R> {
   readonly id?: string;
 }
 
+/** How an index served (part of) a query: which field, and what was asked of it. */
+export interface IndexLookup {
+  readonly index: string;
+  readonly use: "eq" | "has" | "range" | "prefix";
+}
+
 /** How a query's results were computed the last time they were computed from scratch. */
 export interface QueryPlan {
-  /** The indexed field that supplied the candidates, or null for a scan of every item. */
+  /**
+   * The indexed field that supplied the candidates, or null for a scan of every item. An `or`
+   * served by a union of lookups on several fields names them all: "count | title".
+   */
   readonly index: string | null;
-  /** What was asked of the index: "eq", "has", "range" or "prefix"; null for a scan. */
-  readonly use: "eq" | "has" | "range" | "prefix" | null;
+  /** What was asked of the index: "eq", "has", "range", "prefix", "union" (an `or`); null for a scan. */
+  readonly use: IndexLookup["use"] | "union" | null;
+  /** Every index lookup whose candidates were used: one, one per `or` branch, none for a scan. */
+  readonly lookups: readonly IndexLookup[];
   /** "index", "scan" (synchronous), or "sliced scan" (browser: in slices, see `ready`). */
   readonly mode: "index" | "scan" | "sliced scan";
   /** Items the filter was applied to. */

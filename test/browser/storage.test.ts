@@ -55,6 +55,28 @@ for (const format of ["binary", "jsonl"] as const) {
   });
 }
 
+test("an index made with createIndex survives close and reopen of an OPFS database", async () => {
+  const path = uniquePath();
+  try {
+    const db = await Cairn.open({ path, schemas: [Note] });
+    const notes = await db.open("/notes");
+    for (let i = 0; i < 100; i++) {
+      notes.create(Note, { title: `Note ${i}`, tags: new Set([`t${i % 5}`]) }, { key: `n${i}` });
+    }
+    notes.createIndex("tags");
+    await db.close();
+
+    const again = await Cairn.open({ path, schemas: [Note] });
+    const reopened = await again.open("/notes");
+    const q = reopened.query({ schema: Note, where: { tags: { has: "t3" } } });
+    assert.equal(q.explain().index, "tags");
+    assert.equal(q.results.length, 20);
+    await again.close();
+  } finally {
+    await removeDirectory(path);
+  }
+});
+
 test("a second database on the same OPFS directory gets E_LOCKED until the first closes", async () => {
   const path = uniquePath();
   try {

@@ -8,14 +8,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { FieldRecord, WireValue } from "../../src/core/commit.ts";
-import type { ItemChange } from "../../src/repo/change_listeners.ts";
-import type { ItemValue } from "../../src/repo/leaf_merge.ts";
 import { compileFilter } from "../../src/query/filter.ts";
-import { QueryRegistry, type QuerySource } from "../../src/query/registry.ts";
+import { QueryRegistry } from "../../src/query/registry.ts";
 import { FieldIndex } from "../../src/query/sorted_index.ts";
 import { SortedList } from "../../src/query/sorted_list.ts";
 import { compareKeys, compareWire } from "../../src/query/wire_order.ts";
 import { seededRandom } from "../harness/random.ts";
+import { FakeSource } from "./fake_source.ts";
 import { chance, int, pick } from "./reference.ts";
 
 interface Cell {
@@ -93,27 +92,6 @@ test("index entries changed in place (scalar ↔ scalar, ↔ set, ↔ missing) g
     }
   }
 });
-
-/** A repository stand-in: a map and change listeners. */
-class FakeSource implements QuerySource {
-  readonly map = new Map<string, ItemValue>();
-  readonly listeners = new Set<(change: ItemChange) => void>();
-  items() {
-    return this.map;
-  }
-  value(key: string) {
-    const v = this.map.get(key);
-    return v?.wire === undefined ? undefined : v;
-  }
-  onChange(listener: (change: ItemChange) => void) {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-  write(key: string, wire: FieldRecord | undefined, schema = "t@1") {
-    this.map.set(key, { wire, schema });
-    for (const l of this.listeners) l({ key, source: "local", deleted: wire === undefined });
-  }
-}
 
 interface View {
   readonly key: string;

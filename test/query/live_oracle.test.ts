@@ -2,7 +2,9 @@
  * The oracle: random sequences of local writes and imported remote blocks; after every step,
  * every open live query (filtered or not, sorted or not, limited or not, index-served or not)
  * must equal a full scan computed from scratch — same members, same order. Each step also opens
- * a fresh query (cold: served by an index when one applies) and checks it the same way.
+ * a fresh query (cold: served by an index, or by the union of an `or`'s index lookups, when one
+ * applies) and checks it the same way. Filters nest `or` and `and` groups two levels deep. A
+ * predicate that throws for some items must leave them out, with `error` set while they exist.
  *
  * 500 seeded sequences by default; CAIRN_QUERY_FUZZ=N runs N, CAIRN_QUERY_SEED=S replays seed S.
  */
@@ -102,15 +104,17 @@ function condition(rng: Random, field: string): unknown {
   return out;
 }
 
-function filter(rng: Random, depth = 0): Record<string, unknown> {
+/** One or two field conditions, and `or` / `and` groups nested up to two levels. */
+function filter(rng: Random, depth = 2): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (let n = int(rng, 1, 2); n > 0; n--) {
     const field = pick(rng, FIELDS);
     out[field] = condition(rng, field);
   }
-  if (depth === 0 && chance(rng, 0.2)) {
-    out[chance(rng, 0.5) ? "or" : "and"] = [filter(rng, 1), filter(rng, 1)];
+  if (depth > 0 && chance(rng, depth === 2 ? 0.35 : 0.15)) {
+    out.or = Array.from({ length: int(rng, 1, 3) }, () => filter(rng, depth - 1));
   }
+  if (depth > 0 && chance(rng, 0.1)) out.and = [filter(rng, depth - 1)];
   return out;
 }
 
@@ -126,6 +130,8 @@ const SORTS: readonly (readonly string[] | undefined)[] = [
 interface Open {
   readonly query: LiveQuery<NoteItem>;
   readonly reference: ReferenceQuery;
+  /** For a predicate that throws for some items: which (their typed values). */
+  readonly throwsFor?: (values: Readonly<Record<string, unknown>>) => boolean;
 }
 
 function randomQuery(rng: Random, repo: RepositoryHandle, id?: string): Open {
@@ -163,7 +169,35 @@ function predicateQuery(repo: RepositoryHandle): Open {
   };
 }
 
+/**
+ * A predicate that throws for items without a due date: they must be left out, as a fresh
+ * evaluation leaves them out, and `error` must be set exactly while such an item exists.
+ */
+function throwingQuery(repo: RepositoryHandle): Open {
+  const query = repo.query({
+    schema: Note,
+    where: (item) => item.get("due")!.getTime() >= dateOf(2).getTime(),
+    sortBy: "title",
+  });
+  query.onError(() => {}); // heard, so not reported as uncaught
+  return {
+    query,
+    reference: {
+      schema: Note,
+      where: (v) => v.due !== undefined && (v.due as Date).getTime() >= dateOf(2).getTime(),
+      sortBy: ["title"],
+    },
+    throwsFor: (v) => v.due === undefined,
+  };
+}
+
 function check(repo: RepositoryHandle, open: Open, where: string): void {
+  if (open.throwsFor) {
+    const failing = [...repo.keys()].some((key) =>
+      open.throwsFor!(repo.get(key, Note)!.toObject() as Record<string, unknown>)
+    );
+    assert.equal(open.query.error !== undefined, failing, `${where}: error while items fail`);
+  }
   const got = open.query.results.map((item) => item.key);
   const want = referenceKeys(repo, open.reference);
   assert.deepEqual(
@@ -181,8 +215,8 @@ function localWrite(rng: Random, repo: RepositoryHandle): void {
   else item.update(changes(rng) as never);
 }
 
-/** How the cold queries were served, over the whole run: the index path must be exercised. */
-const served = { index: 0, scan: 0, "sliced scan": 0 };
+/** How the cold queries were served, over the whole run: both index paths must be exercised. */
+const served = { index: 0, union: 0, scan: 0, "sliced scan": 0 };
 
 async function runSequence(seed: number, local: Cairn, remote: Cairn): Promise<void> {
   const rng = seededRandom(seed);
@@ -194,7 +228,7 @@ async function runSequence(seed: number, local: Cairn, remote: Cairn): Promise<v
     assert.equal(report.rejected.length, 0, "in-order import rejected a block");
   };
   if (chance(rng, 0.5)) a.createIndex(pick(rng, ["title", "due", "tags", "done"]));
-  const open: Open[] = [predicateQuery(a)];
+  const open: Open[] = [predicateQuery(a), throwingQuery(a)];
   for (let n = int(rng, 3, 5); n > 0; n--) open.push(randomQuery(rng, a));
   for (let step = 0; step < 24; step++) {
     const roll = rng();
@@ -214,7 +248,9 @@ async function runSequence(seed: number, local: Cairn, remote: Cairn): Promise<v
     // A fresh, unpooled query: evaluated cold, through an index where one applies.
     const fresh = randomQuery(rng, a, `fresh-${seed}-${step}`);
     check(a, fresh, `step ${step} (cold)`);
-    served[fresh.query.explain().mode]++;
+    const plan = fresh.query.explain();
+    served[plan.mode]++;
+    if (plan.use === "union") served.union++;
     fresh.query.close();
   }
   for (const q of open) q.query.close();
@@ -246,6 +282,7 @@ test("live queries equal a fresh scan after every local write and imported block
     }
     if (seeds.length >= 100) {
       assert.ok(served.index > 1000, `only ${served.index} cold queries were index-served`);
+      assert.ok(served.union > 100, `only ${served.union} cold queries were served by a union`);
     }
   } finally {
     await local.close();

@@ -1,18 +1,20 @@
 /**
- * The query layer's parts on their own: the chunked sorted list against a sorted array, an index
- * against a brute-force filter on random data (boundaries, missing fields, sets, deletes), and a
- * cold scan in slices (as on a browser page) that publishes no partial results.
+ * The query layer's parts on their own: the chunked sorted list against a sorted array, index
+ * plans (single lookups and `or` unions over several indexes) against a brute-force filter on
+ * random data (boundaries, missing fields, sets, deletes, nested and/or), and a cold scan in
+ * slices (as on a browser page) that publishes no partial results.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { FieldRecord, WireValue } from "../../src/core/commit.ts";
-import type { ItemChange } from "../../src/repo/change_listeners.ts";
 import type { ItemValue } from "../../src/repo/leaf_merge.ts";
 import { compileFilter } from "../../src/query/filter.ts";
-import { QueryRegistry, type QuerySource } from "../../src/query/registry.ts";
+import { candidateKeys, planAccess } from "../../src/query/planner.ts";
+import { QueryRegistry } from "../../src/query/registry.ts";
 import { FieldIndex } from "../../src/query/sorted_index.ts";
 import { SortedList } from "../../src/query/sorted_list.ts";
 import { seededRandom } from "../harness/random.ts";
+import { FakeSource } from "./fake_source.ts";
 import { chance, int, pick, type Random } from "./reference.ts";
 
 test("the chunked sorted list matches a sorted array through random inserts and removals", () => {
@@ -46,81 +48,92 @@ function randomWire(rng: Random): FieldRecord {
   if (chance(rng, 0.8)) {
     out.f = chance(rng, 0.7) ? int(rng, -3, 3) : pick(rng, ["", "a", "ab", "b", "ba"]);
   }
+  if (chance(rng, 0.7)) out.g = int(rng, 0, 5);
   if (chance(rng, 0.8)) out.s = ["x", "y", "z"].filter(() => chance(rng, 0.5));
   return out;
 }
 
-function randomFilter(rng: Random): Record<string, unknown> {
+/** A condition on `f` or `g` (scalars) or `s` (a set), operands on and beyond the data's edges. */
+function randomCondition(rng: Random, field: string): unknown {
+  if (field === "s") return { has: pick(rng, ["x", "y", "w"]) };
   const operand = (): WireValue =>
-    chance(rng, 0.7) ? int(rng, -4, 4) : pick(rng, ["", "a", "b", "c"]);
+    chance(rng, 0.7) ? int(rng, -4, 6) : pick(rng, ["", "a", "b", "c"]);
   switch (int(rng, 0, 5)) {
     case 0:
-      return { f: { eq: operand() } };
+      return { eq: operand() };
     case 1:
-      return { f: { in: [operand(), operand()] } };
+      return { in: [operand(), operand()] };
     case 2:
-      return {
-        f: { [pick(rng, ["gt", "gte"])]: operand(), [pick(rng, ["lt", "lte"])]: operand() },
-      };
+      return { [pick(rng, ["gt", "gte"])]: operand(), [pick(rng, ["lt", "lte"])]: operand() };
     case 3:
-      return { f: { [pick(rng, ["gt", "gte", "lt", "lte"])]: operand() } };
+      return { [pick(rng, ["gt", "gte", "lt", "lte"])]: operand() };
     case 4:
-      return { f: { prefix: pick(rng, ["", "a", "b", "ab"]) } };
+      return { prefix: pick(rng, ["", "a", "b", "ab"]) };
     default:
-      return { s: { has: pick(rng, ["x", "y", "w"]) } };
+      return { ne: operand() }; // no index serves it: a branch with only this forces a scan
   }
 }
 
-test("index candidates, filtered, equal a full scan for random data and filters", () => {
+/** A filter of up to two field conditions, with nested `or` / `and` groups up to `depth`. */
+function randomFilter(rng: Random, depth: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (let n = int(rng, depth > 0 ? 0 : 1, 2); n > 0; n--) {
+    const field = pick(rng, ["f", "g", "s"]);
+    out[field] = randomCondition(rng, field);
+  }
+  if (depth > 0 && chance(rng, 0.6)) {
+    out.or = Array.from({ length: int(rng, 1, 3) }, () => randomFilter(rng, depth - 1));
+  }
+  if (depth > 0 && chance(rng, 0.2)) out.and = [randomFilter(rng, depth - 1)];
+  return out;
+}
+
+test("index plans (one lookup, or the union of an or's lookups) give a scan's matches", () => {
+  const served = { single: 0, union: 0, scan: 0 };
   for (let seed = 1; seed <= 200; seed++) {
     const rng = seededRandom(seed);
     const items = new Map<string, ItemValue>();
     for (let i = 0; i < 40; i++) items.set(`k${i}`, { wire: randomWire(rng), schema: "t@1" });
-    const field = chance(rng, 0.5) ? "f" : "s";
-    const index = new FieldIndex(field, items);
+    const indexes = new Map<string, FieldIndex>();
+    for (const field of ["f", "g", "s"]) {
+      if (chance(rng, 0.7)) indexes.set(field, new FieldIndex(field, items));
+    }
     for (let step = 0; step < 30; step++) {
       const key = `k${int(rng, 0, 45)}`;
       const next = chance(rng, 0.2) ? undefined : randomWire(rng);
       items.set(key, { wire: next, schema: "t@1" });
-      index.update(key, next);
-      const filter = randomFilter(rng);
+      for (const index of indexes.values()) index.update(key, next);
+      const filter = randomFilter(rng, 2);
+      const where = `seed ${seed} step ${step} ${JSON.stringify(filter)}`;
       const compiled = compileFilter(filter);
-      const scan = [...items].filter(([, v]) => v.wire && compiled.test(v.wire)).map(([k]) => k);
+      const scan = [...items].filter(([, v]) => v.wire && compiled.test(v.wire)).map(([k]) => k)
+        .sort();
+      const matching = (keys: Iterable<string>) =>
+        [...keys].filter((k) => compiled.test(items.get(k)!.wire!)).sort();
+      // Every ANDed term alone yields a superset of the matches.
       for (const term of compiled.terms) {
-        if (term.field !== field) continue;
-        const served = index.candidates(term)
-          .filter((k) => compiled.test(items.get(k)!.wire!));
-        assert.deepEqual(
-          served.sort(),
-          scan.sort(),
-          `seed ${seed} step ${step} ${JSON.stringify(filter)}`,
-        );
-        assert.equal(new Set(served).size, served.length, "each candidate once");
+        const index = indexes.get(term.field);
+        if (!index) continue;
+        const keys = index.candidates(term);
+        assert.equal(new Set(keys).size, keys.length, `${where}: each candidate once`);
+        assert.deepEqual(matching(keys), scan, `${where}: term on ${term.field}`);
       }
+      const plan = planAccess(compiled, (field) => indexes.get(field));
+      if (plan === undefined) {
+        served.scan++;
+        continue;
+      }
+      served[plan.lookups.length === 1 ? "single" : "union"]++;
+      const keys = [...candidateKeys(plan)];
+      assert.equal(new Set(keys).size, keys.length, `${where}: each candidate once`);
+      assert.ok(keys.length <= plan.estimate, `${where}: the estimate bounds the candidates`);
+      assert.deepEqual(matching(keys), scan, `${where}: plan ${JSON.stringify(plan.lookups)}`);
     }
   }
+  for (const [kind, count] of Object.entries(served)) {
+    assert.ok(count > 300, `only ${count} filters were served by ${kind}`);
+  }
 });
-
-/** A repository stand-in: a map and change listeners. */
-class FakeSource implements QuerySource {
-  readonly map = new Map<string, ItemValue>();
-  readonly listeners = new Set<(change: ItemChange) => void>();
-  items() {
-    return this.map;
-  }
-  value(key: string) {
-    const v = this.map.get(key);
-    return v?.wire === undefined ? undefined : v;
-  }
-  onChange(listener: (change: ItemChange) => void) {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-  write(key: string, wire: FieldRecord | undefined) {
-    this.map.set(key, { wire, schema: "t@1" });
-    for (const l of this.listeners) l({ key, source: "local", deleted: wire === undefined });
-  }
-}
 
 test("a cold scan in slices publishes nothing partial, sees writes made meanwhile, then resolves", async () => {
   const source = new FakeSource();

@@ -2,6 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn, defineSchema } from "cairndb";
+import { captureUncaught } from "../harness/peers.ts";
 
 const Entry = defineSchema({
   ns: "qsub",
@@ -104,42 +105,9 @@ test("a throwing subscriber does not stop the others or the write", async () => 
     throw new Error("boom");
   });
   q.subscribe(() => other++);
-  const errors: unknown[] = [];
-  const g = globalThis as unknown as {
-    Deno?: unknown;
-    process?: {
-      listeners(e: string): ((err: unknown) => void)[];
-      removeAllListeners(e: string): void;
-      on(e: string, l: (err: unknown) => void): void;
-    };
-    addEventListener?: (t: string, l: (e: ErrorEvent) => void) => void;
-    removeEventListener?: (t: string, l: (e: ErrorEvent) => void) => void;
-  };
-  let restore: () => void;
-  if (g.Deno === undefined && typeof g.process?.listeners === "function") {
-    const process = g.process;
-    const saved = process.listeners("uncaughtException");
-    process.removeAllListeners("uncaughtException");
-    process.on("uncaughtException", (err) => errors.push(err));
-    restore = () => {
-      process.removeAllListeners("uncaughtException");
-      for (const l of saved) process.on("uncaughtException", l);
-    };
-  } else {
-    const listener = (event: ErrorEvent) => {
-      errors.push(event.error);
-      event.preventDefault();
-    };
-    g.addEventListener!("error", listener);
-    restore = () => g.removeEventListener!("error", listener);
-  }
-  try {
+  const errors = await captureUncaught(() => {
     repo.create(Entry, { title: "a" });
-    await tick();
-    await tick();
-  } finally {
-    restore();
-  }
+  });
   assert.equal(other, 1);
   assert.equal(repo.count(), 1);
   assert.equal(errors.length, 1);

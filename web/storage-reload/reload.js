@@ -1,8 +1,8 @@
 // Driven by scripts/lib/browser_storage_pages.ts. Phase "write" fills an OPFS database, records
 // what it wrote in sessionStorage (which survives navigation within the tab) and keeps the
 // database open. Phase "read", loaded into the same tab, must be able to open the same path (the
-// reload ended the old document's OPFS worker and its Web Lock) and find the same values and
-// session. The outcome goes to document.body.dataset.status ("ok" or "failed") and #out.
+// reload ended the old document's OPFS worker and its Web Lock) and find the same values, session
+// and index. The outcome goes to document.body.dataset.status ("ok" or "failed") and #out.
 import { Cairn, defineSchema } from "../../dist/browser/cairn.js";
 
 const Entry = defineSchema({
@@ -71,6 +71,7 @@ async function write() {
     if (i % 6 === 0) item.update({ done: !item.get("done"), rank: i });
     if (i % 11 === 0) item.delete();
   }
+  repo.createIndex("rank"); // must be back after the reload
   await repo.flush();
   const lines = snapshot(repo);
   const held = (await navigator.locks.query()).held.some((lock) =>
@@ -106,7 +107,11 @@ async function read() {
           `  written ${expected.lines[at] ?? "(none)"}`,
       );
     }
-    return `reopened after reload: ${lines.length} items and session ${expected.session}`;
+    const ranked = repo.query({ schema: Entry, where: { rank: { gte: 400 } } });
+    if (ranked.explain().index !== "rank") {
+      throw new Error(`the index on rank did not survive: ${JSON.stringify(ranked.explain())}`);
+    }
+    return `reopened after reload: ${lines.length} items, session ${expected.session}, index`;
   } finally {
     await database.close();
   }
