@@ -118,6 +118,8 @@ export class Repository {
   /** Keys whose leaves could not be merged for want of a registered schema. */
   readonly #unresolved = new Set<string>();
   #liveCount = 0;
+  #lastKey: string | undefined;
+  #lastState: ItemState | undefined;
   #commitSeq = 0;
 
   /**
@@ -165,7 +167,7 @@ export class Repository {
 
   /** The current value of a live item, or undefined. */
   value(key: string): ItemValue | undefined {
-    const state = this.#items.get(key);
+    const state = this.#state(key);
     return state?.wire === undefined ? undefined : state;
   }
 
@@ -179,7 +181,7 @@ export class Repository {
 
   /** The ids of a key's leaf commits (empty for an unknown key). */
   leaves(key: string): string[] {
-    const state = this.#items.get(key);
+    const state = this.#state(key);
     return state ? leavesOf(state).map(commitId) : [];
   }
 
@@ -200,7 +202,7 @@ export class Repository {
 
   /** Creates `key` with the value `wire`: E_KEY_EXISTS while it is live (a deleted key may return). */
   create(key: string, schema: string, wire: FieldRecord): void {
-    const state = this.#items.get(key);
+    const state = this.#state(key);
     if (state?.wire !== undefined) {
       throw new CairnError("E_KEY_EXISTS", `item ${key} already exists in ${this.path}`);
     }
@@ -293,7 +295,7 @@ export class Repository {
   }
 
   #requireLive(key: string): ItemState {
-    const state = this.#items.get(key);
+    const state = this.#state(key);
     if (state?.wire === undefined) {
       throw new CairnError("E_NOT_FOUND", `no item ${key} in ${this.path}`);
     }
@@ -586,7 +588,7 @@ export class Repository {
   }
 
   #applyRemoteCommit(commit: Commit): void {
-    const state = this.#items.get(commit.key);
+    const state = this.#state(commit.key);
     const leaves = state
       ? leavesOf(state).filter((leaf) => !commit.parents.includes(commitId(leaf)))
       : [];
@@ -619,7 +621,7 @@ export class Repository {
   /** Merges again the items that waited for a schema; call after registering schemas. */
   remergeUnresolved(): void {
     for (const key of [...this.#unresolved]) {
-      const state = this.#items.get(key)!;
+      const state = this.#state(key)!;
       this.#unresolved.delete(key);
       const next = this.#merged(key, leavesOf(state));
       if (this.#unresolved.has(key)) continue; // still waiting: nothing changed
@@ -631,6 +633,21 @@ export class Repository {
   #setState(key: string, previous: ItemState | undefined, next: ItemState): void {
     this.#liveCount += Number(next.wire !== undefined) - Number(previous?.wire !== undefined);
     this.#items.set(key, next);
+    this.#lastKey = key;
+    this.#lastState = next;
+  }
+
+  /**
+   * The state of `key`. The last one found is remembered: a write looks its item up several times
+   * (the handle, the typed reader, the repository, each live query), and in a large map each
+   * lookup of a key costs a cache miss.
+   */
+  #state(key: string): ItemState | undefined {
+    if (key === this.#lastKey) return this.#lastState;
+    const state = this.#items.get(key);
+    this.#lastKey = key;
+    this.#lastState = state;
+    return state;
   }
 
   #recordBlock(sealed: SealedBlock): void {
