@@ -21,10 +21,11 @@ import type { HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
-import type { RepositorySnapshot } from "../core/snapshot.ts";
+import type { ItemSnapshot, RepositorySnapshot, RestoredSnapshot } from "../core/snapshot.ts";
 import { CommitGraph } from "./commit_graph.ts";
 import { type ItemValue, mergeLeaves } from "./leaf_merge.ts";
 import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
+import { ItemMap } from "./item_map.ts";
 
 /** What a repository needs from the database that owns it. */
 export interface RepositoryContext {
@@ -71,15 +72,12 @@ export interface ImportReport {
   }[];
 }
 
-interface ItemState {
-  /** The key's leaf commits. */
-  leaves: Commit[];
-  /** Current value (the leaves merged); undefined when deleted. */
-  wire: FieldRecord | undefined;
-  schema: string;
-  /** Deltas behind the single leaf since its last full value; Infinity when unknown. */
-  deltas: number;
-}
+/**
+ * An item's leaves, value, schema and delta count (core/snapshot.ts). Replaced whole on every
+ * change, never mutated. States restored from a checkpoint decode value and leaves on first
+ * access, so code that only asks whether an item exists reads `live` first.
+ */
+type ItemState = ItemSnapshot;
 
 /** Shared by every commit without parents (creates), so none allocates its own. */
 const NO_PARENTS: readonly string[] = Object.freeze([]);
@@ -92,7 +90,8 @@ export class Repository {
   readonly path: string;
   readonly #ctx: RepositoryContext;
   readonly #graph = new CommitGraph();
-  readonly #items = new Map<string, ItemState>();
+  /** Every key's state, deleted ones included. */
+  #items = new ItemMap();
   readonly #listeners = new ChangeListeners();
   /** Keys whose leaves could not be merged for want of a registered schema. */
   readonly #unresolved = new Set<string>();
@@ -136,7 +135,7 @@ export class Repository {
   }
 
   *keys(): IterableIterator<string> {
-    for (const [key, state] of this.#items) if (state.wire !== undefined) yield key;
+    yield* this.#items.liveKeys();
   }
 
   /** The current value of a live item, or undefined. */
@@ -322,21 +321,19 @@ export class Repository {
   snapshot(): RepositorySnapshot | undefined {
     const busy = this.#pending.length > 0 || this.#sealScheduled || this.#sealsInFlight > 0;
     if (busy || this.#unresolved.size > 0) return undefined;
-    const items = [];
-    for (const [key, state] of this.#items) items.push({ key, ...state });
-    return { commitSeq: this.#commitSeq, tips: new Map(this.#tips), items };
+    return { commitSeq: this.#commitSeq, tips: new Map(this.#tips), items: [...this.#items] };
   }
 
   /**
-   * Starts from a snapshot instead of replaying history; `history` reads the blocks it stands
-   * for, when an import, export or merge needs them. Call on an empty repository, before load().
+   * Starts from a snapshot instead of replaying history. Nothing per item is made here: the
+   * items map reads the snapshot's items on demand, and the commit graph finds its leaves there.
+   * `history` reads the blocks the snapshot stands for, when an import, export or merge needs
+   * them. Call on an empty repository, before load().
    */
-  restore(snapshot: RepositorySnapshot, history: () => Promise<readonly SealedBlock[]>): void {
-    for (const item of snapshot.items) {
-      for (const leaf of item.leaves) this.#graph.add(leaf);
-      const { key, leaves, wire, schema, deltas } = item;
-      this.#setState(key, undefined, { leaves: [...leaves], wire, schema, deltas });
-    }
+  restore(snapshot: RestoredSnapshot, history: () => Promise<readonly SealedBlock[]>): void {
+    this.#items = new ItemMap(snapshot.items);
+    this.#liveCount = snapshot.items.liveCount;
+    this.#graph.findMissingIn((session, seq) => snapshot.leaf(session, seq));
     for (const [session, tip] of snapshot.tips) this.#tips.set(session, tip);
     this.#commitSeq = snapshot.commitSeq;
     this.#history = history;
@@ -348,8 +345,8 @@ export class Repository {
     if (!history) return Promise.resolve();
     this.#hydrating ??= history().then((blocks) => {
       for (const sealed of blocks) {
-        // The snapshot's leaf objects stay: item states point at them, and graph walks compare
-        // commits by identity.
+        // The snapshot's leaf objects stay (has() finds them): item states point at them, and
+        // graph walks compare commits by identity.
         for (const commit of sealed.block.commits) {
           if (!this.#graph.has(commitId(commit))) this.#graph.add(commit);
         }
@@ -559,7 +556,7 @@ export class Repository {
     this.#listeners.emit({ key: commit.key, source: "remote", deleted: next.wire === undefined });
   }
 
-  #merged(key: string, leaves: Commit[]): ItemState {
+  #merged(key: string, leaves: readonly Commit[]): ItemState {
     const { wire, schema, complete } = mergeLeaves(this.#graph, leaves, this.#ctx.registry);
     if (!complete) this.#unresolved.add(key);
     return { leaves, wire, schema, deltas: Infinity };
