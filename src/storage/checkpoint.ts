@@ -255,6 +255,8 @@ function decodeMeta(decoded: unknown): Meta {
   if (!Array.isArray(tipRows)) throw bad("layout");
   assertStringArray(sessions, "checkpoint sessions");
   assertStringArray(schemas, "checkpoint schemas");
+  // Entries are unique: a leaf is looked up by its session's name.
+  if (new Set(sessions).size !== sessions.length) throw bad("sessions");
   return {
     logLength,
     logCrc,

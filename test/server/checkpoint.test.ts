@@ -4,6 +4,7 @@ import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cairn, defineSchema, type RepositoryHandle } from "cairndb";
+import { crc32c } from "../../src/storage/crc32c.ts";
 
 const Doc = defineSchema({
   ns: "doc",
@@ -182,5 +183,121 @@ test("a checkpoint is written in the background once the log has grown enough", 
     const size = (await stat(join(path, "big.ckpt"))).size;
     assert.ok(size > 0, "a checkpoint exists before close");
     await db.close();
+  });
+});
+
+/** What a few queries answer: a scan, an indexed range, a sort on a text field. */
+function answers(repo: RepositoryHandle) {
+  const collect = (
+    query: {
+      results: readonly { key: string }[];
+      explain(): { index: string | null };
+      close(): void;
+    },
+  ) => {
+    const found = query.results.map((doc) => doc.key);
+    const { index } = query.explain();
+    query.close();
+    return { found, index };
+  };
+  return {
+    scan: collect(repo.query({ schema: Doc, where: { tags: { has: "b" } }, sortBy: "title" })),
+    range: collect(repo.query({ schema: Doc, where: { n: { lt: 50 } }, sortBy: ["n", "title"] })),
+    predicate: collect(
+      repo.query({ schema: Doc, where: (doc) => doc.get("body")?.includes("!") ?? false }),
+    ),
+  };
+}
+
+test("queries and indexes over a repository opened from its checkpoint answer as before", async () => {
+  await withDir(async (path) => {
+    const { db, repo } = await populated(path);
+    repo.createIndex("n");
+    const before = answers(repo);
+    assert.equal(before.range.index, "n");
+    assert.ok(before.scan.found.length > 0 && before.range.found.length > 0);
+    await db.close();
+    const again = await Cairn.open({ path, schemas: [Doc] });
+    const reopened = await again.open("/docs");
+    const unindexed = answers(reopened);
+    reopened.createIndex("n");
+    assert.deepEqual(answers(reopened), before);
+    assert.deepEqual(unindexed.range.found, before.range.found);
+    await again.close();
+  });
+});
+
+test("a checkpoint damaged anywhere, flipped or cut, is rebuilt from the log with a warning", async () => {
+  await withDir(async (path) => {
+    const { db, repo } = await populated(path);
+    const expected = state(repo);
+    await db.close();
+    const file = join(path, "docs.ckpt");
+    const good = new Uint8Array(await readFile(file));
+    // Header, meta, the columns, the texts, the values and the end of the file.
+    const places = [0, 7, 9, 14, 40, 120, 700, 1500, good.length >> 1, good.length - 40];
+    for (const at of places) {
+      for (
+        const [name, bytes] of [
+          [`flip at ${at}`, flipped(good, at)],
+          [`cut at ${at}`, good.subarray(0, at)],
+        ] as const
+      ) {
+        await writeFile(file, bytes);
+        const warnings: string[] = [];
+        const again = await Cairn.open({
+          path,
+          schemas: [Doc],
+          onWarning: (w) => warnings.push(w.message),
+        });
+        assert.deepEqual(state(await again.open("/docs")), expected, name);
+        assert.equal(warnings.length, 1, `${name}: ${warnings.join("; ")}`);
+        assert.match(warnings[0], /rebuilt from the log.*checkpoint/);
+        await again.close();
+      }
+    }
+  });
+});
+
+function flipped(bytes: Uint8Array, at: number): Uint8Array {
+  const copy = bytes.slice();
+  copy[at] ^= 0x10;
+  return copy;
+}
+
+test("a checkpoint of the previous format version is rebuilt from the log, then rewritten", async () => {
+  await withDir(async (path) => {
+    const { db, repo } = await populated(path);
+    const expected = state(repo);
+    await db.close();
+    // A version 1 file: the same magic, version 1, a checksum over a MessagePack payload.
+    const file = join(path, "docs.ckpt");
+    const payload = new Uint8Array([0x97, 1, 2, 3, 0x90, 0x90, 0x90, 0x90]);
+    const old = new Uint8Array(12 + payload.length);
+    old.set(new TextEncoder().encode("CAIRNK"));
+    new DataView(old.buffer).setUint16(6, 1, true);
+    new DataView(old.buffer).setUint32(8, crc32c(payload), true);
+    old.set(payload, 12);
+    await writeFile(file, old);
+    const warnings: string[] = [];
+    const again = await Cairn.open({
+      path,
+      schemas: [Doc],
+      onWarning: (w) => warnings.push(w.message),
+    });
+    assert.deepEqual(state(await again.open("/docs")), expected);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /version 1/);
+    await again.close();
+    const rewritten = new Uint8Array(await readFile(file));
+    assert.equal(new DataView(rewritten.buffer).getUint16(6, true), 2, "close wrote version 2");
+    const third = await Cairn.open({
+      path,
+      schemas: [Doc],
+      onWarning: (w) => warnings.push(w.message),
+    });
+    assert.deepEqual(state(await third.open("/docs")), expected);
+    assert.equal(warnings.length, 1, "the new checkpoint is used");
+    await third.close();
   });
 });
