@@ -13,7 +13,7 @@ async function heap(ctx: CairnCtx): Promise<number> {
 }
 
 const memory: BenchWorkload = {
-  id: "M01.v1",
+  id: "M01.v2",
   title: "Memory per item",
   unit: "B/item",
   better: "lower",
@@ -21,8 +21,9 @@ const memory: BenchWorkload = {
   comparable: false,
   variants: (quick) => [{ label: itemsLabel(big(quick)), items: big(quick) }],
   timed: {
-    cairn: "JS heap in use (after a full GC) with the repository open holding N items, minus " +
-      "the heap before, divided by N. With storage: after opening N items written earlier; " +
+    cairn: "JS heap plus ArrayBuffer memory in use (after a full GC) with the repository open " +
+      "holding N items, minus the same before, divided by N. With storage: just after opening N " +
+      "items written earlier (values not read yet: they stay checkpoint bytes until first read); " +
       "without: after writing them (commit graph included).",
     sqlite: "Memory after writing N items and scanning them once, minus before, divided by N: " +
       "process RSS for native SQLite, the growth of the WebAssembly memory for SQLite WASM. " +
