@@ -2,16 +2,12 @@
 import { type CairnCtx, fillRepo, openRepo } from "../contenders/cairn.ts";
 import { freshDatabase, type SqlCtx, uniqueName } from "../lib/sql.ts";
 import { side } from "../lib/types.ts";
-import { BenchWorkload, big, itemsLabel, requirePersistent } from "./common.ts";
+import { BenchWorkload, PER_ITEM, requirePersistent } from "./common.ts";
 
 const disk: BenchWorkload = {
   id: "D01.v1",
   title: "Bytes on disk per item",
-  unit: "B/item",
-  better: "lower",
-  scale: "memory",
-  comparable: false,
-  variants: (quick) => [{ label: itemsLabel(big(quick)), items: big(quick) }],
+  ...PER_ITEM,
   timed: {
     cairn: "All files of a new database after writing N items (one create each, one flush) and " +
       "closing it, divided by N: the repository's log (binary or JSONL, as the contender) and " +

@@ -58,42 +58,32 @@ const snapshotArb: fc.Arbitrary<RepositorySnapshot> = fc.record({
   items: items.map(({ key, state }) => [key, state] as const),
 }));
 
-/** What a decoded checkpoint holds, read through its lazy items: plain data to compare. */
+/** An item as plain data to compare; `live` as the checkpoint tells it, or from its value. */
+function plain(key: string, state: ItemSnapshot, live = state.wire !== undefined) {
+  const { wire, schema, deltas } = state;
+  return { key, live, wire, schema, deltas, leaves: state.leaves.map((leaf) => ({ ...leaf })) };
+}
+
+/** What a decoded checkpoint holds, read through its lazy items. */
 function contents(checkpoint: Checkpoint) {
-  const items = [];
-  for (let i = 0; i < checkpoint.items.count; i++) {
-    const state = checkpoint.items.itemAt(i);
-    items.push({
-      key: checkpoint.items.keyAt(i),
-      live: checkpoint.items.isLive(i),
-      wire: state.wire,
-      schema: state.schema,
-      deltas: state.deltas,
-      leaves: state.leaves.map((leaf) => ({ ...leaf })),
-    });
-  }
+  const { items } = checkpoint;
   return {
-    logLength: checkpoint.logLength,
-    logCrc: checkpoint.logCrc,
+    log: [checkpoint.logLength, checkpoint.logCrc],
     commitSeq: checkpoint.commitSeq,
     tips: checkpoint.tips,
-    items,
-    liveCount: checkpoint.items.liveCount,
+    items: Array.from(
+      { length: items.count },
+      (_, i) => plain(items.keyAt(i), items.itemAt(i), items.isLive(i)),
+    ),
+    liveCount: items.liveCount,
   };
 }
 
+/** What `contents` must give for a checkpoint of `snapshot`. */
 function expected(snapshot: RepositorySnapshot) {
-  const items = snapshot.items.map(([key, state]) => ({
-    key,
-    live: state.wire !== undefined,
-    wire: state.wire,
-    schema: state.schema,
-    deltas: state.deltas,
-    leaves: state.leaves.map((leaf) => ({ ...leaf })),
-  }));
+  const items = snapshot.items.map(([key, state]) => plain(key, state));
   return {
-    logLength: LOG.length,
-    logCrc: LOG.crc,
+    log: [LOG.length, LOG.crc],
     commitSeq: snapshot.commitSeq,
     tips: snapshot.tips,
     items,
