@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { isCairnError } from "cairndb";
+import { isCairnError } from "../../src/core/errors.ts";
 import type { Commit, FieldRecord } from "../../src/core/commit.ts";
 import type { ItemSnapshot, RepositorySnapshot } from "../../src/core/snapshot.ts";
 import { assertFieldRecord } from "../../src/core/wire_validation.ts";

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { isCairnError } from "cairndb";
+import { isCairnError } from "../../src/core/errors.ts";
 import { ByteReader, ByteWriter } from "../../src/storage/columns.ts";
 import { KeyIndex } from "../../src/storage/key_index.ts";
 

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { isCairnError } from "cairndb";
+import { isCairnError } from "../../src/core/errors.ts";
 import { packValue, unpackBytes } from "../../src/core/commit_codec.ts";
 import { assertFieldRecord, assertWireValue } from "../../src/core/wire_validation.ts";
 import { MsgpackCheck } from "../../src/storage/msgpack_check.ts";
