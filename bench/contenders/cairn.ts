@@ -48,6 +48,8 @@ export interface CairnCtx {
   /** A new storage location (a directory, or an OPFS name), or undefined while Cairn has no storage. */
   newLocation(): string | undefined;
   heapBytes(): Promise<number | undefined>;
+  /** Bytes of all files of a database at `location`. */
+  storedBytes(location: string): Promise<number>;
   gc(): void;
 }
 
@@ -64,6 +66,7 @@ export function cairnCtx(
   platform: {
     storageLocation(): string;
     heapBytes(): Promise<number | undefined>;
+    storedBytes(location: string): Promise<number>;
     gc(): void;
   },
 ): CairnCtx {
@@ -73,6 +76,7 @@ export function cairnCtx(
     openDb: (location) => Cairn.open(openOptions(contender, location) as never),
     newLocation: () => features.storage ? platform.storageLocation() : undefined,
     heapBytes: () => platform.heapBytes(),
+    storedBytes: (location) => platform.storedBytes(location),
     gc: () => platform.gc(),
   };
 }

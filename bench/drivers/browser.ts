@@ -50,7 +50,8 @@ export async function runBrowserRuntime(
     await page.exposeFunction("__benchHeap", async () => {
       await cdp.send("HeapProfiler.collectGarbage");
       const usage = await cdp.send("Runtime.getHeapUsage");
-      return usage.usedSize;
+      // backingStorageSize: ArrayBuffer contents, which usedSize leaves out.
+      return usage.usedSize + (usage.backingStorageSize ?? 0);
     });
     await page.goto(benchPageUrl(server.origin, settings));
     let timer: ReturnType<typeof setTimeout> | undefined;

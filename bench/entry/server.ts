@@ -4,7 +4,7 @@
  * stdout as one line `@@bench <json>` for the runner (bench/drivers/server.ts).
  */
 import process from "node:process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NATIVE_IDS, nativeEngine, nativeSqliteVersion } from "../contenders/sqlite_native.ts";
@@ -53,8 +53,14 @@ async function main(): Promise<void> {
     storageLocation: () => join(root, `cairn-${++locations}`),
     heapBytes: () => {
       gc();
-      return Promise.resolve(process.memoryUsage().heapUsed);
+      // `external` counts ArrayBuffer contents (Cairn keeps a checkpoint's bytes and columns there).
+      const { heapUsed, external } = process.memoryUsage();
+      return Promise.resolve(heapUsed + external);
     },
+    storedBytes: (location) =>
+      Promise.resolve(
+        readdirSync(location).reduce((sum, name) => sum + statSync(join(location, name)).size, 0),
+      ),
     gc,
     runSqlite(contender, workload, variant, plan, progress) {
       const engine = engines.get(contender);

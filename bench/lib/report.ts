@@ -332,8 +332,10 @@ function statisticsSection(): string[] {
     'the larger robust CV of the two rows and 3 %; otherwise the row says "tie".',
     "- Latency tables time single operations (≥ 20k for point reads; every operation of the " +
     "mixed workload).",
-    "- Memory: Cairn's JS heap after a forced GC (Deno and Node: `--expose-gc`; Chromium: the " +
-    "DevTools protocol); SQLite: process RSS (native) or WebAssembly memory growth (WASM).",
+    "- Memory: Cairn's JS heap plus ArrayBuffer memory after a forced GC (Deno and Node: " +
+    "`--expose-gc`, heap used + external; Chromium: the DevTools protocol, heap used + backing " +
+    "stores); SQLite: process RSS (native) or WebAssembly memory growth (WASM).",
+    "- Disk: all files of the database after close, divided by the items it holds.",
     "",
     "## Where the code is",
     "",

@@ -32,7 +32,10 @@ export interface Platform {
   sqliteVersions(): Promise<Record<string, string>>;
   /** A new place for a Cairn database (a temp directory, an OPFS name). */
   storageLocation(): string;
+  /** JS heap plus ArrayBuffer memory in use, after a full GC where the runtime allows. */
   heapBytes(): Promise<number | undefined>;
+  /** Bytes of all files in a storage location (a directory, an OPFS directory). */
+  storedBytes(location: string): Promise<number>;
   gc(): void;
   /** Runs the SQLite side of `workload` on a SQLite contender (locally or in a worker). */
   runSqlite(

@@ -20,18 +20,13 @@ import {
 import { now, perOpLoop } from "../lib/timer.ts";
 import { side, type Variant } from "../lib/types.ts";
 import {
+  allItems,
   BenchWorkload,
-  big,
   CAIRN_MAP,
-  itemsLabel,
   minSampleMs,
   requirePersistent,
   SQLITE_PK,
 } from "./common.ts";
-
-const allItems = (
-  quick: boolean,
-): Variant[] => [{ label: itemsLabel(big(quick)), items: big(quick) }];
 
 const SELECT_ALL = "SELECT id, title FROM items";
 

@@ -2,7 +2,7 @@
 import type { CairnCtx } from "../contenders/cairn.ts";
 import { countLabel } from "../lib/format.ts";
 import type { SqlCtx } from "../lib/sql.ts";
-import { NotApplicable, type Workload } from "../lib/types.ts";
+import { NotApplicable, type Variant, type Workload } from "../lib/types.ts";
 
 export type BenchWorkload = Workload<CairnCtx, SqlCtx>;
 
@@ -13,6 +13,11 @@ export function big(quick: boolean): number {
 
 export function itemsLabel(n: number): string {
   return `${countLabel(n)} items`;
+}
+
+/** The one variant of rows over a big repository: "100k items". */
+export function allItems(quick: boolean): Variant[] {
+  return [{ label: itemsLabel(big(quick)), items: big(quick) }];
 }
 
 /** Shortest time one per-operation sample runs, so a coarse clock still resolves it. */
@@ -26,6 +31,15 @@ export function requirePersistent(ctx: SqlCtx): void {
     throw new NotApplicable("in-memory database: there is nothing to reopen");
   }
 }
+
+/** Rows that measure bytes per item of a big repository (memory, disk): no ratio, no clock. */
+export const PER_ITEM = {
+  unit: "B/item",
+  better: "lower",
+  scale: "memory",
+  comparable: false,
+  variants: allItems,
+} as const;
 
 export const SQLITE_PK = "primary-key index on id; prepared statements";
 export const CAIRN_MAP = "none (items map by key)";

@@ -1,6 +1,7 @@
 /** Every workload, in id order. Add a module's list here to add its rows everywhere. */
 import { BULK, WHOLE } from "./bulk.ts";
 import type { BenchWorkload } from "./common.ts";
+import { DISK } from "./disk.ts";
 import { LIFECYCLE } from "./lifecycle.ts";
 import { MEMORY } from "./memory.ts";
 import { MIXED } from "./mixed.ts";
@@ -16,6 +17,7 @@ export const WORKLOADS: readonly BenchWorkload[] = [
   ...QUERIES,
   ...WHOLE,
   ...MIXED,
+  ...DISK,
 ];
 
 export function workloadById(id: string): BenchWorkload {

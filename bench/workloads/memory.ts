@@ -3,7 +3,7 @@ import { type CairnCtx, fillRepo, openRepo, REPO_PATH } from "../contenders/cair
 import { freshDatabase, type SqlCtx, uniqueName } from "../lib/sql.ts";
 import { NotApplicable, side } from "../lib/types.ts";
 import { sink } from "../lib/items.ts";
-import { BenchWorkload, big, itemsLabel } from "./common.ts";
+import { BenchWorkload, PER_ITEM } from "./common.ts";
 
 async function heap(ctx: CairnCtx): Promise<number> {
   ctx.gc();
@@ -13,16 +13,13 @@ async function heap(ctx: CairnCtx): Promise<number> {
 }
 
 const memory: BenchWorkload = {
-  id: "M01.v1",
+  id: "M01.v2",
   title: "Memory per item",
-  unit: "B/item",
-  better: "lower",
-  scale: "memory",
-  comparable: false,
-  variants: (quick) => [{ label: itemsLabel(big(quick)), items: big(quick) }],
+  ...PER_ITEM,
   timed: {
-    cairn: "JS heap in use (after a full GC) with the repository open holding N items, minus " +
-      "the heap before, divided by N. With storage: after opening N items written earlier; " +
+    cairn: "JS heap plus ArrayBuffer memory in use (after a full GC) with the repository open " +
+      "holding N items, minus the same before, divided by N. With storage: just after opening N " +
+      "items written earlier (values not read yet: they stay checkpoint bytes until first read); " +
       "without: after writing them (commit graph included).",
     sqlite: "Memory after writing N items and scanning them once, minus before, divided by N: " +
       "process RSS for native SQLite, the growth of the WebAssembly memory for SQLite WASM. " +

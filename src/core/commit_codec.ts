@@ -75,10 +75,13 @@ export function decodeCommit(bytes: Uint8Array): Commit {
   return commitFromTuple(unpackBytes(bytes, "commit"));
 }
 
-/** Decodes MessagePack bytes, turning any decoder failure into E_CORRUPT_ENCODING. */
-export function unpackBytes(bytes: Uint8Array, what: string): unknown {
+/**
+ * Decodes MessagePack bytes — the one value spanning `bytes[start, end)` when a range is given —
+ * turning any decoder failure into E_CORRUPT_ENCODING.
+ */
+export function unpackBytes(bytes: Uint8Array, what: string, start = 0, end?: number): unknown {
   try {
-    return packr.unpack(bytes);
+    return packr.unpack(bytes, { start, end: end ?? bytes.length });
   } catch (err) {
     throw corrupt(`${what}: not valid MessagePack (${(err as Error).message})`, err);
   }

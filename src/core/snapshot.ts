@@ -1,24 +1,62 @@
 /**
- * The in-memory state of a repository's heads, as plain data: what a checkpoint stores and a
- * repository restores from. Shared by repo/ (which produces and restores it) and storage/ (which
- * encodes it), so neither imports the other.
+ * The in-memory state of a repository's heads: what a checkpoint stores and a repository
+ * restores from. Shared by repo/ (which produces and restores it) and storage/ (which encodes
+ * and decodes it), so neither imports the other.
  */
 import type { ChainTip } from "./block.ts";
 import type { Commit, FieldRecord } from "./commit.ts";
 
-export interface SnapshotItem {
-  readonly key: string;
+/** One item's state: what a repository holds per key. Never changed once made. */
+export interface ItemSnapshot {
+  /** The key's leaf commits. */
   readonly leaves: readonly Commit[];
-  /** The current value; undefined when deleted. */
+  /** The current value (the leaves merged); undefined when deleted. */
   readonly wire: FieldRecord | undefined;
   readonly schema: string;
   /** Deltas behind the single leaf since its last full value (Infinity: unknown). */
   readonly deltas: number;
+  /**
+   * Whether the item exists, when that is known without decoding its value: set by states
+   * restored from a checkpoint, whose `wire` decodes on first access. Otherwise `wire` tells.
+   */
+  readonly live?: boolean;
 }
 
 export interface RepositorySnapshot {
   /** The own session's last commit seq. */
   readonly commitSeq: number;
   readonly tips: ReadonlyMap<string, ChainTip>;
-  readonly items: readonly SnapshotItem[];
+  /** Every key (deleted ones included) with its state, in the repository's order. */
+  readonly items: readonly (readonly [string, ItemSnapshot])[];
+}
+
+/**
+ * The items of a snapshot read back from storage, kept in storage's own form: a key is found
+ * and an item's state made only when asked for, so restoring makes no object per item.
+ */
+export interface RestoredItems {
+  /** How many items (deleted ones included); entries are numbered 0 to count - 1. */
+  readonly count: number;
+  /** How many of them exist (are not deleted). */
+  readonly liveCount: number;
+  /** The entry of `key`, or -1. */
+  indexOf(key: string): number;
+  keyAt(index: number): string;
+  /** Whether entry `index` exists, without making its state. */
+  isLive(index: number): boolean;
+  /** The state of entry `index`: always the same object. `key` is its key, when at hand. */
+  itemAt(index: number, key?: string): ItemSnapshot;
+}
+
+/** A snapshot read back from storage, ready to be taken over by a repository. */
+export interface RestoredSnapshot {
+  readonly commitSeq: number;
+  readonly tips: ReadonlyMap<string, ChainTip>;
+  readonly items: RestoredItems;
+  /**
+   * A leaf commit of the snapshot by session and seq, or undefined: the commit graph asks for
+   * the ones it does not hold. Always the same object for the same leaf, the one its item's
+   * `leaves` holds (graph walks compare commits by identity).
+   */
+  leaf(session: string, seq: number): Commit | undefined;
 }

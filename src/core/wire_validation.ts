@@ -6,7 +6,7 @@ import { CairnError } from "./errors.ts";
 import type { FieldRecord, WireValue } from "./commit.ts";
 
 /** Deepest nesting a wire value may have; deeper input is treated as hostile. */
-const MAX_DEPTH = 64;
+export const MAX_WIRE_DEPTH = 64;
 
 export function corrupt(message: string, cause?: unknown): CairnError {
   return new CairnError("E_CORRUPT_ENCODING", message, cause === undefined ? undefined : { cause });
@@ -23,7 +23,7 @@ export function assertWireValue(
   where: string,
   depth = 0,
 ): asserts value is WireValue {
-  if (depth > MAX_DEPTH) throw corrupt(`${where}: nested deeper than ${MAX_DEPTH}`);
+  if (depth > MAX_WIRE_DEPTH) throw corrupt(`${where}: nested deeper than ${MAX_WIRE_DEPTH}`);
   if (value === null || typeof value === "boolean" || typeof value === "string") return;
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw corrupt(`${where}: number is not finite`);

@@ -136,11 +136,7 @@ export class RepositoryFiles {
     const snapshot = log.idle ? repo.snapshot() : undefined;
     if (!snapshot) return; // writes keep arriving: the next append or close tries again
     const position = log.position();
-    const file = encodeCheckpoint({
-      ...snapshot,
-      logLength: position.length,
-      logCrc: position.crc,
-    });
+    const file = encodeCheckpoint(snapshot, position);
     await this.#backend.writeFileAtomic(this.#checkpointName, file);
     this.#checkpointedLength = position.length;
   }

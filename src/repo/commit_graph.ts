@@ -15,6 +15,8 @@ export class CommitGraph {
    * string per write, which cost more than the rest of a write together.
    */
   readonly #bySession = new Map<string, Commit[]>();
+  /** Where commits this graph does not hold may still be found: a restored snapshot's leaves. */
+  #missing: ((session: string, seq: number) => Commit | undefined) | undefined;
 
   has(id: string): boolean {
     return this.get(id) !== undefined;
@@ -22,7 +24,23 @@ export class CommitGraph {
 
   get(id: string): Commit | undefined {
     const parsed = parseCommitId(id);
-    return parsed && this.#bySession.get(parsed.session)?.[parsed.seq - 1];
+    if (!parsed) return undefined;
+    return this.#bySession.get(parsed.session)?.[parsed.seq - 1] ??
+      this.#found(parsed.session, parsed.seq);
+  }
+
+  /**
+   * Commits not added are looked up with `find` (and added once found), so a repository
+   * restored from a snapshot need not add every leaf up front.
+   */
+  findMissingIn(find: (session: string, seq: number) => Commit | undefined): void {
+    this.#missing = find;
+  }
+
+  #found(session: string, seq: number): Commit | undefined {
+    const commit = this.#missing?.(session, seq);
+    if (commit) this.add(commit);
+    return commit;
   }
 
   add(commit: Commit): void {

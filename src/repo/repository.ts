@@ -22,10 +22,11 @@ import type { HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
-import type { RepositorySnapshot } from "../core/snapshot.ts";
+import type { ItemSnapshot, RepositorySnapshot, RestoredSnapshot } from "../core/snapshot.ts";
 import { CommitGraph } from "./commit_graph.ts";
 import { type ItemValue, mergeLeaves } from "./leaf_merge.ts";
 import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
+import { isLive, ItemMap } from "./item_map.ts";
 
 /** What a repository needs from the database that owns it. */
 export interface RepositoryContext {
@@ -73,38 +74,14 @@ export interface ImportReport {
 }
 
 /**
- * A key's state. Its leaves are held as `leaf` when there is one — the usual case, which then
- * keeps no array (two heap objects fewer per item) — and as `leaves` when there are several.
+ * An item's leaves, value, schema and delta count (core/snapshot.ts). Replaced whole on every
+ * change, never mutated. States restored from a checkpoint decode value and leaves on first
+ * access, so code that only asks whether an item exists reads `live` first.
  */
-interface ItemState {
-  /** The key's only leaf commit, or undefined when it has several. */
-  leaf: Commit | undefined;
-  /** The key's leaf commits when there are several (concurrent writes), else undefined. */
-  leaves: readonly Commit[] | undefined;
-  /** Current value (the leaves merged); undefined when deleted. */
-  wire: FieldRecord | undefined;
-  schema: string;
-  /** Deltas behind the single leaf since its last full value; Infinity when unknown. */
-  deltas: number;
-}
+type ItemState = ItemSnapshot;
 
 /** Shared by every commit without parents (creates), so none allocates its own. */
 const NO_PARENTS: readonly string[] = Object.freeze([]);
-
-function leavesOf(state: ItemState): readonly Commit[] {
-  return state.leaf ? [state.leaf] : state.leaves!;
-}
-
-function itemState(
-  leaves: readonly Commit[],
-  wire: FieldRecord | undefined,
-  schema: string,
-  deltas: number,
-): ItemState {
-  return leaves.length === 1
-    ? { leaf: leaves[0], leaves: undefined, wire, schema, deltas }
-    : { leaf: undefined, leaves, wire, schema, deltas };
-}
 
 /** A full value is written after this many deltas, bounding the walk that rebuilds a value. */
 const MAX_DELTA_CHAIN = 32;
@@ -113,7 +90,8 @@ export class Repository {
   readonly path: string;
   readonly #ctx: RepositoryContext;
   readonly #graph = new CommitGraph();
-  readonly #items = new Map<string, ItemState>();
+  /** Every key's state, deleted ones included. */
+  #items = new ItemMap();
   readonly #listeners = new ChangeListeners();
   /** Keys whose leaves could not be merged for want of a registered schema. */
   readonly #unresolved = new Set<string>();
@@ -162,7 +140,7 @@ export class Repository {
   }
 
   *keys(): IterableIterator<string> {
-    for (const [key, state] of this.#items) if (state.wire !== undefined) yield key;
+    yield* this.#items.liveKeys();
   }
 
   /** The current value of a live item, or undefined. */
@@ -182,7 +160,7 @@ export class Repository {
   /** The ids of a key's leaf commits (empty for an unknown key). */
   leaves(key: string): string[] {
     const state = this.#state(key);
-    return state ? leavesOf(state).map(commitId) : [];
+    return state ? state.leaves.map(commitId) : [];
   }
 
   /** The sequence number the next local commit will get. */
@@ -227,7 +205,7 @@ export class Repository {
     unset: string[],
   ): void {
     const state = this.#requireLive(key);
-    const asDelta = state.leaf !== undefined && state.schema === schema &&
+    const asDelta = state.leaves.length === 1 && state.schema === schema &&
       state.deltas < MAX_DELTA_CHAIN;
     this.#commitLocal(
       key,
@@ -317,27 +295,15 @@ export class Repository {
       hlc: this.#nextHlc(state),
       parents: state === undefined
         ? NO_PARENTS
-        : state.leaf
-        ? [commitId(state.leaf)]
-        : state.leaves!.map(commitId),
+        : state.leaves.length === 1
+        ? [commitId(state.leaves[0])]
+        : state.leaves.map(commitId),
       schema,
       body,
     };
     this.#graph.add(commit);
     const deltas = body.kind === "delta" ? state!.deltas + 1 : 0;
-    if (state === undefined) {
-      this.#setState(key, state, { leaf: commit, leaves: undefined, wire: next, schema, deltas });
-    } else {
-      // A local write replaces all leaves by its one commit. Updating the state in place spares
-      // an object per write that would live until the item's next write — long enough to be
-      // copied by the young-generation GC, which is much of what a write costs.
-      this.#liveCount += Number(next !== undefined) - Number(state.wire !== undefined);
-      state.leaf = commit;
-      state.leaves = undefined;
-      state.wire = next;
-      state.schema = schema;
-      state.deltas = deltas;
-    }
+    this.#setState(key, state, { leaves: [commit], wire: next, schema, deltas });
     this.#pending.push(commit);
     if (!this.#sealScheduled) {
       this.#sealScheduled = true;
@@ -352,9 +318,8 @@ export class Repository {
   #nextHlc(state: ItemState | undefined): number {
     const now = this.#ctx.clock.now();
     if (state === undefined) return now;
-    if (state.leaf) return state.leaf.hlc >= now ? state.leaf.hlc + 1 : now;
     let hlc = now;
-    for (const leaf of state.leaves!) if (leaf.hlc >= hlc) hlc = leaf.hlc + 1;
+    for (const leaf of state.leaves) if (leaf.hlc >= hlc) hlc = leaf.hlc + 1;
     return hlc;
   }
 
@@ -378,24 +343,21 @@ export class Repository {
   snapshot(): RepositorySnapshot | undefined {
     const busy = this.#pending.length > 0 || this.#sealScheduled || this.#sealsInFlight > 0;
     if (busy || this.#unresolved.size > 0) return undefined;
-    const items = [];
-    for (const [key, state] of this.#items) {
-      const { wire, schema, deltas } = state;
-      items.push({ key, leaves: leavesOf(state), wire, schema, deltas });
-    }
-    return { commitSeq: this.#commitSeq, tips: new Map(this.#tips), items };
+    return { commitSeq: this.#commitSeq, tips: new Map(this.#tips), items: [...this.#items] };
   }
 
   /**
-   * Starts from a snapshot instead of replaying history; `history` reads the blocks it stands
-   * for, when an import, export or merge needs them. Call on an empty repository, before load().
+   * Starts from a snapshot instead of replaying history. Nothing per item is made here: the
+   * items map reads the snapshot's items on demand, and the commit graph finds its leaves there.
+   * `history` reads the blocks the snapshot stands for, when an import, export or merge needs
+   * them. Call on an empty repository, before load().
    */
-  restore(snapshot: RepositorySnapshot, history: () => Promise<readonly SealedBlock[]>): void {
-    for (const item of snapshot.items) {
-      for (const leaf of item.leaves) this.#graph.add(leaf);
-      const { key, leaves, wire, schema, deltas } = item;
-      this.#setState(key, undefined, itemState([...leaves], wire, schema, deltas));
-    }
+  restore(snapshot: RestoredSnapshot, history: () => Promise<readonly SealedBlock[]>): void {
+    this.#items = new ItemMap(snapshot.items);
+    this.#lastKey = undefined;
+    this.#lastState = undefined;
+    this.#liveCount = snapshot.items.liveCount;
+    this.#graph.findMissingIn((session, seq) => snapshot.leaf(session, seq));
     for (const [session, tip] of snapshot.tips) this.#tips.set(session, tip);
     this.#commitSeq = snapshot.commitSeq;
     this.#history = history;
@@ -407,8 +369,8 @@ export class Repository {
     if (!history) return Promise.resolve();
     this.#hydrating ??= history().then((blocks) => {
       for (const sealed of blocks) {
-        // The snapshot's leaf objects stay: item states point at them, and graph walks compare
-        // commits by identity.
+        // The snapshot's leaf objects stay (has() finds them): item states point at them, and
+        // graph walks compare commits by identity.
         for (const commit of sealed.block.commits) {
           if (!this.#graph.has(commitId(commit))) this.#graph.add(commit);
         }
@@ -590,23 +552,23 @@ export class Repository {
   #applyRemoteCommit(commit: Commit): void {
     const state = this.#state(commit.key);
     const leaves = state
-      ? leavesOf(state).filter((leaf) => !commit.parents.includes(commitId(leaf)))
+      ? state.leaves.filter((leaf) => !commit.parents.includes(commitId(leaf)))
       : [];
     leaves.push(commit);
     this.#unresolved.delete(commit.key);
     let next: ItemState;
     if (leaves.length > 1) next = this.#merged(commit.key, leaves);
     else if (
-      commit.body.kind === "delta" && state?.wire && state.leaf &&
-      commit.parents[0] === commitId(state.leaf)
+      commit.body.kind === "delta" && state?.wire && state.leaves.length === 1 &&
+      commit.parents[0] === commitId(state.leaves[0])
     ) {
       // Fast path: a delta on the value we already hold.
       const wire = { ...state.wire, ...commit.body.set };
       for (const field of commit.body.unset) delete wire[field];
-      next = itemState(leaves, wire, commit.schema, state.deltas + 1);
+      next = { leaves, wire, schema: commit.schema, deltas: state.deltas + 1 };
     } else {
       const deltas = commit.body.kind === "delta" ? Infinity : 0;
-      next = itemState(leaves, this.#graph.valueAt(commit), commit.schema, deltas);
+      next = { leaves, wire: this.#graph.valueAt(commit), schema: commit.schema, deltas };
     }
     this.#setState(commit.key, state, next);
     this.#listeners.emit({ key: commit.key, source: "remote", deleted: next.wire === undefined });
@@ -615,7 +577,7 @@ export class Repository {
   #merged(key: string, leaves: readonly Commit[]): ItemState {
     const { wire, schema, complete } = mergeLeaves(this.#graph, leaves, this.#ctx.registry);
     if (!complete) this.#unresolved.add(key);
-    return itemState(leaves, wire, schema, Infinity);
+    return { leaves, wire, schema, deltas: Infinity };
   }
 
   /** Merges again the items that waited for a schema; call after registering schemas. */
@@ -623,7 +585,7 @@ export class Repository {
     for (const key of [...this.#unresolved]) {
       const state = this.#state(key)!;
       this.#unresolved.delete(key);
-      const next = this.#merged(key, leavesOf(state));
+      const next = this.#merged(key, state.leaves);
       if (this.#unresolved.has(key)) continue; // still waiting: nothing changed
       this.#setState(key, state, next);
       this.#listeners.emit({ key, source: "remote", deleted: next.wire === undefined });
@@ -631,7 +593,7 @@ export class Repository {
   }
 
   #setState(key: string, previous: ItemState | undefined, next: ItemState): void {
-    this.#liveCount += Number(next.wire !== undefined) - Number(previous?.wire !== undefined);
+    this.#liveCount += Number(isLive(next)) - Number(previous !== undefined && isLive(previous));
     this.#items.set(key, next);
     this.#lastKey = key;
     this.#lastState = next;

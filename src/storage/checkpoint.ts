@@ -1,201 +1,295 @@
 /**
  * Checkpoints (DESIGN.md §3.6): a snapshot of a repository's heads, so opening it reads the
- * snapshot and replays only the log written after it.
+ * snapshot and replays only the log written after it. The payload names the log prefix it
+ * covers by length and CRC-32C, so a checkpoint that does not match its log (log replaced,
+ * truncated, damaged) is detected and rebuilt from the log instead. A checkpoint is a derived
+ * file: any defect means "rebuild", never a failure to open.
  *
- * File: `CAIRNK` | u16 version | u32 CRC-32C of the payload | payload (MessagePack). The payload
- * names the log prefix it covers by length and CRC-32C, so a checkpoint that does not match its
- * log (log replaced, truncated, damaged) is detected and rebuilt from the log instead.
- * A checkpoint is a derived file: any defect means "rebuild", never a failure to open.
+ * The layout is columnar so that opening decodes no value: the numbers of all items and leaves
+ * are columns read into typed arrays, and each value stays MessagePack bytes, checked on open
+ * and decoded on first access (checkpoint_items.ts). All integers little-endian.
+ *
+ *   0   6  "CAIRNK"
+ *   6   2  format version, u16 (2)
+ *   8   4  CRC-32C of everything after these 12 bytes, u32
+ *   12  4  meta length, u32
+ *   16  m  meta, MessagePack: [logLength, logCrc, commitSeq, tips, sessions, schemas,
+ *          items, leaves, parents] (tips: [session, seq, hash, lastCommitSeq] rows)
+ *   columns (columns.ts: a width byte, then each entry in that width):
+ *          per item: schema (index into schemas), deltas + 1 (0: unknown), leaf count;
+ *          per leaf: session (index), seq, hlc, schema (index), body kind, parent count
+ *   texts (columns.ts: lengths column, u32 UTF-8 byte count, UTF-8): item keys; parent ids
+ *   values: per item one MessagePack value: its record, or nil when deleted
+ *   bodies: per leaf by kind: SAME and DELETE none; VALUE a record; DELTA a record (set) then
+ *          an array of strings (unset)
+ *
+ * Leaves are an item's leaves in order. The common leaf — the single leaf of an item whose full
+ * value is the item's value — is kind SAME and stores no value of its own. Version 1 (one
+ * MessagePack tree) is not read: such a checkpoint is rebuilt from the log like a damaged one.
  */
 import type { ChainTip } from "../core/block.ts";
-import type { Commit, CommitBody, FieldRecord } from "../core/commit.ts";
-import type { RepositorySnapshot, SnapshotItem } from "../core/snapshot.ts";
 import { packValue, unpackBytes } from "../core/commit_codec.ts";
-import { assertFieldRecord, assertStringArray, corrupt } from "../core/wire_validation.ts";
+import type { RepositorySnapshot, RestoredSnapshot } from "../core/snapshot.ts";
+import { assertStringArray, corrupt } from "../core/wire_validation.ts";
+import { ByteReader, ByteWriter } from "./columns.ts";
+import {
+  type CheckpointColumns,
+  CheckpointTable,
+  LEAF_DELETE,
+  LEAF_DELTA,
+  LEAF_SAME,
+  LEAF_VALUE,
+} from "./checkpoint_items.ts";
+import { CheckpointWriter } from "./checkpoint_writer.ts";
 import { crc32c } from "./crc32c.ts";
+import { MsgpackCheck } from "./msgpack_check.ts";
 
 const MAGIC = new TextEncoder().encode("CAIRNK");
-const VERSION = 1;
+const VERSION = 2;
 const HEADER_LENGTH = MAGIC.length + 2 + 4;
+const NIL = 0xc0;
 
-/** A repository snapshot and the log prefix it reflects (its length and CRC-32C). */
-export interface Checkpoint extends RepositorySnapshot {
+/** A checkpoint as read: the snapshot to restore and the log prefix it reflects. */
+export interface Checkpoint extends RestoredSnapshot {
   readonly logLength: number;
   readonly logCrc: number;
 }
 
-// Payload: [logLength, logCrc, commitSeq, tips, sessions, schemas, items]. Session ids and schema
-// ids are stored once and referred to by index. An item row is [key, schema, deltas, value,
-// leaves]; a leaf row is [session, seq, hlc, schema, parents, kind, ...body], where a full-value
-// leaf whose value is the item's own stores none (the common case: it is not stored twice).
-const BODY_VALUE = 0;
-const BODY_DELTA = 1;
-const BODY_DELETE = 2;
-const NO_VALUE = null;
-
-class Table {
-  readonly #index = new Map<string, number>();
-  readonly entries: string[] = [];
-
-  indexOf(entry: string): number {
-    let index = this.#index.get(entry);
-    if (index === undefined) {
-      index = this.entries.length;
-      this.entries.push(entry);
-      this.#index.set(entry, index);
-    }
-    return index;
-  }
-}
-
-export function encodeCheckpoint(checkpoint: Checkpoint): Uint8Array {
-  const sessions = new Table();
-  const schemas = new Table();
-  const tips = [...checkpoint.tips].map((
-    [session, t],
-  ) => [session, t.seq, t.hash, t.lastCommitSeq]);
-  const items = checkpoint.items.map((item) => [
-    item.key,
-    schemas.indexOf(item.schema),
-    Number.isFinite(item.deltas) ? item.deltas : -1,
-    item.wire ?? NO_VALUE,
-    item.leaves.map((leaf) => leafRow(leaf, item, sessions, schemas)),
-  ]);
-  const payload = packValue([
-    checkpoint.logLength,
-    checkpoint.logCrc,
-    checkpoint.commitSeq,
+/** The checkpoint file of `snapshot`, which reflects the log's first `log.length` bytes. */
+export function encodeCheckpoint(
+  snapshot: RepositorySnapshot,
+  log: { readonly length: number; readonly crc: number },
+): Uint8Array {
+  const writer = new CheckpointWriter();
+  for (const [key, item] of snapshot.items) writer.add(key, item);
+  const { items, leaves, parents } = writer.counts;
+  const tips = [...snapshot.tips].map((
+    [session, tip],
+  ) => [session, tip.seq, tip.hash, tip.lastCommitSeq]);
+  const meta = packValue([
+    log.length,
+    log.crc,
+    snapshot.commitSeq,
     tips,
-    sessions.entries,
-    schemas.entries,
+    writer.sessions.entries,
+    writer.schemas.entries,
     items,
+    leaves,
+    parents,
   ]);
-  const file = new Uint8Array(HEADER_LENGTH + payload.length);
+  const out = new ByteWriter();
+  out.u32(meta.length);
+  out.bytes(meta);
+  writer.writeTo(out);
+  const file = out.finish(HEADER_LENGTH);
   const view = new DataView(file.buffer);
   file.set(MAGIC);
   view.setUint16(MAGIC.length, VERSION, true);
-  view.setUint32(MAGIC.length + 2, crc32c(payload), true);
-  file.set(payload, HEADER_LENGTH);
+  view.setUint32(MAGIC.length + 2, crc32c(file.subarray(HEADER_LENGTH)), true);
   return file;
 }
 
-function leafRow(leaf: Commit, item: SnapshotItem, sessions: Table, schemas: Table): unknown[] {
-  const row: unknown[] = [
-    sessions.indexOf(leaf.session),
-    leaf.seq,
-    leaf.hlc,
-    schemas.indexOf(leaf.schema),
-    leaf.parents,
-  ];
-  const body = leaf.body;
-  if (body.kind === "delete") row.push(BODY_DELETE);
-  else if (body.kind === "delta") row.push(BODY_DELTA, body.set, body.unset);
-  else if (body.value === item.wire) row.push(BODY_VALUE);
-  else row.push(BODY_VALUE, body.value);
-  return row;
+/**
+ * Reads a checkpoint file; throws E_CORRUPT_ENCODING for anything that is not a whole, valid
+ * one. The file is our own and CRC-checked, but still read as hostile: every column entry and
+ * the bytes of every value are checked here, so that nothing decoded later can fail.
+ */
+export function decodeCheckpoint(stored: Uint8Array): Checkpoint {
+  // A plain Uint8Array over the same bytes: a Node Buffer (a subclass) reads slower.
+  const file = new Uint8Array(stored.buffer, stored.byteOffset, stored.byteLength);
+  checkHeader(file);
+  const reader = new ByteReader(file, HEADER_LENGTH, "checkpoint");
+  const meta = decodeMeta(unpackBytes(reader.take(reader.u32()), "checkpoint"));
+  const { columns, live } = readColumns(reader, meta);
+  const table = new CheckpointTable(columns, live);
+  return {
+    logLength: meta.logLength,
+    logCrc: meta.logCrc,
+    commitSeq: meta.commitSeq,
+    tips: meta.tips,
+    items: table,
+    leaf: (session, seq) => table.leaf(session, seq),
+  };
 }
 
-/**
- * Decodes a checkpoint file; throws E_CORRUPT_ENCODING for anything that is not a whole, valid
- * one. The file is our own and CRC-checked, but still read as hostile: every field is checked.
- */
-export function decodeCheckpoint(file: Uint8Array): Checkpoint {
+function checkHeader(file: Uint8Array): void {
   if (file.length < HEADER_LENGTH || MAGIC.some((byte, i) => file[i] !== byte)) {
     throw corrupt("checkpoint: not a checkpoint file");
   }
   const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
   const version = view.getUint16(MAGIC.length, true);
   if (version !== VERSION) throw corrupt(`checkpoint: version ${version} is not ${VERSION}`);
-  const payload = file.subarray(HEADER_LENGTH);
-  if (crc32c(payload) !== view.getUint32(MAGIC.length + 2, true)) {
+  if (crc32c(file.subarray(HEADER_LENGTH)) !== view.getUint32(MAGIC.length + 2, true)) {
     throw corrupt("checkpoint: checksum mismatch");
   }
-  const decoded = unpackBytes(payload, "checkpoint");
-  if (!Array.isArray(decoded) || decoded.length !== 7) throw corrupt("checkpoint: bad layout");
-  const [logLength, logCrc, commitSeq, tipRows, sessions, schemas, itemRows] = decoded;
-  if (!isCount(logLength) || !isCount(logCrc) || !isCount(commitSeq)) {
-    throw corrupt("checkpoint: bad header fields");
+}
+
+/** Everything after the meta, checked; and how many items are live. */
+function readColumns(
+  reader: ByteReader,
+  meta: Meta,
+): { columns: CheckpointColumns; live: number } {
+  const { items, leaves, parents, sessions, schemas } = meta;
+  const file = reader.bytes;
+  // In a valid file each item, leaf and parent takes at least one byte below (its value, its
+  // seq, its id): this bounds what is allocated before those bytes are checked.
+  if (items + leaves + parents > file.length - reader.pos) throw bad("counts");
+  const itemSchema = reader.column(items);
+  const itemDeltas = reader.numbers(items);
+  const leafStarts = starts(reader.column(items), leaves, "leaf counts", 1);
+  const leafSession = reader.column(leaves);
+  const leafSeq = reader.numbers(leaves);
+  const leafHlc = reader.numbers(leaves);
+  const leafSchema = reader.column(leaves);
+  const leafKind = reader.column(leaves);
+  const parentStarts = starts(reader.column(leaves), parents, "parent counts", 0);
+  const keys = reader.text(items);
+  const parentIds = reader.text(parents);
+  const check = new MsgpackCheck(file, "checkpoint");
+  const values = checkValues(check, file, reader.pos, items);
+  const bodies = checkBodies(check, file, values.end, leafKind);
+  if (bodies.end !== file.length) throw bad("length");
+  for (let i = 0; i < items; i++) if (itemSchema[i] >= schemas.length) throw bad("item schema");
+  for (let leaf = 0; leaf < leaves; leaf++) {
+    if (leafSession[leaf] >= sessions.length || leafSchema[leaf] >= schemas.length) {
+      throw bad("leaf table index");
+    }
+    if (leafSeq[leaf] === 0) throw bad("leaf seq");
   }
-  if (!Array.isArray(tipRows) || !Array.isArray(itemRows)) throw corrupt("checkpoint: bad layout");
+  checkSameLeaves(file, values.starts, leafStarts, leafKind);
+  const columns: CheckpointColumns = {
+    bytes: file,
+    sessions,
+    schemas,
+    keys,
+    itemSchema,
+    itemDeltas,
+    valueStarts: values.starts,
+    leafStarts,
+    leafSession,
+    leafSeq,
+    leafHlc,
+    leafSchema,
+    leafKind,
+    bodyStarts: bodies.starts,
+    parentStarts,
+    parentIds,
+  };
+  return { columns, live: values.live };
+}
+
+/** Each item's value: a record, or nil when deleted. Where each starts; how many are live. */
+function checkValues(check: MsgpackCheck, file: Uint8Array, pos: number, count: number) {
+  const starts = new Uint32Array(count + 1);
+  let live = 0;
+  for (let i = 0; i < count; i++) {
+    starts[i] = pos;
+    if (file[pos] !== NIL) live++;
+    pos = check.recordOrNil(pos, file.length);
+  }
+  starts[count] = pos;
+  return { starts, end: pos, live };
+}
+
+/** Each leaf's body, by kind (kinds checked here too). Where each starts. */
+function checkBodies(check: MsgpackCheck, file: Uint8Array, pos: number, kinds: Uint32Array) {
+  const starts = new Uint32Array(kinds.length + 1);
+  for (let leaf = 0; leaf < kinds.length; leaf++) {
+    starts[leaf] = pos;
+    const kind = kinds[leaf];
+    if (kind === LEAF_VALUE) pos = check.record(pos, file.length);
+    else if (kind === LEAF_DELTA) {
+      pos = check.stringArray(check.record(pos, file.length), file.length);
+    } else if (kind !== LEAF_SAME && kind !== LEAF_DELETE) throw bad("leaf kind");
+  }
+  starts[kinds.length] = pos;
+  return { starts, end: pos };
+}
+
+/** A SAME leaf stands for its item's value, so its item must have one. */
+function checkSameLeaves(
+  file: Uint8Array,
+  valueStarts: Uint32Array,
+  leafStarts: Uint32Array,
+  kinds: Uint32Array,
+): void {
+  for (let i = 0; i < valueStarts.length - 1; i++) {
+    if (file[valueStarts[i]] !== NIL) continue;
+    for (let leaf = leafStarts[i]; leaf < leafStarts[i + 1]; leaf++) {
+      if (kinds[leaf] === LEAF_SAME) throw bad("leaf kind");
+    }
+  }
+}
+
+/** Where each entry's run starts, from the run lengths; they must add up to `total`. */
+function starts(lengths: Uint32Array, total: number, what: string, least: number): Uint32Array {
+  const result = new Uint32Array(lengths.length + 1);
+  let sum = 0;
+  for (let i = 0; i < lengths.length; i++) {
+    if (lengths[i] < least) throw bad(what);
+    result[i + 1] = sum += lengths[i];
+  }
+  if (sum !== total) throw bad(what);
+  return result;
+}
+
+interface Meta {
+  readonly logLength: number;
+  readonly logCrc: number;
+  readonly commitSeq: number;
+  readonly tips: Map<string, ChainTip>;
+  readonly sessions: string[];
+  readonly schemas: string[];
+  readonly items: number;
+  readonly leaves: number;
+  readonly parents: number;
+}
+
+function decodeMeta(decoded: unknown): Meta {
+  if (!Array.isArray(decoded) || decoded.length !== 9) throw bad("layout");
+  const [logLength, logCrc, commitSeq, tipRows, sessions, schemas, items, leaves, parents] =
+    decoded;
+  for (const count of [logLength, logCrc, commitSeq, items, leaves, parents]) {
+    if (!isCount(count)) throw bad("header fields");
+  }
+  if (!Array.isArray(tipRows)) throw bad("layout");
   assertStringArray(sessions, "checkpoint sessions");
   assertStringArray(schemas, "checkpoint schemas");
-  const items = itemRows.map((row) => decodeItem(row, sessions, schemas));
-  return { logLength, logCrc, commitSeq, tips: decodeTips(tipRows), items };
+  // Entries are unique: a leaf is looked up by its session's name.
+  if (new Set(sessions).size !== sessions.length) throw bad("sessions");
+  return {
+    logLength,
+    logCrc,
+    commitSeq,
+    tips: decodeTips(tipRows),
+    sessions,
+    schemas,
+    items,
+    leaves,
+    parents,
+  };
 }
 
 function decodeTips(rows: unknown[]): Map<string, ChainTip> {
   const tips = new Map<string, ChainTip>();
   for (const row of rows) {
-    if (!Array.isArray(row) || row.length !== 4) throw corrupt("checkpoint: bad chain tip");
+    if (!Array.isArray(row) || row.length !== 4) throw bad("chain tip");
     const [session, seq, hash, lastCommitSeq] = row;
     if (
       typeof session !== "string" || typeof hash !== "string" || !isCount(seq) ||
       !isCount(lastCommitSeq)
     ) {
-      throw corrupt("checkpoint: bad chain tip");
+      throw bad("chain tip");
     }
     tips.set(session, { seq, hash, lastCommitSeq });
   }
   return tips;
 }
 
-function decodeItem(row: unknown, sessions: string[], schemas: string[]): SnapshotItem {
-  if (!Array.isArray(row) || row.length !== 5) throw corrupt("checkpoint: bad item");
-  const [key, schemaIndex, deltas, value, leafRows] = row;
-  if (typeof key !== "string" || !Number.isInteger(deltas)) throw corrupt("checkpoint: bad item");
-  const schema = entry(schemas, schemaIndex);
-  let wire: FieldRecord | undefined;
-  if (value !== NO_VALUE) {
-    assertFieldRecord(value, "checkpoint item");
-    wire = value;
-  }
-  if (!Array.isArray(leafRows) || leafRows.length === 0) {
-    throw corrupt("checkpoint: item without leaves");
-  }
-  const leaves = leafRows.map((leaf) => decodeLeaf(leaf, key, wire, sessions, schemas));
-  return { key, leaves, wire, schema, deltas: deltas < 0 ? Infinity : deltas };
-}
-
-function decodeLeaf(
-  row: unknown,
-  key: string,
-  wire: FieldRecord | undefined,
-  sessions: string[],
-  schemas: string[],
-): Commit {
-  if (!Array.isArray(row) || row.length < 6) throw corrupt("checkpoint: bad leaf");
-  const [session, seq, hlc, schema, parents, kind, a, b] = row;
-  if (!isCount(seq) || seq === 0 || !isCount(hlc)) throw corrupt("checkpoint: bad leaf");
-  assertStringArray(parents, "checkpoint leaf parents");
-  let body: CommitBody;
-  if (kind === BODY_DELETE && row.length === 6) body = { kind: "delete" };
-  else if (kind === BODY_DELTA && row.length === 8) {
-    assertFieldRecord(a, "checkpoint leaf delta");
-    assertStringArray(b, "checkpoint leaf delta");
-    body = { kind: "delta", set: a, unset: b };
-  } else if (kind === BODY_VALUE && row.length === 6 && wire) body = { kind: "value", value: wire };
-  else if (kind === BODY_VALUE && row.length === 7) {
-    assertFieldRecord(a, "checkpoint leaf value");
-    body = { kind: "value", value: a };
-  } else throw corrupt("checkpoint: bad leaf body");
-  return {
-    session: entry(sessions, session),
-    seq,
-    key,
-    hlc,
-    parents,
-    schema: entry(schemas, schema),
-    body,
-  };
-}
-
-function entry(table: string[], index: unknown): string {
-  if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= table.length) {
-    throw corrupt("checkpoint: bad table index");
-  }
-  return table[index as number];
-}
-
 function isCount(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+function bad(what: string) {
+  return corrupt(`checkpoint: bad ${what}`);
 }

@@ -94,7 +94,11 @@ export class RepositoryLog {
     const prefix = scan.validEnd === 0
       ? concat(format.header(), scan.appendFirst)
       : scan.appendFirst;
-    const position = { length: scan.validEnd, crc: crc32c(bytes.subarray(0, scan.validEnd)) };
+    // The prefix a matching checkpoint covers was just checksummed: continue from its CRC.
+    const crc = covered > 0
+      ? crc32c(bytes.subarray(covered, scan.validEnd), checkpoint!.logCrc)
+      : crc32c(bytes.subarray(0, scan.validEnd));
+    const position = { length: scan.validEnd, crc };
     const log = new RepositoryLog(backend, name, file, format, durability, suite, position);
     if (prefix.length > 0) await log.#write(prefix);
     if (scan.validEnd < bytes.length || prefix.length > 0) await file.sync();

@@ -37,11 +37,21 @@ for (const format of ["binary", "jsonl"] as const) {
       }
       await notes.flush();
       const expected = [...notes.keys()].sort().map((key) => notes.get(key, Note)!.toObject());
+      const tagged = async (repo: typeof notes) => {
+        const query = repo.query({ schema: Note, where: { tags: { has: "t1" } }, sortBy: "title" });
+        await query.ready; // a browser page may scan in slices
+        const keys = query.results.map((note) => note.key);
+        query.close();
+        return keys;
+      };
+      const expectedTagged = await tagged(notes);
       const session = db.session.id;
       await db.close();
 
       const again = await Cairn.open({ path });
       const reopened = await again.open("/notes");
+      // Opened from its checkpoint: the query is the first to read (and decode) the values.
+      assert.deepEqual(await tagged(reopened), expectedTagged);
       assert.equal(again.session.id, session);
       assert.deepEqual(
         [...reopened.keys()].sort().map((key) => reopened.get(key, Note)!.toObject()),

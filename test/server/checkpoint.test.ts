@@ -4,6 +4,7 @@ import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cairn, defineSchema, type RepositoryHandle } from "cairndb";
+import { crc32c } from "../../src/storage/crc32c.ts";
 
 const Doc = defineSchema({
   ns: "doc",
@@ -15,6 +16,8 @@ const Doc = defineSchema({
     n: { type: "number" },
   },
 });
+
+type State = ReturnType<typeof state>;
 
 function state(repo: RepositoryHandle) {
   const keys = [...repo.keys()].sort();
@@ -33,6 +36,15 @@ async function withDir(run: (path: string) => Promise<void>): Promise<void> {
   } finally {
     await rm(path, { recursive: true, force: true });
   }
+}
+
+/** Opens the database at `path` again: what its repository holds, and the warnings given. */
+async function reopen(path: string): Promise<{ held: State; warnings: string[] }> {
+  const warnings: string[] = [];
+  const db = await Cairn.open({ path, schemas: [Doc], onWarning: (w) => warnings.push(w.message) });
+  const held = state(await db.open("/docs"));
+  await db.close();
+  return { held, warnings };
 }
 
 /** A stored database whose repository holds local items and merges of a peer's concurrent edits. */
@@ -61,6 +73,14 @@ async function populated(path: string) {
   return { db, repo, peer, other };
 }
 
+/** A populated database, closed: what it held, and where its checkpoint file is. */
+async function closedPopulated(path: string): Promise<{ expected: State; file: string }> {
+  const { db, repo } = await populated(path);
+  const expected = state(repo);
+  await db.close();
+  return { expected, file: join(path, "docs.ckpt") };
+}
+
 test("reopening from the checkpoint gives exactly what replaying the whole log gives", async () => {
   await withDir(async (path) => {
     const { db, repo } = await populated(path);
@@ -72,15 +92,7 @@ test("reopening from the checkpoint gives exactly what replaying the whole log g
     await db.close();
     assert.ok((await stat(join(path, "docs.ckpt"))).size > 0, "close writes a checkpoint");
 
-    const warnings: string[] = [];
-    const fromCheckpoint = await Cairn.open({
-      path,
-      schemas: [Doc],
-      onWarning: (w) => warnings.push(w.message),
-    });
-    assert.deepEqual(state(await fromCheckpoint.open("/docs")), before);
-    await fromCheckpoint.close();
-    assert.deepEqual(warnings, []);
+    assert.deepEqual(await reopen(path), { held: before, warnings: [] });
 
     await rm(join(path, "docs.ckpt"));
     const replayed = await Cairn.open({ path, schemas: [Doc] });
@@ -145,30 +157,23 @@ test("after reopening from a checkpoint, concurrent remote edits merge as if nev
 
 test("a damaged or mismatched checkpoint is rebuilt from the log, with a warning, never a failure", async () => {
   await withDir(async (path) => {
-    const { db, repo } = await populated(path);
-    const expected = state(repo);
-    await db.close();
-    const file = join(path, "docs.ckpt");
+    const { expected, file } = await closedPopulated(path);
     const good = new Uint8Array(await readFile(file));
-    const damaged = good.slice();
-    damaged[Math.floor(damaged.length / 2)] ^= 0x40;
     const cases: [string, Uint8Array][] = [
-      ["a flipped byte", damaged],
-      ["cut in half", good.subarray(0, good.length >> 1)],
       ["random bytes", Uint8Array.from({ length: 300 }, (_, i) => (i * 31 + 7) & 0xff)],
     ];
+    // In the header, the meta, the columns, the texts, the values, and at the end.
+    for (const at of [0, 7, 9, 14, 40, 120, 700, 1500, good.length >> 1, good.length - 40]) {
+      const flipped = good.slice();
+      flipped[at] ^= 0x40;
+      cases.push([`a byte flipped at ${at}`, flipped], [`cut at ${at}`, good.subarray(0, at)]);
+    }
     for (const [name, bytes] of cases) {
       await writeFile(file, bytes);
-      const warnings: string[] = [];
-      const again = await Cairn.open({
-        path,
-        schemas: [Doc],
-        onWarning: (w) => warnings.push(w.message),
-      });
-      assert.deepEqual(state(await again.open("/docs")), expected, name);
+      const { held, warnings } = await reopen(path);
+      assert.deepEqual(held, expected, name);
       assert.equal(warnings.length, 1, `${name}: ${warnings.join("; ")}`);
-      assert.match(warnings[0], /checkpoint/);
-      await again.close();
+      assert.match(warnings[0], /rebuilt from the log.*checkpoint/);
     }
   });
 });
@@ -182,5 +187,67 @@ test("a checkpoint is written in the background once the log has grown enough", 
     const size = (await stat(join(path, "big.ckpt"))).size;
     assert.ok(size > 0, "a checkpoint exists before close");
     await db.close();
+  });
+});
+
+/** What a few queries answer: a scan, an indexed range, a sort on a text field. */
+function answers(repo: RepositoryHandle) {
+  const collect = (
+    query: {
+      results: readonly { key: string }[];
+      explain(): { index: string | null };
+      close(): void;
+    },
+  ) => {
+    const found = query.results.map((doc) => doc.key);
+    const { index } = query.explain();
+    query.close();
+    return { found, index };
+  };
+  return {
+    scan: collect(repo.query({ schema: Doc, where: { tags: { has: "b" } }, sortBy: "title" })),
+    range: collect(repo.query({ schema: Doc, where: { n: { lt: 50 } }, sortBy: ["n", "title"] })),
+    predicate: collect(
+      repo.query({ schema: Doc, where: (doc) => doc.get("body")?.includes("!") ?? false }),
+    ),
+  };
+}
+
+test("queries and indexes over a repository opened from its checkpoint answer as before", async () => {
+  await withDir(async (path) => {
+    const { db, repo } = await populated(path);
+    repo.createIndex("n");
+    const before = answers(repo);
+    assert.equal(before.range.index, "n");
+    assert.ok(before.scan.found.length > 0 && before.range.found.length > 0);
+    await db.close();
+    const again = await Cairn.open({ path, schemas: [Doc] });
+    const reopened = await again.open("/docs");
+    const unindexed = answers(reopened);
+    reopened.createIndex("n");
+    assert.deepEqual(answers(reopened), before);
+    assert.deepEqual(unindexed.range.found, before.range.found);
+    await again.close();
+  });
+});
+
+test("a checkpoint of the previous format version is rebuilt from the log, then rewritten", async () => {
+  await withDir(async (path) => {
+    const { expected, file } = await closedPopulated(path);
+    // A version 1 file: the same magic, version 1, a checksum over a MessagePack payload.
+    const payload = new Uint8Array([0x97, 1, 2, 3, 0x90, 0x90, 0x90, 0x90]);
+    const old = new Uint8Array(12 + payload.length);
+    old.set(new TextEncoder().encode("CAIRNK"));
+    new DataView(old.buffer).setUint16(6, 1, true);
+    new DataView(old.buffer).setUint32(8, crc32c(payload), true);
+    old.set(payload, 12);
+    await writeFile(file, old);
+    const rebuilt = await reopen(path);
+    assert.deepEqual(rebuilt.held, expected);
+    assert.equal(rebuilt.warnings.length, 1);
+    assert.match(rebuilt.warnings[0], /version 1/);
+    const rewritten = new Uint8Array(await readFile(file));
+    assert.equal(new DataView(rewritten.buffer).getUint16(6, true), 2, "close wrote version 2");
+    assert.deepEqual(await reopen(path), { held: expected, warnings: [] }, "the new one is used");
   });
 });

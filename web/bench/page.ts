@@ -28,6 +28,18 @@ async function heapBytes(): Promise<number | undefined> {
   return memory?.usedJSHeapSize;
 }
 
+/** Bytes of all files in an OPFS directory such as "cairn-bench/x-1". */
+async function storedBytes(location: string): Promise<number> {
+  let dir = await navigator.storage.getDirectory();
+  for (const part of location.split("/")) dir = await dir.getDirectoryHandle(part);
+  let sum = 0;
+  const entries = dir as unknown as { values(): AsyncIterable<FileSystemHandle> };
+  for await (const handle of entries.values()) {
+    if (handle.kind === "file") sum += (await (handle as FileSystemFileHandle).getFile()).size;
+  }
+  return sum;
+}
+
 let locations = 0;
 
 function platform(worker: SqliteWorker, wasmVersion: string): Platform {
@@ -38,6 +50,7 @@ function platform(worker: SqliteWorker, wasmVersion: string): Platform {
     sqliteVersions: () => Promise.resolve({ wasm: wasmVersion }),
     storageLocation: () => `cairn-bench/${Date.now().toString(36)}-${++locations}`,
     heapBytes,
+    storedBytes,
     gc() {},
     runSqlite: (_contender, workload, variant, plan, progress) =>
       worker.run(workload.id, variant, plan, progress),

@@ -1,0 +1,159 @@
+/**
+ * Builds the columns of a checkpoint (layout in checkpoint.ts) from a repository snapshot.
+ * An item still held as restored from the previous checkpoint is copied from that file's bytes
+ * as it is, so writing a checkpoint never decodes what nobody has read.
+ */
+import type { Commit } from "../core/commit.ts";
+import { packValue } from "../core/commit_codec.ts";
+import type { ItemSnapshot } from "../core/snapshot.ts";
+import type { ByteWriter } from "./columns.ts";
+import {
+  CheckpointItem,
+  LEAF_DELETE,
+  LEAF_DELTA,
+  LEAF_SAME,
+  LEAF_VALUE,
+  type StoredLeaf,
+} from "./checkpoint_items.ts";
+
+/** Strings stored once, referred to by index. */
+class Table {
+  readonly #index = new Map<string, number>();
+  readonly entries: string[] = [];
+
+  indexOf(entry: string): number {
+    let index = this.#index.get(entry);
+    if (index === undefined) {
+      index = this.entries.length;
+      this.entries.push(entry);
+      this.#index.set(entry, index);
+    }
+    return index;
+  }
+}
+
+/**
+ * MessagePack values back to back. Values to encode are packed in runs, one `pack` call per run
+ * (one call per value costs about twice as much); bytes copied from an earlier file end a run.
+ */
+class ValueSequence {
+  readonly parts: Uint8Array[] = [];
+  #run: unknown[] = [];
+
+  add(value: unknown): void {
+    this.#run.push(value);
+  }
+
+  addBytes(bytes: Uint8Array): void {
+    this.#endRun();
+    this.parts.push(bytes);
+  }
+
+  finish(): Uint8Array[] {
+    this.#endRun();
+    return this.parts;
+  }
+
+  #endRun(): void {
+    if (this.#run.length === 0) return;
+    const packed = packValue(this.#run);
+    // The run went out as one array: its elements are the values, after the array header.
+    const type = packed[0];
+    this.parts.push(packed.subarray(type === 0xdc ? 3 : type === 0xdd ? 5 : 1));
+    this.#run = [];
+  }
+}
+
+export class CheckpointWriter {
+  readonly sessions = new Table();
+  readonly schemas = new Table();
+  readonly #keys: string[] = [];
+  readonly #itemSchema: number[] = [];
+  readonly #itemDeltas: number[] = [];
+  readonly #itemLeaves: number[] = [];
+  readonly #leafSession: number[] = [];
+  readonly #leafSeq: number[] = [];
+  readonly #leafHlc: number[] = [];
+  readonly #leafSchema: number[] = [];
+  readonly #leafKind: number[] = [];
+  readonly #leafParents: number[] = [];
+  readonly #parentIds: string[] = [];
+  readonly #values = new ValueSequence();
+  readonly #bodies = new ValueSequence();
+
+  get counts(): { items: number; leaves: number; parents: number } {
+    return {
+      items: this.#keys.length,
+      leaves: this.#leafSeq.length,
+      parents: this.#parentIds.length,
+    };
+  }
+
+  add(key: string, item: ItemSnapshot): void {
+    this.#keys.push(key);
+    this.#itemSchema.push(this.schemas.indexOf(item.schema));
+    // Stored plus one: 0 means unknown (Infinity).
+    this.#itemDeltas.push(Number.isFinite(item.deltas) ? item.deltas + 1 : 0);
+    if (item instanceof CheckpointItem) return this.#copy(item);
+    this.#itemLeaves.push(item.leaves.length);
+    this.#values.add(item.wire ?? null);
+    for (const leaf of item.leaves) this.#addCommit(leaf, item);
+  }
+
+  /** Columns, then texts, then the values and leaf bodies (see the layout in checkpoint.ts). */
+  writeTo(out: ByteWriter): void {
+    for (
+      const column of [
+        this.#itemSchema,
+        this.#itemDeltas,
+        this.#itemLeaves,
+        this.#leafSession,
+        this.#leafSeq,
+        this.#leafHlc,
+        this.#leafSchema,
+        this.#leafKind,
+        this.#leafParents,
+      ]
+    ) out.column(column);
+    out.text(this.#keys);
+    out.text(this.#parentIds);
+    for (const part of this.#values.finish()) out.bytes(part);
+    for (const part of this.#bodies.finish()) out.bytes(part);
+  }
+
+  #copy(item: CheckpointItem): void {
+    const [first, end] = item.table.leafRange(item.index);
+    this.#itemLeaves.push(end - first);
+    this.#values.addBytes(item.table.valueBytes(item.index));
+    for (let leaf = first; leaf < end; leaf++) {
+      const stored = item.table.stored(leaf);
+      this.#addLeaf(stored, stored.kind);
+      if (stored.body.length > 0) this.#bodies.addBytes(stored.body);
+    }
+  }
+
+  #addCommit(leaf: Commit, item: ItemSnapshot): void {
+    const body = leaf.body;
+    let kind = LEAF_DELETE;
+    if (body.kind === "delta") {
+      kind = LEAF_DELTA;
+      this.#bodies.add(body.set);
+      this.#bodies.add(body.unset);
+    } else if (body.kind === "value" && body.value === item.wire) kind = LEAF_SAME;
+    else if (body.kind === "value") {
+      kind = LEAF_VALUE;
+      this.#bodies.add(body.value);
+    }
+    this.#addLeaf(leaf, kind);
+  }
+
+  #addLeaf(leaf: Pick<StoredLeaf, "session" | "seq" | "hlc" | "schema" | "parents">, kind: number) {
+    this.#leafSession.push(this.sessions.indexOf(leaf.session));
+    this.#leafSeq.push(leaf.seq);
+    this.#leafHlc.push(leaf.hlc);
+    this.#leafSchema.push(this.schemas.indexOf(leaf.schema));
+    this.#leafKind.push(kind);
+    this.#leafParents.push(leaf.parents.length);
+    for (const parent of leaf.parents) this.#parentIds.push(parent);
+  }
+}
