@@ -267,8 +267,10 @@ function expectationsSection(): string[] {
     "- **Cairn signs every block** (Ed25519 through WebCrypto) unless trusted: one-item writes " +
     "pay one signature each (compare Cairn with trusted), batches pay one per batch.",
     "- **Cairn loads a repository whole**: reads, counts, keys and cached query results are " +
-    "memory lookups, so they win by orders of magnitude; opening and memory per item are the " +
-    "price (M01, W03, W10).",
+    "memory lookups, so they win by orders of magnitude. Opening maps the checkpoint and " +
+    "decodes each value on first access (W03), so the first full pass over all values (W10) " +
+    "pays that decoding, and memory per item grows as values are read (M01 is taken just " +
+    "after opening).",
     "- **Warm query rows (W13, W15) measure the design, not a faster scan**: Cairn hands back " +
     "a result cached until an item changes, SQLite runs the query again. The cold rows (W12, " +
     "W14) and the live-update rows (W16) compare query evaluation itself.",

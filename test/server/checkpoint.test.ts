@@ -1,7 +1,7 @@
 import { test } from "node:test";
+import { withTempDirectory } from "../harness/temp_directory.ts";
 import assert from "node:assert/strict";
-import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { copyFile, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Cairn, defineSchema, type RepositoryHandle } from "cairndb";
 import { crc32c } from "../../src/storage/crc32c.ts";
@@ -29,14 +29,7 @@ function state(repo: RepositoryHandle) {
   };
 }
 
-async function withDir(run: (path: string) => Promise<void>): Promise<void> {
-  const path = await mkdtemp(join(tmpdir(), "cairn-ckpt-"));
-  try {
-    await run(path);
-  } finally {
-    await rm(path, { recursive: true, force: true });
-  }
-}
+const withDir = (run: (path: string) => Promise<void>) => withTempDirectory("ckpt", run);
 
 /** Opens the database at `path` again: what its repository holds, and the warnings given. */
 async function reopen(path: string): Promise<{ held: State; warnings: string[] }> {

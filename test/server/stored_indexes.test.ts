@@ -4,9 +4,9 @@
  * half-written or unwritable file never costs data.
  */
 import { test } from "node:test";
+import { withTempDirectory } from "../harness/temp_directory.ts";
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Cairn, defineSchema, isCairnError, type RepositoryHandle } from "cairndb";
 
@@ -22,14 +22,7 @@ const Task = defineSchema({
 
 const SETTINGS = "data~tasks.settings.json";
 
-async function withDirectory(fn: (path: string) => Promise<void>): Promise<void> {
-  const path = await mkdtemp(join(tmpdir(), "cairn-indexes-"));
-  try {
-    await fn(path);
-  } finally {
-    await rm(path, { recursive: true, force: true });
-  }
-}
+const withDirectory = (run: (path: string) => Promise<void>) => withTempDirectory("indexes", run);
 
 function fill(repo: RepositoryHandle): void {
   for (let i = 0; i < 200; i++) {
