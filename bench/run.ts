@@ -12,7 +12,7 @@
 import { parseArgs } from "node:util";
 import { dirname } from "node:path";
 import { runBrowserRuntime } from "./drivers/browser.ts";
-import { stopBuilds } from "./drivers/build.ts";
+import { stopBundler } from "../scripts/lib/bundles.ts";
 import { Collector } from "./drivers/collect.ts";
 import { runServerRuntime } from "./drivers/server.ts";
 import { compareWithBaseline } from "./lib/baseline.ts";
@@ -99,7 +99,7 @@ async function main(): Promise<number> {
     }
     failed += result.rows.filter((r) => r.status === "error").length;
   }
-  await stopBuilds();
+  await stopBundler();
 
   const path = opts.json ?? `bench/results/${envelopeFileName(envelope)}`;
   await Deno.mkdir(dirname(path), { recursive: true });

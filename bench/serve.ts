@@ -4,10 +4,11 @@
  */
 import { serveStatic } from "../scripts/lib/static_server.ts";
 import { benchPageUrl } from "./drivers/browser.ts";
-import { buildBrowserBench, stopBuilds } from "./drivers/build.ts";
+import { buildBrowserBench } from "./drivers/build.ts";
+import { stopBundler } from "../scripts/lib/bundles.ts";
 
 const port = Number(Deno.args.find((a) => a.startsWith("--port="))?.slice(7) ?? 8787);
 await buildBrowserBench();
-await stopBuilds();
+await stopBundler();
 const server = await serveStatic(".", port);
 console.log(`bench page: ${benchPageUrl(server.origin)}   (Ctrl+C to stop)`);

@@ -4,6 +4,7 @@
  * worker (build/bench/).
  */
 import * as esbuild from "esbuild";
+import { BROWSER_BUNDLE, NODE_BUNDLE, OPFS_WORKER } from "../../scripts/lib/bundles.ts";
 
 const OUT = "build/bench";
 
@@ -12,38 +13,22 @@ const SQLITE_WASM_URL = "/node_modules/@sqlite.org/sqlite-wasm/dist/index.mjs";
 
 export async function buildNodeBench(): Promise<string> {
   const outfile = `${OUT}/server.mjs`;
-  await esbuild.build({
-    entryPoints: ["bench/entry/server.ts"],
-    outfile,
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "node22",
-    packages: "external",
-    sourcemap: "inline",
-    logLevel: "warning",
-  });
+  await esbuild.build({ ...NODE_BUNDLE, entryPoints: ["bench/entry/server.ts"], outfile });
   return outfile;
 }
 
-/** Cairn's OPFS storage worker: the page bundle finds it next to itself (./opfs_worker.js). */
-const CAIRN_OPFS_WORKER = "src/storage/backends/opfs_worker.ts";
-
+/** The page, its SQLite worker and Cairn's OPFS storage worker, which the page bundle finds next
+ *  to itself (./opfs_worker.js). */
 export async function buildBrowserBench(): Promise<void> {
-  const hasOpfsWorker = await Deno.stat(CAIRN_OPFS_WORKER).then(() => true, () => false);
   await esbuild.build({
+    ...BROWSER_BUNDLE,
     entryPoints: {
       page: "web/bench/page.ts",
       sqlite_worker: "web/bench/sqlite_worker.ts",
-      ...(hasOpfsWorker ? { opfs_worker: CAIRN_OPFS_WORKER } : {}),
+      opfs_worker: OPFS_WORKER,
     },
     outdir: OUT,
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
     sourcemap: "inline",
-    logLevel: "warning",
     plugins: [{
       name: "sqlite-wasm-as-shipped",
       setup(build) {
@@ -54,8 +39,4 @@ export async function buildBrowserBench(): Promise<void> {
       },
     }],
   });
-}
-
-export function stopBuilds(): Promise<void> {
-  return esbuild.stop();
 }

@@ -12,25 +12,28 @@ export interface SideResult {
 export type Progress = (phase: string, i: number, n: number) => void;
 
 /** Samples per row: ≥ 30 for µs-scale rows, ≥ 7 for ms-scale rows; quick mode takes a few. */
+const PLANS: Record<Workload["scale"], { quick: Plan; full: Plan }> = {
+  us: {
+    quick: { warmup: 2, samples: 5, latencyOps: 2_000, sliceMs: 0 },
+    full: { warmup: 5, samples: 30, latencyOps: 20_000, sliceMs: 0 },
+  },
+  ms: {
+    quick: { warmup: 1, samples: 3, latencyOps: 0, sliceMs: 0 },
+    full: { warmup: 2, samples: 7, latencyOps: 0, sliceMs: 0 },
+  },
+  fixed: {
+    quick: { warmup: 1, samples: 3, latencyOps: 0, sliceMs: 150 },
+    full: { warmup: 1, samples: 7, latencyOps: 0, sliceMs: 1_000 },
+  },
+  memory: {
+    quick: { warmup: 0, samples: 1, latencyOps: 0, sliceMs: 0 },
+    full: { warmup: 0, samples: 3, latencyOps: 0, sliceMs: 0 },
+  },
+};
+
 export function planFor(workload: Pick<Workload, "scale">, quick: boolean): Plan {
-  switch (workload.scale) {
-    case "us":
-      return quick
-        ? { warmup: 2, samples: 5, latencyOps: 2_000, sliceMs: 0 }
-        : { warmup: 5, samples: 30, latencyOps: 20_000, sliceMs: 0 };
-    case "ms":
-      return quick
-        ? { warmup: 1, samples: 3, latencyOps: 0, sliceMs: 0 }
-        : { warmup: 2, samples: 7, latencyOps: 0, sliceMs: 0 };
-    case "fixed":
-      return quick
-        ? { warmup: 1, samples: 3, latencyOps: 0, sliceMs: 150 }
-        : { warmup: 1, samples: 7, latencyOps: 0, sliceMs: 1_000 };
-    case "memory":
-      return quick
-        ? { warmup: 0, samples: 1, latencyOps: 0, sliceMs: 0 }
-        : { warmup: 0, samples: 3, latencyOps: 0, sliceMs: 0 };
-  }
+  const plans = PLANS[workload.scale];
+  return quick ? plans.quick : plans.full;
 }
 
 export async function runSide<C>(

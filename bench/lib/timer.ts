@@ -22,6 +22,20 @@ export function perOpUs(ms: number, ops: number): number {
   return (ms * 1000) / ops;
 }
 
+/** µs per call of `op`, over `ops` calls one after the other. */
+export function perOpSync(ops: number, op: () => unknown): number {
+  const start = performance.now();
+  for (let i = 0; i < ops; i++) op();
+  return perOpUs(performance.now() - start, ops);
+}
+
+/** µs per call of `op`, over `ops` calls, each awaited before the next starts. */
+export async function perOpAwaited(ops: number, op: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  for (let i = 0; i < ops; i++) await op();
+  return perOpUs(performance.now() - start, ops);
+}
+
 /**
  * µs per call of `op`, calling it in groups of `group` until at least `minMs` has passed: lets
  * sub-µs operations be timed with a coarse clock (the browser's is 5 µs).

@@ -16,7 +16,7 @@ import {
   uniqueName,
   UPDATE_COUNT,
 } from "../lib/sql.ts";
-import { now, perOpLoop, perOpUs } from "../lib/timer.ts";
+import { now, perOpAwaited, perOpLoop, perOpSync } from "../lib/timer.ts";
 import { side, type Variant } from "../lib/types.ts";
 import { BenchWorkload, big, CAIRN_MAP, itemsLabel, minSampleMs, SQLITE_PK } from "./common.ts";
 
@@ -107,29 +107,21 @@ const createItem: BenchWorkload = {
     "sealed (and, with storage, appended), SQLite's transaction committed.",
   cairn: side({
     setup: cairnSetup,
-    async sample(state: CairnState) {
-      const ops = state.variant.ops!;
-      const start = now();
-      for (let i = 0; i < ops; i++) {
+    sample: (state: CairnState) =>
+      perOpAwaited(state.variant.ops!, () => {
         const n = state.next++;
         state.repo.create(ItemSchema, itemValues(n), { key: itemKey(n) });
-        await state.repo.flush();
-      }
-      return perOpUs(now() - start, ops);
-    },
+        return state.repo.flush();
+      }),
     teardown: cairnTeardown,
   }),
   sqlite: side({
     setup: (ctx, variant) => sqlSetup(ctx, variant, INSERT),
-    sample(state: SqlState) {
-      const ops = state.variant.ops!;
-      const start = now();
-      for (let i = 0; i < ops; i++) {
+    sample: (state: SqlState) =>
+      perOpSync(state.variant.ops!, () => {
         const n = state.next++;
         state.statement.run(itemKey(n), itemTitle(n), n, tagsJson(n));
-      }
-      return perOpUs(now() - start, ops);
-    },
+      }),
     teardown: sqlTeardown,
   }),
 };
@@ -190,25 +182,17 @@ const updateItem: BenchWorkload = {
   fairness: "Each update is finished before the next starts on both sides.",
   cairn: side({
     setup: cairnSetup,
-    async sample(state: CairnState) {
-      const ops = state.variant.ops!;
-      const start = now();
-      for (let i = 0; i < ops; i++) {
+    sample: (state: CairnState) =>
+      perOpAwaited(state.variant.ops!, () => {
         state.repo.get(nextKey(state), ItemSchema)!.set("count", state.next++);
-        await state.repo.flush();
-      }
-      return perOpUs(now() - start, ops);
-    },
+        return state.repo.flush();
+      }),
     teardown: cairnTeardown,
   }),
   sqlite: side({
     setup: (ctx, variant) => sqlSetup(ctx, variant, UPDATE_COUNT),
-    sample(state: SqlState) {
-      const ops = state.variant.ops!;
-      const start = now();
-      for (let i = 0; i < ops; i++) state.statement.run(state.next++, nextKey(state));
-      return perOpUs(now() - start, ops);
-    },
+    sample: (state: SqlState) =>
+      perOpSync(state.variant.ops!, () => state.statement.run(state.next++, nextKey(state))),
     teardown: sqlTeardown,
   }),
 };

@@ -6,6 +6,26 @@
 import * as esbuild from "esbuild";
 import { relative } from "node:path";
 
+/** Options every Node bundle shares: ESM for Node 22, dependencies left as imports. */
+export const NODE_BUNDLE: esbuild.BuildOptions = {
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node22",
+  packages: "external",
+  sourcemap: "inline",
+  logLevel: "warning",
+};
+
+/** Options every browser bundle shares: one ES module per entry. */
+export const BROWSER_BUNDLE: esbuild.BuildOptions = {
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2022",
+  logLevel: "warning",
+};
+
 const BROWSER_SHIMS: Record<string, string> = {
   "node:test": "./test/harness/browser/node_test.ts",
   "node:assert/strict": "./test/harness/browser/assert.ts",
@@ -36,18 +56,16 @@ export async function buildPackage(): Promise<void> {
   ]);
 }
 
+export const OPFS_WORKER = "src/storage/backends/opfs_worker.ts";
+
 /** The OPFS backend's worker as `<outdir>/opfs_worker.js`: src/storage/backends/opfs.ts finds it
  *  next to the bundle that contains it, by `new URL("./opfs_worker.js", import.meta.url)`. */
 async function buildOpfsWorker(outdir: string): Promise<void> {
   await esbuild.build({
-    entryPoints: { opfs_worker: "src/storage/backends/opfs_worker.ts" },
+    ...BROWSER_BUNDLE,
+    entryPoints: { opfs_worker: OPFS_WORKER },
     outdir,
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
     sourcemap: true,
-    logLevel: "warning",
   });
 }
 
@@ -56,17 +74,11 @@ export async function buildNodeTests(files: string[]): Promise<string[]> {
   const outdir = "build/node-tests";
   await Deno.remove(outdir, { recursive: true }).catch(() => {});
   await esbuild.build({
+    ...NODE_BUNDLE,
     entryPoints: files,
     outbase: "test",
     outdir,
     outExtension: { ".js": ".mjs" },
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "node22",
-    packages: "external",
-    sourcemap: "inline",
-    logLevel: "warning",
   });
   return files.map((file) => `${outdir}/${relative("test", file).replace(/\.ts$/, ".mjs")}`);
 }
@@ -83,17 +95,13 @@ export async function buildBrowserTests(files: string[]): Promise<void> {
   await buildOpfsWorker("build");
   await esbuild.build({
     stdin: { contents: entry, resolveDir: ".", loader: "ts", sourcefile: "browser-tests-entry.ts" },
+    ...BROWSER_BUNDLE,
     outfile: "build/browser-tests.js",
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
     sourcemap: "inline",
     alias: { ...BROWSER_SHIMS, cairndb: "./src/mod.ts" },
     // package.json says "sideEffects": false for users' tree-shaking; test files register tests
     // as a side effect of being imported, so that hint must not apply here.
     ignoreAnnotations: true,
-    logLevel: "warning",
     plugins: [{
       name: "file-markers",
       setup(build) {
@@ -119,12 +127,8 @@ export function stopBundler(): Promise<void> {
 /** The example app of web/bundled/, bundled from the package name as an app would do it. */
 export async function buildBundledApp(): Promise<void> {
   await esbuild.build({
+    ...BROWSER_BUNDLE,
     entryPoints: ["web/bundled/app.ts"],
     outfile: "build/bundled-app.js",
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    logLevel: "warning",
   });
 }
