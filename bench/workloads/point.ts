@@ -79,6 +79,26 @@ function selectTitle(statement: SqlStatement, key: string): void {
   sink.value += String(statement.get(key)!.title).length;
 }
 
+/** Creates the next item number's item (not yet flushed). */
+function createNext(state: CairnState): void {
+  const n = state.next++;
+  state.repo.create(ItemSchema, itemValues(n), { key: itemKey(n) });
+}
+
+function insertNext(state: SqlState): void {
+  const n = state.next++;
+  state.statement.run(itemKey(n), itemTitle(n), n, tagsJson(n));
+}
+
+/** µs of one SQLite transaction making `BATCH` calls of `op`. */
+function sqlBatchUs(state: SqlState, op: () => void): number {
+  const start = now();
+  state.db.exec("BEGIN");
+  for (let i = 0; i < BATCH; i++) op();
+  state.db.exec("COMMIT");
+  return (now() - start) * 1000;
+}
+
 /** Individual latencies (µs) of `ops` calls of `op`. */
 async function latencies(ops: number, op: () => unknown): Promise<number[]> {
   const out = new Array<number>(ops);
@@ -109,19 +129,14 @@ const createItem: BenchWorkload = {
     setup: cairnSetup,
     sample: (state: CairnState) =>
       perOpAwaited(state.variant.ops!, () => {
-        const n = state.next++;
-        state.repo.create(ItemSchema, itemValues(n), { key: itemKey(n) });
+        createNext(state);
         return state.repo.flush();
       }),
     teardown: cairnTeardown,
   }),
   sqlite: side({
     setup: (ctx, variant) => sqlSetup(ctx, variant, INSERT),
-    sample: (state: SqlState) =>
-      perOpSync(state.variant.ops!, () => {
-        const n = state.next++;
-        state.statement.run(itemKey(n), itemTitle(n), n, tagsJson(n));
-      }),
+    sample: (state: SqlState) => perOpSync(state.variant.ops!, () => insertNext(state)),
     teardown: sqlTeardown,
   }),
 };
@@ -215,10 +230,7 @@ const bulkCreate: BenchWorkload = {
     setup: cairnSetup,
     async sample(state: CairnState) {
       const start = now();
-      for (let i = 0; i < BATCH; i++) {
-        const n = state.next++;
-        state.repo.create(ItemSchema, itemValues(n), { key: itemKey(n) });
-      }
+      for (let i = 0; i < BATCH; i++) createNext(state);
       await state.repo.flush();
       return (now() - start) * 1000;
     },
@@ -226,16 +238,7 @@ const bulkCreate: BenchWorkload = {
   }),
   sqlite: side({
     setup: (ctx, variant) => sqlSetup(ctx, variant, INSERT),
-    sample(state: SqlState) {
-      const start = now();
-      state.db.exec("BEGIN");
-      for (let i = 0; i < BATCH; i++) {
-        const n = state.next++;
-        state.statement.run(itemKey(n), itemTitle(n), n, tagsJson(n));
-      }
-      state.db.exec("COMMIT");
-      return (now() - start) * 1000;
-    },
+    sample: (state: SqlState) => sqlBatchUs(state, () => insertNext(state)),
     teardown: sqlTeardown,
   }),
 };
@@ -266,13 +269,8 @@ const bulkRead: BenchWorkload = {
   }),
   sqlite: side({
     setup: (ctx, variant) => sqlSetup(ctx, variant, SELECT_TITLE),
-    sample(state: SqlState) {
-      const start = now();
-      state.db.exec("BEGIN");
-      for (let i = 0; i < BATCH; i++) selectTitle(state.statement, nextKey(state));
-      state.db.exec("COMMIT");
-      return (now() - start) * 1000;
-    },
+    sample: (state: SqlState) =>
+      sqlBatchUs(state, () => selectTitle(state.statement, nextKey(state))),
     teardown: sqlTeardown,
   }),
 };
