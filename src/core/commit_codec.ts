@@ -65,10 +65,13 @@ export function commitFromTuple(tuple: unknown): Commit {
   return buildCommit(session, seq, key, hlc, parents, schema, body);
 }
 
+/** Reused by every encodeCommit, as blockBody reuses its own: its buffer is kept, not remade. */
+const commitWriter = new MsgpackWriter();
+
 export function encodeCommit(commit: Commit): Uint8Array {
-  const writer = new MsgpackWriter();
-  writeCommit(writer, commit);
-  return writer.take();
+  commitWriter.reset();
+  writeCommit(commitWriter, commit);
+  return commitWriter.take();
 }
 
 export function decodeCommit(bytes: Uint8Array): Commit {

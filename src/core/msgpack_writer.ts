@@ -9,7 +9,8 @@
  */
 import type { WireValue } from "./commit.ts";
 
-const INITIAL_CAPACITY = 64 * 1024;
+/** Small to start: a writer doubles its buffer as needed and keeps it for its next value. */
+const INITIAL_CAPACITY = 1024;
 /** Longer strings go through TextEncoder.encodeInto, shorter ones through a char loop. */
 const LONG_STRING = 64;
 

@@ -181,7 +181,7 @@ export class Repository {
   /** Creates `key` with the value `wire`: E_KEY_EXISTS while it is live (a deleted key may return). */
   create(key: string, schema: string, wire: FieldRecord): void {
     const state = this.#state(key);
-    if (state?.wire !== undefined) {
+    if (state !== undefined && isLive(state)) {
       throw new CairnError("E_KEY_EXISTS", `item ${key} already exists in ${this.path}`);
     }
     this.#commitLocal(key, schema, state, { kind: "value", value: wire }, wire);
@@ -293,11 +293,7 @@ export class Repository {
       seq: ++this.#commitSeq,
       key,
       hlc: this.#nextHlc(state),
-      parents: state === undefined
-        ? NO_PARENTS
-        : state.leaves.length === 1
-        ? [commitId(state.leaves[0])]
-        : state.leaves.map(commitId),
+      parents: state === undefined ? NO_PARENTS : state.leaves.map(commitId),
       schema,
       body,
     };
@@ -316,10 +312,8 @@ export class Repository {
 
   /** A clock reading after every leaf's, even a leaf stamped ahead of our clock. */
   #nextHlc(state: ItemState | undefined): number {
-    const now = this.#ctx.clock.now();
-    if (state === undefined) return now;
-    let hlc = now;
-    for (const leaf of state.leaves) if (leaf.hlc >= hlc) hlc = leaf.hlc + 1;
+    let hlc = this.#ctx.clock.now();
+    for (const leaf of state?.leaves ?? []) if (leaf.hlc >= hlc) hlc = leaf.hlc + 1;
     return hlc;
   }
 
