@@ -37,6 +37,7 @@ export { CairnError, type CairnErrorCode, isCairnError } from "./core/errors.ts"
 export {
   type Commit,
   type CommitBody,
+  type CommitHeader,
   commitId,
   type FieldRecord,
   type WireValue,

@@ -10,13 +10,14 @@ export function check(decodeCommit, encodeCommit) {
       hlc: 1,
       parents: [],
       schema: "note@1",
-      body: { kind: "value", value: { text: "hello from the browser" } },
+      kind: "value",
+      value: { text: "hello from the browser" },
     };
     const back = decodeCommit(encodeCommit(commit));
-    if (back.body.value.text !== commit.body.value.text) {
+    if (back.value.text !== commit.value.text) {
       throw new Error("round trip changed the value");
     }
-    out.textContent = `ok: ${back.body.value.text}`;
+    out.textContent = `ok: ${back.value.text}`;
     document.body.dataset.status = "ok";
   } catch (err) {
     out.textContent = `failed: ${err.stack ?? err}`;

@@ -44,10 +44,8 @@ for (let first = 1; first <= COMMITS; first += PER_BLOCK) {
       hlc: 1_790_000_000_000 * 1024 + seq,
       parents: seq > 1 ? [`${session}.${seq - 1}`] : [],
       schema: "item@1",
-      body: {
-        kind: "value",
-        value: { title: `Item ${seq}`, count: seq, tags: [`category${seq % 5}`, `tag${seq}`] },
-      },
+      kind: "value",
+      value: { title: `Item ${seq}`, count: seq, tags: [`category${seq % 5}`, `tag${seq}`] },
     };
   });
   const fields: BlockFields = {

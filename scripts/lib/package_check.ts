@@ -16,10 +16,10 @@ const CONSUMER = `import { CairnError, decodeCommit, encodeCommit, type Commit }
 
 const commit: Commit = {
   session: "scratch", seq: 1, key: "k", hlc: 1, parents: [], schema: "note@1",
-  body: { kind: "value", value: { text: "from a scratch project" } },
+  kind: "value", value: { text: "from a scratch project" },
 };
 const back: Commit = decodeCommit(encodeCommit(commit));
-if (back.body.kind !== "value" || back.body.value.text !== "from a scratch project") throw new Error("round trip failed");
+if (back.kind !== "value" || back.value.text !== "from a scratch project") throw new Error("round trip failed");
 try {
   decodeCommit(new Uint8Array([0x92]));
   throw new Error("expected a CairnError");

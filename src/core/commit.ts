@@ -17,14 +17,18 @@ export type WireValue =
 /** Field name → wire value. */
 export type FieldRecord = { [field: string]: WireValue };
 
-/** The change a commit carries: exactly one of a full value, a field delta, or a tombstone. */
+/**
+ * The change a commit carries: exactly one of a full value, a field delta, or a tombstone. Its
+ * fields sit on the commit itself, not in an object of their own: one object fewer per write.
+ */
 export type CommitBody =
   | { readonly kind: "value"; readonly value: FieldRecord }
   /** Fields set and fields removed, relative to the value at `parents[0]`. */
   | { readonly kind: "delta"; readonly set: FieldRecord; readonly unset: readonly string[] }
   | { readonly kind: "delete" };
 
-export interface Commit {
+/** What every commit has, whatever its change. */
+export interface CommitHeader {
   /** The author session's id. */
   readonly session: string;
   /**
@@ -40,7 +44,35 @@ export interface Commit {
   readonly parents: readonly string[];
   /** Schema id `ns@version` the value follows. */
   readonly schema: string;
-  readonly body: CommitBody;
+}
+
+/** One immutable change to one item: its header and, narrowed by `kind`, its change. */
+export type Commit = CommitHeader & CommitBody;
+
+/**
+ * Makes a commit. Every commit is made here, with its fields in one order, so commits share one
+ * object shape per kind wherever they come from (a local write, a decoded block, a checkpoint).
+ * `change` is the full value of a "value" commit or the set fields of a "delta" one; `unset`
+ * the removed fields of a "delta". Nothing is checked: callers validate what they did not make.
+ */
+export function makeCommit(
+  session: string,
+  seq: number,
+  key: string,
+  hlc: number,
+  parents: readonly string[],
+  schema: string,
+  kind: Commit["kind"],
+  change?: FieldRecord,
+  unset?: readonly string[],
+): Commit {
+  if (kind === "value") {
+    return { session, seq, key, hlc, parents, schema, kind, value: change! };
+  }
+  if (kind === "delta") {
+    return { session, seq, key, hlc, parents, schema, kind, set: change!, unset: unset! };
+  }
+  return { session, seq, key, hlc, parents, schema, kind };
 }
 
 /** The id of a commit: `<session>.<seq>`. Session ids never contain a dot. */

@@ -5,7 +5,7 @@
  * input may come from a damaged disk or a hostile peer.
  */
 import { Packr } from "msgpackr";
-import type { Commit, CommitBody, FieldRecord } from "./commit.ts";
+import { type Commit, type CommitBody, type FieldRecord, makeCommit } from "./commit.ts";
 import {
   assertFieldRecord,
   assertNonEmptyString,
@@ -34,8 +34,7 @@ const BODY_DELETE = 2;
  * is built): this runs once per commit when a block is sealed.
  */
 export function writeCommit(writer: MsgpackWriter, commit: Commit): void {
-  const { body } = commit;
-  writer.arrayHeader(body.kind === "value" ? 9 : body.kind === "delta" ? 10 : 8);
+  writer.arrayHeader(commit.kind === "value" ? 9 : commit.kind === "delta" ? 10 : 8);
   writer.number(COMMIT_FORMAT_VERSION);
   writer.repeatedString(commit.session);
   writer.number(commit.seq);
@@ -43,13 +42,13 @@ export function writeCommit(writer: MsgpackWriter, commit: Commit): void {
   writer.number(commit.hlc);
   writer.stringArray(commit.parents);
   writer.repeatedString(commit.schema);
-  if (body.kind === "value") {
+  if (commit.kind === "value") {
     writer.number(BODY_VALUE);
-    writer.record(body.value);
-  } else if (body.kind === "delta") {
+    writer.record(commit.value);
+  } else if (commit.kind === "delta") {
     writer.number(BODY_DELTA);
-    writer.record(body.set);
-    writer.stringArray(body.unset);
+    writer.record(commit.set);
+    writer.stringArray(commit.unset);
   } else writer.number(BODY_DELETE);
 }
 
@@ -60,7 +59,7 @@ export function commitFromTuple(tuple: unknown): Commit {
   let body: CommitBody;
   if (kind === BODY_VALUE && tuple.length === 9) body = valueBody(a);
   else if (kind === BODY_DELTA && tuple.length === 10) body = deltaBody(a, b);
-  else if (kind === BODY_DELETE && tuple.length === 8) body = { kind: "delete" };
+  else if (kind === BODY_DELETE && tuple.length === 8) body = DELETE;
   else throw corrupt(`commit: unknown body kind ${String(kind)} or wrong length ${tuple.length}`);
   return buildCommit(session, seq, key, hlc, parents, schema, body);
 }
@@ -119,11 +118,10 @@ export function commitToJson(commit: Commit): CommitJson {
     parents: [...commit.parents],
     schema: commit.schema,
   };
-  const body = commit.body;
-  if (body.kind === "value") json.value = body.value;
-  else if (body.kind === "delta") {
-    json.set = body.set;
-    json.unset = [...body.unset];
+  if (commit.kind === "value") json.value = commit.value;
+  else if (commit.kind === "delta") {
+    json.set = commit.set;
+    json.unset = [...commit.unset];
   } else json.deleted = true;
   return json;
 }
@@ -141,7 +139,7 @@ export function commitFromJson(json: unknown): Commit {
     ? valueBody(json.value)
     : hasDelta
     ? deltaBody(json.set ?? {}, json.unset ?? [])
-    : { kind: "delete" };
+    : DELETE;
   return buildCommit(json.session, json.seq, json.key, json.hlc, json.parents, json.schema, body);
 }
 
@@ -176,6 +174,8 @@ function deltaBody(set: unknown, unset: unknown): CommitBody {
   return { kind: "delta", set, unset };
 }
 
+const DELETE: CommitBody = Object.freeze({ kind: "delete" });
+
 function buildCommit(
   session: unknown,
   seq: unknown,
@@ -192,5 +192,7 @@ function buildCommit(
   assertNonNegativeInteger(hlc, "commit.hlc");
   assertStringArray(parents, "commit.parents");
   assertNonEmptyString(schema, "commit.schema");
-  return { session, seq, key, hlc, parents, schema, body };
+  const change = body.kind === "value" ? body.value : body.kind === "delta" ? body.set : undefined;
+  const unset = body.kind === "delta" ? body.unset : undefined;
+  return makeCommit(session, seq, key, hlc, parents, schema, body.kind, change, unset);
 }

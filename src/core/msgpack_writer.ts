@@ -30,10 +30,18 @@ export class MsgpackWriter {
     this.#position = 0;
   }
 
-  /** The bytes written since the last `take()` or `reset()`, as a new array; then starts over. */
+  /**
+   * The bytes written since the last `take()` or `reset()`, in an array of their own; then
+   * starts over. A buffer more than half full is handed over as it is and replaced by a new one
+   * of the same size, so a large block body (11 MB for 100k commits) is not copied.
+   */
   take(): Uint8Array {
-    const written = this.#bytes.slice(0, this.#position);
+    const length = this.#position;
     this.#position = 0;
+    if (length <= this.#bytes.length >>> 1) return this.#bytes.slice(0, length);
+    const written = this.#bytes.subarray(0, length);
+    this.#bytes = new Uint8Array(this.#bytes.length);
+    this.#view = new DataView(this.#bytes.buffer);
     return written;
   }
 

@@ -22,6 +22,36 @@ export interface ItemSnapshot {
   readonly live?: boolean;
 }
 
+/**
+ * An item state with exactly one leaf, held without an array: what every local write leaves
+ * behind, so a write allocates one object fewer. `leaves` makes an array each time it is read;
+ * hot paths ask `soleLeaf` instead.
+ */
+export class SoleLeafState implements ItemSnapshot {
+  readonly leaf: Commit;
+  readonly wire: FieldRecord | undefined;
+  readonly schema: string;
+  readonly deltas: number;
+
+  constructor(leaf: Commit, wire: FieldRecord | undefined, schema: string, deltas: number) {
+    this.leaf = leaf;
+    this.wire = wire;
+    this.schema = schema;
+    this.deltas = deltas;
+  }
+
+  get leaves(): readonly Commit[] {
+    return [this.leaf];
+  }
+}
+
+/** The leaf of a state that has exactly one, else undefined; makes no array. */
+export function soleLeaf(state: ItemSnapshot): Commit | undefined {
+  if (state instanceof SoleLeafState) return state.leaf;
+  const leaves = state.leaves;
+  return leaves.length === 1 ? leaves[0] : undefined;
+}
+
 export interface RepositorySnapshot {
   /** The own session's last commit seq. */
   readonly commitSeq: number;

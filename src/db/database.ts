@@ -264,7 +264,6 @@ export class Cairn {
       register,
       this.#registry,
       this.#reader,
-      this.session.id,
       stats,
       indexes,
     );

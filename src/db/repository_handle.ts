@@ -42,7 +42,6 @@ export class RepositoryHandle {
   readonly #register: (schema: AnySchema) => void;
   readonly #registry: SchemaRegistry;
   readonly #reader: TypedReader;
-  readonly #keyPrefix: string;
   /** Indexes and live queries: made on first use, so a repository never queried pays nothing. */
   #queries: QueryRegistry<Item> | undefined;
   readonly #stats: RepositoryStats;
@@ -55,7 +54,6 @@ export class RepositoryHandle {
     register: (schema: AnySchema) => void,
     registry: SchemaRegistry,
     reader: TypedReader,
-    session: string,
     stats: RepositoryStats = NOTHING_STORED,
     indexes?: IndexDeclarations,
   ) {
@@ -65,7 +63,6 @@ export class RepositoryHandle {
     this.#register = register;
     this.#registry = registry;
     this.#reader = reader;
-    this.#keyPrefix = session.slice(0, 8);
   }
 
   get path(): string {
@@ -80,7 +77,7 @@ export class RepositoryHandle {
   ): Item<S> {
     this.#register(schema);
     const wire = schema.createWire(input as never);
-    const key = options?.key === undefined ? this.#newKey() : checkKey(options.key);
+    const key = options?.key === undefined ? this.#repo.newKey() : checkKey(options.key);
     this.#repo.create(key, schema.id, wire);
     return new Item(this.#repo, this.#reader, key, schema);
   }
@@ -196,10 +193,6 @@ export class RepositoryHandle {
   /** Ids of the item's leaf commits: one normally, several after concurrent edits. */
   leaves(key: string): readonly string[] {
     return this.#repo.leaves(key);
-  }
-
-  #newKey(): string {
-    return `${this.#repo.nextCommitSeq.toString(36)}-${this.#keyPrefix}`;
   }
 
   #newestVersionOf(schemaId: string): Schema {

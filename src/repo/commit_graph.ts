@@ -56,13 +56,13 @@ export class CommitGraph {
   valueAt(at: Commit): FieldRecord | undefined {
     const deltas: Commit[] = [];
     let commit: Commit | undefined = at;
-    while (commit && commit.body.kind === "delta") {
+    while (commit && commit.kind === "delta") {
       deltas.push(commit);
       const first: string | undefined = commit.parents[0];
       commit = first === undefined ? undefined : this.get(first);
     }
-    if (deltas.length === 0) return commit?.body.kind === "value" ? commit.body.value : undefined;
-    let value: FieldRecord = commit?.body.kind === "value" ? { ...commit.body.value } : {};
+    if (deltas.length === 0) return commit?.kind === "value" ? commit.value : undefined;
+    let value: FieldRecord = commit?.kind === "value" ? { ...commit.value } : {};
     for (let i = deltas.length - 1; i >= 0; i--) value = applyDelta(value, deltas[i]);
     return value;
   }
@@ -98,9 +98,10 @@ export class CommitGraph {
   }
 }
 
-function applyDelta(value: FieldRecord, delta: Commit): FieldRecord {
-  if (delta.body.kind !== "delta") return value;
-  for (const field of delta.body.unset) delete value[field];
-  for (const field in delta.body.set) value[field] = delta.body.set[field];
+/** Applies a delta commit's change to `value`, in place; any other commit leaves it as it is. */
+export function applyDelta(value: FieldRecord, delta: Commit): FieldRecord {
+  if (delta.kind !== "delta") return value;
+  for (const field of delta.unset) delete value[field];
+  for (const field in delta.set) value[field] = delta.set[field];
   return value;
 }

@@ -34,10 +34,10 @@ export function mergeLeaves(
   const newest = leaves[leaves.length - 1];
   // Whether the item exists is decided by the newest leaf: a delete after (by stamp) a
   // concurrent edit wins; an edit after a concurrent delete brings the item back.
-  if (newest.body.kind === "delete") {
+  if (newest.kind === "delete") {
     return { wire: undefined, schema: newest.schema, complete: true };
   }
-  const live = leaves.filter((leaf) => leaf.body.kind !== "delete");
+  const live = leaves.filter((leaf) => leaf.kind !== "delete");
   if (live.length === 1) {
     return { wire: graph.valueAt(newest), schema: newest.schema, complete: true };
   }

@@ -16,16 +16,23 @@ import {
   type SealedBlock,
   verifyBlock,
 } from "../core/block.ts";
-import { type Commit, commitId, type FieldRecord } from "../core/commit.ts";
+import { type Commit, commitId, type FieldRecord, makeCommit } from "../core/commit.ts";
 import { CairnError, isCairnError } from "../core/errors.ts";
 import type { HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
-import type { ItemSnapshot, RepositorySnapshot, RestoredSnapshot } from "../core/snapshot.ts";
-import { CommitGraph } from "./commit_graph.ts";
+import {
+  type ItemSnapshot,
+  type RepositorySnapshot,
+  type RestoredSnapshot,
+  soleLeaf,
+  SoleLeafState,
+} from "../core/snapshot.ts";
+import { applyDelta, CommitGraph } from "./commit_graph.ts";
 import { type ItemValue, mergeLeaves } from "./leaf_merge.ts";
 import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
+import { GeneratedKeys } from "./generated_keys.ts";
 import { isLive, ItemMap } from "./item_map.ts";
 
 /** What a repository needs from the database that owns it. */
@@ -75,7 +82,7 @@ export interface ImportReport {
 
 /**
  * An item's leaves, value, schema and delta count (core/snapshot.ts). Replaced whole on every
- * change, never mutated. States restored from a checkpoint decode value and leaves on first
+ * change, never mutated; a state with one leaf is a SoleLeafState. States restored from a checkpoint decode value and leaves on first
  * access, so code that only asks whether an item exists reads `live` first.
  */
 type ItemState = ItemSnapshot;
@@ -90,8 +97,9 @@ export class Repository {
   readonly path: string;
   readonly #ctx: RepositoryContext;
   readonly #graph = new CommitGraph();
+  readonly #generatedKeys: GeneratedKeys;
   /** Every key's state, deleted ones included. */
-  #items = new ItemMap();
+  #items: ItemMap;
   readonly #listeners = new ChangeListeners();
   /** Keys whose leaves could not be merged for want of a registered schema. */
   readonly #unresolved = new Set<string>();
@@ -130,6 +138,8 @@ export class Repository {
   constructor(path: string, ctx: RepositoryContext) {
     this.path = path;
     this.#ctx = ctx;
+    this.#generatedKeys = new GeneratedKeys(ctx.session);
+    this.#items = new ItemMap(undefined, this.#generatedKeys);
   }
 
   // ── reads ────────────────────────────────────────────────────────────────────────────────
@@ -163,9 +173,9 @@ export class Repository {
     return state ? state.leaves.map(commitId) : [];
   }
 
-  /** The sequence number the next local commit will get. */
-  get nextCommitSeq(): number {
-    return this.#commitSeq + 1;
+  /** A key no item of this repository has had: made from the next local commit's number. */
+  newKey(): string {
+    return this.#generatedKeys.make(this.#commitSeq + 1);
   }
 
   onChange(listener: (change: ItemChange) => void): () => void {
@@ -184,13 +194,13 @@ export class Repository {
     if (state !== undefined && isLive(state)) {
       throw new CairnError("E_KEY_EXISTS", `item ${key} already exists in ${this.path}`);
     }
-    this.#commitLocal(key, schema, state, { kind: "value", value: wire }, wire);
+    this.#commitLocal(key, schema, state, "value", wire);
   }
 
   /** Replaces a live item's value with the full value `wire` (e.g. under a newer schema version). */
   writeValue(key: string, schema: string, wire: FieldRecord): void {
     const state = this.#requireLive(key);
-    this.#commitLocal(key, schema, state, { kind: "value", value: wire }, wire);
+    this.#commitLocal(key, schema, state, "value", wire);
   }
 
   /**
@@ -205,20 +215,15 @@ export class Repository {
     unset: string[],
   ): void {
     const state = this.#requireLive(key);
-    const asDelta = state.leaves.length === 1 && state.schema === schema &&
-      state.deltas < MAX_DELTA_CHAIN;
-    this.#commitLocal(
-      key,
-      schema,
-      state,
-      asDelta ? { kind: "delta", set, unset } : { kind: "value", value: next },
-      next,
-    );
+    const asDelta = state.schema === schema && state.deltas < MAX_DELTA_CHAIN &&
+      soleLeaf(state) !== undefined;
+    if (asDelta) this.#commitLocal(key, schema, state, "delta", next, set, unset);
+    else this.#commitLocal(key, schema, state, "value", next);
   }
 
   delete(key: string): void {
     const state = this.#requireLive(key);
-    this.#commitLocal(key, state.schema, state, { kind: "delete" }, undefined);
+    this.#commitLocal(key, state.schema, state, "delete", undefined);
   }
 
   /** Resolves when every local write so far is sealed into a block. */
@@ -280,26 +285,34 @@ export class Repository {
     return state;
   }
 
+  /**
+   * Writes a local commit of `kind`: `next` is the item's new value (undefined once deleted),
+   * which a "value" commit carries whole and a "delta" one as `set` and `unset`.
+   */
   #commitLocal(
     key: string,
     schema: string,
     state: ItemState | undefined,
-    body: Commit["body"],
+    kind: Commit["kind"],
     next: FieldRecord | undefined,
+    set?: FieldRecord,
+    unset?: readonly string[],
   ): void {
     this.#checkOpen();
-    const commit: Commit = {
-      session: this.#ctx.session,
-      seq: ++this.#commitSeq,
+    const commit = makeCommit(
+      this.#ctx.session,
+      ++this.#commitSeq,
       key,
-      hlc: this.#nextHlc(state),
-      parents: state === undefined ? NO_PARENTS : state.leaves.map(commitId),
+      this.#nextHlc(state),
+      state === undefined ? NO_PARENTS : leafIds(state),
       schema,
-      body,
-    };
+      kind,
+      kind === "delta" ? set : next,
+      unset,
+    );
     this.#graph.add(commit);
-    const deltas = body.kind === "delta" ? state!.deltas + 1 : 0;
-    this.#setState(key, state, { leaves: [commit], wire: next, schema, deltas });
+    const deltas = kind === "delta" ? state!.deltas + 1 : 0;
+    this.#setState(key, state, new SoleLeafState(commit, next, schema, deltas));
     this.#pending.push(commit);
     if (!this.#sealScheduled) {
       this.#sealScheduled = true;
@@ -312,9 +325,13 @@ export class Repository {
 
   /** A clock reading after every leaf's, even a leaf stamped ahead of our clock. */
   #nextHlc(state: ItemState | undefined): number {
-    let hlc = this.#ctx.clock.now();
-    for (const leaf of state?.leaves ?? []) if (leaf.hlc >= hlc) hlc = leaf.hlc + 1;
-    return hlc;
+    const hlc = this.#ctx.clock.now();
+    if (state === undefined) return hlc;
+    const leaf = soleLeaf(state);
+    if (leaf !== undefined) return leaf.hlc >= hlc ? leaf.hlc + 1 : hlc;
+    let after = hlc;
+    for (const other of state.leaves) if (other.hlc >= after) after = other.hlc + 1;
+    return after;
   }
 
   #queueSeal(): void {
@@ -347,7 +364,7 @@ export class Repository {
    * them. Call on an empty repository, before load().
    */
   restore(snapshot: RestoredSnapshot, history: () => Promise<readonly SealedBlock[]>): void {
-    this.#items = new ItemMap(snapshot.items);
+    this.#items = new ItemMap(snapshot.items, this.#generatedKeys);
     this.#lastKey = undefined;
     this.#lastState = undefined;
     this.#liveCount = snapshot.items.liveCount;
@@ -518,10 +535,10 @@ export class Repository {
     const schema = this.#ctx.registry.get(commit.schema);
     if (!schema) return;
     try {
-      if (commit.body.kind === "value") schema.fromWire(commit.body.value);
-      else if (commit.body.kind === "delta") {
-        for (const field in commit.body.set) schema.fieldFromWire(field, commit.body.set[field]);
-        for (const field of commit.body.unset) {
+      if (commit.kind === "value") schema.fromWire(commit.value);
+      else if (commit.kind === "delta") {
+        for (const field in commit.set) schema.fieldFromWire(field, commit.set[field]);
+        for (const field of commit.unset) {
           if (!Object.hasOwn(schema.fields, field)) {
             throw new Error(`unsets unknown field ${field}`);
           }
@@ -552,20 +569,23 @@ export class Repository {
     this.#unresolved.delete(commit.key);
     let next: ItemState;
     if (leaves.length > 1) next = this.#merged(commit.key, leaves);
-    else if (
-      commit.body.kind === "delta" && state?.wire && state.leaves.length === 1 &&
-      commit.parents[0] === commitId(state.leaves[0])
-    ) {
+    else if (this.#extendsHeldValue(commit, state)) {
       // Fast path: a delta on the value we already hold.
-      const wire = { ...state.wire, ...commit.body.set };
-      for (const field of commit.body.unset) delete wire[field];
-      next = { leaves, wire, schema: commit.schema, deltas: state.deltas + 1 };
+      const wire = applyDelta({ ...state!.wire }, commit);
+      next = new SoleLeafState(commit, wire, commit.schema, state!.deltas + 1);
     } else {
-      const deltas = commit.body.kind === "delta" ? Infinity : 0;
-      next = { leaves, wire: this.#graph.valueAt(commit), schema: commit.schema, deltas };
+      const deltas = commit.kind === "delta" ? Infinity : 0;
+      next = new SoleLeafState(commit, this.#graph.valueAt(commit), commit.schema, deltas);
     }
     this.#setState(commit.key, state, next);
     this.#listeners.emit({ key: commit.key, source: "remote", deleted: next.wire === undefined });
+  }
+
+  /** Whether `commit` is a delta on the single leaf of `state`, whose value is held. */
+  #extendsHeldValue(commit: Commit, state: ItemState | undefined): boolean {
+    if (commit.kind !== "delta" || state?.wire === undefined) return false;
+    const leaf = soleLeaf(state);
+    return leaf !== undefined && commit.parents[0] === commitId(leaf);
   }
 
   #merged(key: string, leaves: readonly Commit[]): ItemState {
@@ -627,6 +647,12 @@ export class Repository {
     if (!hashes) this.#hashes.set(session, hashes = []);
     return hashes;
   }
+}
+
+/** The ids of a state's leaves: the parents of the next commit on its key. */
+function leafIds(state: ItemState): readonly string[] {
+  const leaf = soleLeaf(state);
+  return leaf !== undefined ? [commitId(leaf)] : state.leaves.map(commitId);
 }
 
 function badCommit(id: string, why: string): CairnError {

@@ -7,7 +7,7 @@
  * Decoding cannot fail: `decodeCheckpoint` checked every value's bytes and every column when it
  * opened the file (see msgpack_check.ts), so a read never meets an error that opening did not.
  */
-import type { Commit, CommitBody, FieldRecord } from "../core/commit.ts";
+import { type Commit, type FieldRecord, makeCommit } from "../core/commit.ts";
 import { unpackBytes } from "../core/commit_codec.ts";
 import type { ItemSnapshot, RestoredItems } from "../core/snapshot.ts";
 import type { TextColumn } from "./columns.ts";
@@ -59,7 +59,6 @@ export interface StoredLeaf {
 }
 
 const NO_PARENTS: readonly string[] = Object.freeze([]);
-const DELETE_BODY: CommitBody = Object.freeze({ kind: "delete" });
 const NIL = 0xc0;
 
 export class CheckpointTable implements RestoredItems {
@@ -142,18 +141,7 @@ export class CheckpointTable implements RestoredItems {
   leaves(item: CheckpointItem): Commit[] {
     const [first, end] = this.leafRange(item.index);
     const leaves: Commit[] = [];
-    for (let leaf = first; leaf < end; leaf++) {
-      const c = this.columns;
-      leaves.push({
-        session: c.sessions[c.leafSession[leaf]],
-        seq: c.leafSeq[leaf],
-        key: this.keyAt(item.index),
-        hlc: c.leafHlc[leaf],
-        parents: this.#parents(leaf),
-        schema: c.schemas[c.leafSchema[leaf]],
-        body: this.#body(leaf, item),
-      });
-    }
+    for (let leaf = first; leaf < end; leaf++) leaves.push(this.#leafCommit(leaf, item));
     return leaves;
   }
 
@@ -165,21 +153,25 @@ export class CheckpointTable implements RestoredItems {
     return this.itemAt(index).leaves[leaf - this.columns.leafStarts[index]];
   }
 
-  #body(leaf: number, item: CheckpointItem): CommitBody {
-    const { bytes, bodyStarts, leafKind } = this.columns;
-    const kind = leafKind[leaf];
-    if (kind === LEAF_DELETE) return DELETE_BODY;
-    if (kind === LEAF_SAME) return { kind: "value", value: item.wire! };
-    const start = bodyStarts[leaf];
-    const end = bodyStarts[leaf + 1];
-    if (kind === LEAF_VALUE) return { kind: "value", value: this.#record(start, end, bytes)! };
+  #leafCommit(leaf: number, item: CheckpointItem): Commit {
+    const c = this.columns;
+    const session = c.sessions[c.leafSession[leaf]];
+    const key = this.keyAt(item.index);
+    const parents = this.#parents(leaf);
+    const schema = c.schemas[c.leafSchema[leaf]];
+    const header = [session, c.leafSeq[leaf], key, c.leafHlc[leaf], parents, schema] as const;
+    const kind = c.leafKind[leaf];
+    if (kind === LEAF_DELETE) return makeCommit(...header, "delete");
+    if (kind === LEAF_SAME) return makeCommit(...header, "value", item.wire!);
+    const start = c.bodyStarts[leaf];
+    const end = c.bodyStarts[leaf + 1];
+    if (kind === LEAF_VALUE) {
+      return makeCommit(...header, "value", this.#record(start, end, c.bytes));
+    }
     // A delta: its set record, then its unset names; where one ends was checked on open.
-    const split = new MsgpackCheck(bytes, "checkpoint").record(start, end);
-    return {
-      kind: "delta",
-      set: this.#record(start, split, bytes)!,
-      unset: unpackBytes(bytes, "checkpoint", split, end) as string[],
-    };
+    const split = new MsgpackCheck(c.bytes, "checkpoint").record(start, end);
+    const unset = unpackBytes(c.bytes, "checkpoint", split, end) as string[];
+    return makeCommit(...header, "delta", this.#record(start, split, c.bytes), unset);
   }
 
   #record(start: number, end: number, bytes: Uint8Array): FieldRecord | undefined {

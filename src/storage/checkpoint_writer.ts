@@ -133,16 +133,15 @@ export class CheckpointWriter {
   }
 
   #addCommit(leaf: Commit, item: ItemSnapshot): void {
-    const body = leaf.body;
     let kind = LEAF_DELETE;
-    if (body.kind === "delta") {
+    if (leaf.kind === "delta") {
       kind = LEAF_DELTA;
-      this.#bodies.add(body.set);
-      this.#bodies.add(body.unset);
-    } else if (body.kind === "value" && body.value === item.wire) kind = LEAF_SAME;
-    else if (body.kind === "value") {
+      this.#bodies.add(leaf.set);
+      this.#bodies.add(leaf.unset);
+    } else if (leaf.kind === "value" && leaf.value === item.wire) kind = LEAF_SAME;
+    else if (leaf.kind === "value") {
       kind = LEAF_VALUE;
-      this.#bodies.add(body.value);
+      this.#bodies.add(leaf.value);
     }
     this.#addLeaf(leaf, kind);
   }

@@ -50,7 +50,8 @@ function commits(session: string, firstSeq: number, count: number): Commit[] {
     hlc: 1_790_000_000_000 * 1024 + i,
     parents: i === 0 ? [] : [`${session}.${firstSeq + i - 1}`],
     schema: "task@1",
-    body: { kind: "value", value: { title: `Item ${i}`, count: i, tags: ["a", "b"] } },
+    kind: "value",
+    value: { title: `Item ${i}`, count: i, tags: ["a", "b"] },
   }));
 }
 
@@ -78,10 +79,10 @@ function hasCode(...codes: CairnErrorCode[]): (err: unknown) => boolean {
 
 /** A commit as the array the body holds, built independently of the writer in src/. */
 function commitToTuple(commit: Commit): unknown[] {
-  const { session, seq, key, hlc, parents, schema, body } = commit;
+  const { session, seq, key, hlc, parents, schema } = commit;
   const head = [COMMIT_FORMAT_VERSION, session, seq, key, hlc, parents, schema];
-  if (body.kind === "value") return [...head, 0, body.value];
-  if (body.kind === "delta") return [...head, 1, body.set, body.unset];
+  if (commit.kind === "value") return [...head, 0, commit.value];
+  if (commit.kind === "delta") return [...head, 1, commit.set, commit.unset];
   return [...head, 2];
 }
 

@@ -8,21 +8,22 @@ import {
   encodeCommit,
   isCairnError,
 } from "cairndb";
-import type { Commit } from "cairndb";
+import type { Commit, CommitHeader } from "cairndb";
 import { commit as commitArb } from "../harness/arbitrary.ts";
 import { seededRandom } from "../harness/random.ts";
 
-const sample: Commit = {
+const header: CommitHeader = {
   session: "s1",
   seq: 7,
   key: "todo-1",
   hlc: 1_790_000_000_000 * 1024,
   parents: ["s1.6", "s2.3"],
   schema: "task@1",
-  body: {
-    kind: "value",
-    value: { title: "write tests", done: false, tags: ["a", "b"], rank: 1.5 },
-  },
+};
+const sample: Commit = {
+  ...header,
+  kind: "value",
+  value: { title: "write tests", done: false, tags: ["a", "b"], rank: 1.5 },
 };
 
 test("a commit survives msgpack bytes and back, for any commit", () => {
@@ -60,7 +61,7 @@ test("the JSON line is readable: named fields, body by kind", () => {
   assert.equal(json.key, "todo-1");
   assert.deepEqual(json.parents, ["s1.6", "s2.3"]);
   assert.equal(json.value.title, "write tests");
-  const deleted = JSON.parse(commitToJsonLine({ ...sample, body: { kind: "delete" } }));
+  const deleted = JSON.parse(commitToJsonLine({ ...header, kind: "delete" }));
   assert.equal(deleted.deleted, true);
   assert.equal(deleted.value, undefined);
 });
@@ -132,7 +133,7 @@ test("random bytes and malformed JSON are rejected with typed errors", () => {
 
 test("MessagePack extension types (dates, binary) are not accepted as field values", () => {
   // fixext4, type -1 (timestamp) in place of the value record's field: [1,"s",1,"k",0,[],"t@1",0,{"d":<date>}]
-  const valid = encodeCommit({ ...sample, body: { kind: "value", value: { d: 0 } } });
+  const valid = encodeCommit({ ...header, kind: "value", value: { d: 0 } });
   const withDate = new Uint8Array([...valid.subarray(0, valid.length - 1), 0xd6, 0xff, 0, 0, 0, 1]);
   assert.throws(() => decodeCommit(withDate), (err) => isCairnError(err, "E_CORRUPT_ENCODING"));
 });

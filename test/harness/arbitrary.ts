@@ -33,7 +33,8 @@ export const commit: fc.Arbitrary<Commit> = fc.record({
   hlc: fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
   parents: fc.array(commitIdArb, { maxLength: 4 }),
   schema: fc.stringMatching(/^[a-z]{1,10}@[1-9][0-9]{0,2}$/),
-  body: fc.oneof(
+}, { noNullPrototype: true }).chain((header) =>
+  fc.oneof(
     fieldRecord.map((value) => ({ kind: "value" as const, value })),
     fc.record(
       { set: fieldRecord, unset: fc.array(fc.string({ maxLength: 10 }), { maxLength: 3 }) },
@@ -43,5 +44,5 @@ export const commit: fc.Arbitrary<Commit> = fc.record({
     )
       .map(({ set, unset }) => ({ kind: "delta" as const, set, unset })),
     fc.constant({ kind: "delete" as const }),
-  ),
-}, { noNullPrototype: true });
+  ).map((body): Commit => ({ ...header, ...body }))
+);

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { ItemSnapshot, RestoredItems } from "../../src/core/snapshot.ts";
+import { GeneratedKeys } from "../../src/repo/generated_keys.ts";
 import { ItemMap } from "../../src/repo/item_map.ts";
 
 function state(tag: string, live: boolean): ItemSnapshot {
@@ -29,18 +30,75 @@ function restoredItems(entries: readonly [string, boolean][]) {
   return items;
 }
 
-const keyArb = fc.constantFrom("a", "b", "c", "d", "e", "f", "g", "h");
+const SESSION = "abcdefgh-jklmnopqrstuv";
+const generatedKeys = new GeneratedKeys(SESSION);
 
-test("an item map behaves as a Map whose first entries are the restored ones", () => {
+test("generated keys: each number has one key, and only that key reads back as it", () => {
+  for (const seq of [1, 9, 10, 35, 36, 1295, 46656, 2 ** 31 - 1]) {
+    const key = generatedKeys.make(seq);
+    assert.equal(key, `${seq.toString(36)}-abcdefgh`);
+    assert.equal(generatedKeys.seqOf(key), seq);
+  }
+  for (
+    const other of [
+      "01-abcdefgh", // a leading zero: another spelling of 1
+      "A-abcdefgh", // upper case: another spelling of 10
+      "-abcdefgh", // no number
+      "1-abcdefgX", // another session's prefix
+      "1-abcdefg", // a shorter prefix
+      "1_abcdefgh",
+      "1 -abcdefgh",
+      "zzzzzz-abcdefgh", // above 2^31 - 1: left to the hashed path
+      "1000000-abcdefgh", // seven digits
+      "a",
+      "",
+    ]
+  ) assert.equal(generatedKeys.seqOf(other), -1, other);
+});
+
+/** Ordinary keys, generated keys of this session, and look-alikes that are not generated ones. */
+const keyArb = fc.constantFrom(
+  "a",
+  "b",
+  "c",
+  "d",
+  "1-abcdefgh",
+  "2-abcdefgh",
+  "a-abcdefgh",
+  "zz-abcdefgh",
+  "01-abcdefgh",
+  "A-abcdefgh",
+  "2-abcdefgX",
+);
+
+/**
+ * The documented order: restored entries as stored, then keys added later — ordinary ones in
+ * insertion order, then generated ones by their number.
+ */
+function documentedOrder(
+  model: Map<string, ItemSnapshot>,
+  restoredCount: number,
+): [string, ItemSnapshot][] {
+  const entries = [...model];
+  const restored = entries.slice(0, restoredCount);
+  const later = entries.slice(restoredCount);
+  const ordinary = later.filter(([key]) => generatedKeys.seqOf(key) < 0);
+  const generated = later.filter(([key]) => generatedKeys.seqOf(key) >= 0)
+    .sort(([a], [b]) => generatedKeys.seqOf(a) - generatedKeys.seqOf(b));
+  return [...restored, ...ordinary, ...generated];
+}
+
+test("an item map behaves as a Map: restored entries first, generated keys last", () => {
   fc.assert(
     fc.property(
       fc.uniqueArray(fc.tuple(keyArb, fc.boolean()), { selector: ([key]) => key, maxLength: 5 }),
       fc.array(fc.tuple(keyArb, fc.boolean(), fc.boolean()), { maxLength: 12 }),
-      (restored, steps) => {
-        const items = restoredItems(restored);
-        const map = new ItemMap(items);
+      fc.boolean(),
+      (restored, steps, withRestored) => {
+        const items = withRestored ? restoredItems(restored) : undefined;
+        const map = new ItemMap(items, generatedKeys);
         const model = new Map<string, ItemSnapshot>();
-        restored.forEach((_, i) => model.set(items.keyAt(i), items.itemAt(i)));
+        if (items) restored.forEach((_, i) => model.set(items.keyAt(i), items.itemAt(i)));
         steps.forEach(([key, isSet, live], step) => {
           if (isSet) {
             const next = state(`step ${step}`, live);
@@ -50,21 +108,22 @@ test("an item map behaves as a Map whose first entries are the restored ones", (
           assert.equal(map.get(key), model.get(key));
           assert.equal(map.has(key), model.has(key));
         });
+        const expected = documentedOrder(model, items?.count ?? 0);
         assert.equal(map.size, model.size);
-        assert.deepEqual([...map], [...model]);
-        assert.deepEqual([...map.keys()], [...model.keys()]);
-        assert.deepEqual([...map.values()], [...model.values()]);
+        assert.deepEqual([...map], expected);
+        assert.deepEqual([...map.keys()], expected.map(([key]) => key));
+        assert.deepEqual([...map.values()], expected.map(([, value]) => value));
         const seen: [string, ItemSnapshot][] = [];
         map.forEach((value, key, self) => {
           assert.equal(self, map);
           seen.push([key, value]);
         });
-        assert.deepEqual(seen, [...model]);
-        const live = [...model].filter(([, s]) => s.wire !== undefined).map(([key]) => key);
+        assert.deepEqual(seen, expected);
+        const live = expected.filter(([, s]) => s.wire !== undefined).map(([key]) => key);
         assert.deepEqual([...map.liveKeys()], live);
       },
     ),
-    { seed: 0x17e3, numRuns: 500 },
+    { seed: 0x17e3, numRuns: 800 },
   );
 });
 

@@ -11,7 +11,8 @@ const message = encodeCommit({
   hlc: 1,
   parents: [],
   schema: "t@1",
-  body: { kind: "value", value: { title: "hello" } },
+  kind: "value",
+  value: { title: "hello" },
 });
 
 test("WebCrypto Ed25519 is available in this runtime and is the one chosen", async () => {

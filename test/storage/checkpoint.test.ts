@@ -36,7 +36,17 @@ const itemArb: fc.Arbitrary<Item> = fc.record({
 }, { noNullPrototype: true }).map(({ key, leaves, wire, valueIsFirstLeaf, schema, deltas }) => {
   const own: Commit[] = leaves.map((leaf) => ({ ...leaf, key }));
   if (valueIsFirstLeaf && wire !== undefined) {
-    own[0] = { ...own[0], body: { kind: "value", value: wire } };
+    const { session, seq, key: ownKey, hlc, parents, schema: leafSchema } = own[0];
+    own[0] = {
+      session,
+      seq,
+      key: ownKey,
+      hlc,
+      parents,
+      schema: leafSchema,
+      kind: "value",
+      value: wire,
+    };
   }
   return { key, state: { leaves: own, wire, schema, deltas } };
 });
@@ -177,14 +187,15 @@ test("the common item costs no leaf value: its one leaf's full value is the item
     hlc: 1,
     parents: [],
     schema: "a@1",
-    body: { kind: "value", value },
+    kind: "value",
+    value,
   };
   const state = { leaves: [leaf], wire: value, schema: "a@1", deltas: 0 };
   const file = encodeCheckpoint({ commitSeq: 1, tips: new Map(), items: [["k", state]] }, LOG);
   assert.ok(file.length < 1200, `${file.length} bytes: the value is stored once`);
   const restored = decodeCheckpoint(file).items.itemAt(0);
   assert.equal(
-    restored.leaves[0].body.kind === "value" && restored.leaves[0].body.value,
+    restored.leaves[0].kind === "value" && restored.leaves[0].value,
     restored.wire,
   );
 });
@@ -202,15 +213,15 @@ function sampleFile(): Uint8Array {
     };
     const base = { session: `s${i % 3}`, seq: i + 1, key, hlc: 1000 + i, schema: "doc@1" };
     const leaves: Commit[] = i % 4 === 0
-      ? [{ ...base, parents: [`s0.${i}`], body: { kind: "delta", set: { n: i }, unset: ["x"] } }]
+      ? [{ ...base, parents: [`s0.${i}`], kind: "delta", set: { n: i }, unset: ["x"] }]
       : i % 4 === 1
-      ? [{ ...base, parents: [], body: { kind: "delete" } }]
+      ? [{ ...base, parents: [], kind: "delete" }]
       : i % 4 === 2
       ? [
-        { ...base, parents: [`s1.${i}`], body: { kind: "value", value: { title: "other" } } },
-        { ...base, seq: i + 100, parents: [`s1.${i}`], body: { kind: "delete" } },
+        { ...base, parents: [`s1.${i}`], kind: "value", value: { title: "other" } },
+        { ...base, seq: i + 100, parents: [`s1.${i}`], kind: "delete" },
       ]
-      : [{ ...base, parents: [], body: { kind: "value", value: wire } }];
+      : [{ ...base, parents: [], kind: "value", value: wire }];
     items.push([key, { leaves, wire: i % 4 === 1 ? undefined : wire, schema: "doc@1", deltas: i }]);
   }
   return encodeCheckpoint({
@@ -232,10 +243,10 @@ function readAll(file: Uint8Array): void {
     if (state.wire !== undefined) assertFieldRecord(state.wire, "value");
     for (const commit of state.leaves) {
       assert.equal(leaf(commit.session, commit.seq) !== undefined, true);
-      if (commit.body.kind === "value") assertFieldRecord(commit.body.value, "leaf value");
-      if (commit.body.kind === "delta") {
-        assertFieldRecord(commit.body.set, "leaf delta");
-        assert.ok(commit.body.unset.every((name) => typeof name === "string"));
+      if (commit.kind === "value") assertFieldRecord(commit.value, "leaf value");
+      if (commit.kind === "delta") {
+        assertFieldRecord(commit.set, "leaf delta");
+        assert.ok(commit.unset.every((name) => typeof name === "string"));
       }
     }
     restored.push([key, state]);

@@ -58,7 +58,8 @@ function smallFields(author: Author, seq: number, title: string) {
     hlc: 1_790_000_000_000 * 1024 + seq,
     parents: [],
     schema: "task@1",
-    body: { kind: "value", value: { title, done: seq % 3 === 0 } },
+    kind: "value",
+    value: { title, done: seq % 3 === 0 },
   };
   return {
     session: author.session,
