@@ -71,6 +71,27 @@ export async function collect(
   return values;
 }
 
+/**
+ * Samples two contenders alternately (a, b, a, b, …) after `warmup` rounds of each, so that drift
+ * in a shared, noisy machine falls on both alike; their ratio is then best read per round.
+ */
+export async function collectPaired(
+  count: number,
+  warmup: number,
+  a: () => number | Promise<number>,
+  b: () => number | Promise<number>,
+): Promise<{ a: number[]; b: number[] }> {
+  const values = { a: [] as number[], b: [] as number[] };
+  for (let i = 0; i < warmup + count; i++) {
+    const first = await a();
+    const second = await b();
+    if (i < warmup) continue;
+    values.a.push(first);
+    values.b.push(second);
+  }
+  return values;
+}
+
 export type Verdict = "faster" | "slower" | "tie";
 
 /** Smallest difference ever called a difference, whatever the noise: 3 %. */

@@ -70,7 +70,8 @@ export interface RestoredItems {
   /** How many of them exist (are not deleted). */
   readonly liveCount: number;
   /** The entry of `key`, or -1. */
-  indexOf(key: string): number;
+  /** `hash`, when given, is the key's stringHash (core/string_hash.ts). */
+  indexOf(key: string, hash?: number): number;
   keyAt(index: number): string;
   /** Whether entry `index` exists, without making its state. */
   isLive(index: number): boolean;

@@ -4,14 +4,17 @@
  *   (core/snapshot.ts RestoredItems): restoring 100k items makes no string and no object per
  *   item; a key's state is made on its first lookup.
  * - Keys this session generated (generated_keys.ts) are filed in an array by their number, so
- *   creating an item never hashes its new key string.
+ *   creating an item never hashes its new key string; other keys are in KeyTables, which hash
+ *   them without V8 (a key the caller has just built costs 0.5 µs to hash in a Map in Deno).
  *
  * Iteration visits the restored items in stored order, then keys added later: first those
  * filed by hash, in insertion order, then generated ones, in the order they were made. Setting
  * a key keeps its place; keys are never removed (a deleted item stays, as a tombstone).
  */
 import type { ItemSnapshot, RestoredItems } from "../core/snapshot.ts";
+import { stringHash } from "../core/string_hash.ts";
 import type { GeneratedKeys } from "./generated_keys.ts";
+import { KeyTable } from "./key_table.ts";
 
 export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
   readonly #restored: RestoredItems | undefined;
@@ -22,14 +25,17 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
    * finding it among the restored keys (a hash of the key, a compare in the stored text) costs
    * about twice as much.
    */
-  readonly #touched = new Map<string, ItemSnapshot>();
+  readonly #touched = new KeyTable<ItemSnapshot>();
   /** Keys that are neither restored nor generated here, in the order they came. */
-  readonly #added = new Map<string, ItemSnapshot>();
+  readonly #added = new KeyTable<ItemSnapshot>();
   readonly #generatedKeys: GeneratedKeys | undefined;
   /** Generated keys (not restored ones) by their number: the key string and its state. */
   readonly #generated: string[] = [];
   readonly #generatedStates: ItemSnapshot[] = [];
   #generatedCount = 0;
+  #lastKey: string | undefined;
+  #lastSeq = -1;
+  #lastHash: number | undefined;
 
   constructor(restored?: RestoredItems, generatedKeys?: GeneratedKeys) {
     this.#restored = restored;
@@ -48,29 +54,41 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
    */
   get(key: string): ItemSnapshot | undefined {
     const seq = this.#seqOf(key);
-    const state = seq < 0 ? this.#added.get(key) : this.#generatedStates[seq];
-    if (state !== undefined || this.#restored === undefined) return state;
-    const touched = this.#touched.get(key);
+    if (seq >= 0) {
+      const state = this.#generatedStates[seq];
+      if (state !== undefined || this.#restored === undefined) return state;
+    }
+    const hash = this.#hashOf(key);
+    if (seq < 0) {
+      const state = this.#added.get(key, hash);
+      if (state !== undefined || this.#restored === undefined) return state;
+    }
+    const touched = this.#touched.get(key, hash);
     if (touched !== undefined) return touched;
-    const index = this.#restored.indexOf(key);
+    const index = this.#restored!.indexOf(key, hash);
     return index < 0 ? undefined : this.#slot(index, key);
   }
 
+  /** Without making the state of a restored item. */
   has(key: string): boolean {
     const seq = this.#seqOf(key);
-    if (seq < 0 ? this.#added.has(key) : this.#generatedStates[seq] !== undefined) return true;
-    return this.#restored !== undefined && this.#restored.indexOf(key) >= 0;
+    if (seq >= 0 && this.#generatedStates[seq] !== undefined) return true;
+    const hash = this.#hashOf(key);
+    if (seq < 0 && this.#added.indexOf(key, hash) >= 0) return true;
+    return this.#restored !== undefined && this.#restored.indexOf(key, hash) >= 0;
   }
 
   set(key: string, state: ItemSnapshot): this {
-    const index = this.#restored === undefined ? -1 : this.#restored.indexOf(key);
+    const index = this.#restored === undefined
+      ? -1
+      : this.#restored.indexOf(key, this.#hashOf(key));
     if (index >= 0) {
       this.#slots[index] = state;
-      this.#touched.set(key, state);
+      this.#touched.set(key, state, this.#hashOf(key));
       return this;
     }
     const seq = this.#seqOf(key);
-    if (seq < 0) this.#added.set(key, state);
+    if (seq < 0) this.#added.set(key, state, this.#hashOf(key));
     else {
       if (this.#generatedStates[seq] === undefined) {
         this.#generated[seq] = key;
@@ -89,7 +107,9 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
         yield this.#restored!.keyAt(i);
       }
     }
-    for (const [key, state] of this.#added) if (isLive(state)) yield key;
+    for (let entry = 0; entry < this.#added.size; entry++) {
+      if (isLive(this.#added.valueAt(entry))) yield this.#added.keyAt(entry);
+    }
     for (let seq = 0; seq < this.#generatedStates.length; seq++) {
       const state = this.#generatedStates[seq];
       if (state !== undefined && isLive(state)) yield this.#generated[seq];
@@ -102,7 +122,9 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
     for (let i = 0; i < this.#slots.length; i++) {
       callback(this.#slot(i), this.#restored!.keyAt(i), this);
     }
-    this.#added.forEach((state, key) => callback(state, key, this));
+    for (let entry = 0; entry < this.#added.size; entry++) {
+      callback(this.#added.valueAt(entry), this.#added.keyAt(entry), this);
+    }
     for (let seq = 0; seq < this.#generatedStates.length; seq++) {
       const state = this.#generatedStates[seq];
       if (state !== undefined) callback(state, this.#generated[seq], this);
@@ -113,7 +135,9 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
     for (let i = 0; i < this.#slots.length; i++) {
       yield [this.#restored!.keyAt(i), this.#slot(i)];
     }
-    yield* this.#added.entries();
+    for (let entry = 0; entry < this.#added.size; entry++) {
+      yield [this.#added.keyAt(entry), this.#added.valueAt(entry)];
+    }
     for (let seq = 0; seq < this.#generatedStates.length; seq++) {
       const state = this.#generatedStates[seq];
       if (state !== undefined) yield [this.#generated[seq], state];
@@ -123,7 +147,7 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
   /** Without making the state of a restored item. */
   *keys(): MapIterator<string> {
     for (let i = 0; i < this.#slots.length; i++) yield this.#restored!.keyAt(i);
-    yield* this.#added.keys();
+    for (let entry = 0; entry < this.#added.size; entry++) yield this.#added.keyAt(entry);
     for (let seq = 0; seq < this.#generated.length; seq++) {
       if (this.#generated[seq] !== undefined) yield this.#generated[seq];
     }
@@ -141,8 +165,26 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
     return "ItemMap";
   }
 
+  /**
+   * The last key asked about is remembered with its number and hash: a write looks its key up,
+   * then sets it.
+   */
   #seqOf(key: string): number {
-    return this.#generatedKeys === undefined ? -1 : this.#generatedKeys.seqOf(key);
+    this.#remember(key);
+    return this.#lastSeq;
+  }
+
+  #hashOf(key: string): number {
+    this.#remember(key);
+    if (this.#lastHash === undefined) this.#lastHash = stringHash(key);
+    return this.#lastHash;
+  }
+
+  #remember(key: string): void {
+    if (key === this.#lastKey) return;
+    this.#lastKey = key;
+    this.#lastSeq = this.#generatedKeys === undefined ? -1 : this.#generatedKeys.seqOf(key);
+    this.#lastHash = undefined;
   }
 
   /** A restored item's state, made (once) when first needed and then found by key too. */

@@ -290,7 +290,7 @@ export class Repository {
    * which a "value" commit carries whole and a "delta" one as `set` and `unset`.
    */
   #commitLocal(
-    key: string,
+    givenKey: string,
     schema: string,
     state: ItemState | undefined,
     kind: Commit["kind"],
@@ -299,6 +299,7 @@ export class Repository {
     unset?: readonly string[],
   ): void {
     this.#checkOpen();
+    const key = state === undefined ? givenKey : heldKey(state);
     const commit = makeCommit(
       this.#ctx.session,
       ++this.#commitSeq,
@@ -562,13 +563,14 @@ export class Repository {
 
   #applyRemoteCommit(commit: Commit): void {
     const state = this.#state(commit.key);
+    const key = state === undefined ? commit.key : heldKey(state);
     const leaves = state
       ? state.leaves.filter((leaf) => !commit.parents.includes(commitId(leaf)))
       : [];
     leaves.push(commit);
-    this.#unresolved.delete(commit.key);
+    this.#unresolved.delete(key);
     let next: ItemState;
-    if (leaves.length > 1) next = this.#merged(commit.key, leaves);
+    if (leaves.length > 1) next = this.#merged(key, leaves);
     else if (this.#extendsHeldValue(commit, state)) {
       // Fast path: a delta on the value we already hold.
       const wire = applyDelta({ ...state!.wire }, commit);
@@ -577,8 +579,8 @@ export class Repository {
       const deltas = commit.kind === "delta" ? Infinity : 0;
       next = new SoleLeafState(commit, this.#graph.valueAt(commit), commit.schema, deltas);
     }
-    this.#setState(commit.key, state, next);
-    this.#listeners.emit({ key: commit.key, source: "remote", deleted: next.wire === undefined });
+    this.#setState(key, state, next);
+    this.#listeners.emit({ key, source: "remote", deleted: next.wire === undefined });
   }
 
   /** Whether `commit` is a delta on the single leaf of `state`, whose value is held. */
@@ -647,6 +649,15 @@ export class Repository {
     if (!hashes) this.#hashes.set(session, hashes = []);
     return hashes;
   }
+}
+
+/**
+ * The key string the repository already holds for a state's item (its leaves carry it). Passed
+ * on instead of the caller's equal string, it is the one every map downstream has hashed before,
+ * and a write retains no second copy of it.
+ */
+function heldKey(state: ItemState): string {
+  return (soleLeaf(state) ?? state.leaves[0]).key;
 }
 
 /** The ids of a state's leaves: the parents of the next commit on its key. */

@@ -82,8 +82,8 @@ export class CheckpointTable implements RestoredItems {
     this.#items = new Array(this.count);
   }
 
-  indexOf(key: string): number {
-    return this.#keyIndex.indexOf(key);
+  indexOf(key: string, hash?: number): number {
+    return this.#keyIndex.indexOf(key, hash);
   }
 
   keyAt(index: number): string {

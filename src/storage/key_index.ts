@@ -4,6 +4,7 @@
  * text. Opening a checkpoint of 100k items this way makes no object per item; a JS Map would
  * need every key as a string, and hashing 100k fresh strings into it cost 15–25 ms.
  */
+import { stringHash } from "../core/string_hash.ts";
 import { corrupt } from "../core/wire_validation.ts";
 import type { TextColumn } from "./columns.ts";
 
@@ -30,7 +31,7 @@ export class KeyIndex {
     this.#slots = slots;
     this.#mask = mask;
     for (let i = 0; i < count; i++) {
-      const hash = hashOf(text, starts[i], starts[i + 1]);
+      const hash = stringHash(text, starts[i], starts[i + 1]);
       hashes[i] = hash;
       let slot = hash & mask;
       for (let other; (other = slots[slot]) !== 0; slot = (slot + 1) & mask) {
@@ -42,9 +43,8 @@ export class KeyIndex {
     }
   }
 
-  /** The entry holding `key`, or -1. */
-  indexOf(key: string): number {
-    const hash = hashOf(key, 0, key.length);
+  /** The entry holding `key` (whose stringHash is `hash`, when known), or -1. */
+  indexOf(key: string, hash = stringHash(key)): number {
     for (let slot = hash & this.#mask, entry; (entry = this.#slots[slot]) !== 0;) {
       if (this.#equal(entry - 1, key, hash)) return entry - 1;
       slot = (slot + 1) & this.#mask;
@@ -57,13 +57,4 @@ export class KeyIndex {
     return this.#hashes[entry] === hash && this.#starts[entry + 1] - start === key.length &&
       this.#text.startsWith(key, start);
   }
-}
-
-/** FNV-1a over UTF-16 code units, then a final mix so the low bits (the slot) vary well. */
-function hashOf(text: string, start: number, end: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  hash ^= hash >>> 16;
-  hash = Math.imul(hash, 0x85ebca6b);
-  return hash ^ (hash >>> 13);
 }
