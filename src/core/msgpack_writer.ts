@@ -18,6 +18,7 @@ const LONG_STRING = 64;
 const MAX_REPEATED_STRINGS = 1024;
 
 const utf8 = new TextEncoder();
+const hasOwnProperty = Object.prototype.hasOwnProperty;
 
 export class MsgpackWriter {
   #bytes = new Uint8Array(INITIAL_CAPACITY);
@@ -102,6 +103,7 @@ export class MsgpackWriter {
   string(value: string): void {
     const length = value.length;
     this.#reserve(5 + length * 3);
+    if (length < 0x20 && this.#writeShortAscii(value, length)) return;
     // Header sized for an all-ASCII string, moved if the UTF-8 length needs another size.
     const guess = headerSize(length);
     const start = this.#position + guess;
@@ -179,7 +181,8 @@ export class MsgpackWriter {
     this.#position += 3;
     let size = 0;
     for (const key in record) {
-      if (!Object.hasOwn(record, key)) continue;
+      // hasOwnProperty, not Object.hasOwn: V8 answers it from the for-in's own enumeration.
+      if (!hasOwnProperty.call(record, key)) continue;
       this.repeatedString(key);
       this.value(record[key]);
       size++;
@@ -209,6 +212,23 @@ export class MsgpackWriter {
       this.#view.setUint32(this.#position, length);
       this.#position += 4;
     }
+  }
+
+  /**
+   * The common case, a short ASCII string (a key, a title, an id), as a fixstr in one pass;
+   * false, having written nothing that counts, at its first non-ASCII character.
+   */
+  #writeShortAscii(value: string, length: number): boolean {
+    const bytes = this.#bytes;
+    const start = this.#position + 1;
+    for (let i = 0; i < length; i++) {
+      const code = value.charCodeAt(i);
+      if (code >= 0x80) return false;
+      bytes[start + i] = code;
+    }
+    bytes[start - 1] = 0xa0 | length;
+    this.#position = start + length;
+    return true;
   }
 
   /** UTF-8 of a well-formed string at `at`; returns the byte length. */

@@ -1,6 +1,7 @@
 /**
  * The signing interface core code is written against. Implementations live in
- * runtime/ed25519.ts (WebCrypto, or @noble/ed25519 where WebCrypto lacks Ed25519).
+ * runtime/node_crypto.ts (Deno, Node) and runtime/ed25519.ts (WebCrypto, or @noble/ed25519
+ * where WebCrypto lacks Ed25519).
  */
 
 export const PUBLIC_KEY_BYTES = 32;
@@ -16,7 +17,7 @@ export interface SigningKey {
 }
 
 export interface Ed25519 {
-  readonly implementation: "webcrypto" | "noble";
+  readonly implementation: "node" | "webcrypto" | "noble";
   generate(): Promise<SigningKey>;
   /** Rebuilds a key pair from its 32-byte secret seed. */
   fromSecret(secret: Uint8Array): Promise<SigningKey>;

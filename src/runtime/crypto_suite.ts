@@ -1,7 +1,11 @@
-/** The runtime's crypto for core code: Ed25519 (runtime/ed25519.ts) and WebCrypto SHA-256. */
+/**
+ * The runtime's crypto for core code: node:crypto where there is one (Deno, Node: synchronous,
+ * see node_crypto.ts), else WebCrypto SHA-256 with the best Ed25519 of runtime/ed25519.ts.
+ */
 import { CairnError } from "../core/errors.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import { ed25519 } from "./ed25519.ts";
+import { nodeCryptoSuite } from "./node_crypto.ts";
 
 let resolved: Promise<CryptoSuite> | undefined;
 
@@ -12,6 +16,11 @@ export function cryptoSuite(): Promise<CryptoSuite> {
 }
 
 async function createSuite(): Promise<CryptoSuite> {
+  return await nodeCryptoSuite() ?? await webCryptoSuite();
+}
+
+/** WebCrypto SHA-256 with the best Ed25519 of runtime/ed25519.ts. */
+export async function webCryptoSuite(): Promise<CryptoSuite> {
   const subtle = globalThis.crypto?.subtle;
   if (!subtle) {
     throw new CairnError("E_CRYPTO_UNAVAILABLE", "this runtime has no WebCrypto for SHA-256");

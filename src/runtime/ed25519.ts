@@ -1,7 +1,8 @@
 /**
- * Ed25519 signing behind one small interface. WebCrypto is used wherever the runtime has it
- * (Deno, Node ≥ 22, Chromium: 40–160 µs per operation); @noble/ed25519 is the fallback for
- * runtimes without it (6–25× slower). Both produce identical bytes: Ed25519 is deterministic.
+ * Ed25519 signing behind one small interface: WebCrypto (Chromium, and any runtime with it but
+ * without node:crypto: 40–160 µs per operation) and @noble/ed25519 for runtimes without either
+ * (6–25× slower). Deno and Node use node:crypto instead (node_crypto.ts). All produce identical
+ * bytes: Ed25519 is deterministic.
  */
 import * as noble from "@noble/ed25519";
 import { fromBase64Url } from "../core/bytes.ts";
@@ -17,7 +18,7 @@ import {
 export type { Ed25519, SigningKey };
 
 // DER prefix of a PKCS#8 Ed25519 private key; the 32-byte seed follows it.
-const PKCS8_ED25519_PREFIX = new Uint8Array([
+export const PKCS8_ED25519_PREFIX = new Uint8Array([
   0x30,
   0x2e,
   0x02,
@@ -39,7 +40,7 @@ const ALGORITHM = { name: "Ed25519" } as const;
 /** Imported verify keys kept per public key, so a peer's key is imported once, not per block. */
 const VERIFY_KEY_CACHE_LIMIT = 1024;
 
-function checkLength(bytes: Uint8Array, expected: number, what: string): void {
+export function checkKeyLength(bytes: Uint8Array, expected: number, what: string): void {
   if (!(bytes instanceof Uint8Array) || bytes.length !== expected) {
     throw new CairnError("E_BAD_KEY", `${what} must be ${expected} bytes`);
   }
@@ -86,7 +87,7 @@ function createWebCryptoEd25519(subtle: SubtleCrypto): Ed25519 {
       return keyFromPrivate(pair.privateKey);
     },
     async fromSecret(secret) {
-      checkLength(secret, SECRET_KEY_BYTES, "secret key");
+      checkKeyLength(secret, SECRET_KEY_BYTES, "secret key");
       const pkcs8 = new Uint8Array(PKCS8_ED25519_PREFIX.length + SECRET_KEY_BYTES);
       pkcs8.set(PKCS8_ED25519_PREFIX);
       pkcs8.set(secret, PKCS8_ED25519_PREFIX.length);
@@ -97,7 +98,7 @@ function createWebCryptoEd25519(subtle: SubtleCrypto): Ed25519 {
       return new Uint8Array(await subtle.sign(ALGORITHM, key.handle as CryptoKey, view(data)));
     },
     async verify(publicKey, signature, data) {
-      checkLength(publicKey, PUBLIC_KEY_BYTES, "public key");
+      checkKeyLength(publicKey, PUBLIC_KEY_BYTES, "public key");
       if (signature.length !== SIGNATURE_BYTES) return false;
       return subtle.verify(ALGORITHM, await verifyKey(publicKey), view(signature), view(data));
     },
@@ -112,7 +113,7 @@ export const nobleEd25519: Ed25519 = {
     return { publicKey: await noble.getPublicKeyAsync(secret), secret, handle: secret };
   },
   async fromSecret(secret) {
-    checkLength(secret, SECRET_KEY_BYTES, "secret key");
+    checkKeyLength(secret, SECRET_KEY_BYTES, "secret key");
     const copy = secret.slice();
     return { publicKey: await noble.getPublicKeyAsync(copy), secret: copy, handle: copy };
   },
@@ -120,7 +121,7 @@ export const nobleEd25519: Ed25519 = {
     return noble.signAsync(data, key.secret);
   },
   async verify(publicKey, signature, data) {
-    checkLength(publicKey, PUBLIC_KEY_BYTES, "public key");
+    checkKeyLength(publicKey, PUBLIC_KEY_BYTES, "public key");
     if (signature.length !== SIGNATURE_BYTES) return false;
     try {
       return await noble.verifyAsync(signature, data, publicKey);
