@@ -18,7 +18,7 @@ import {
 export type { Ed25519, SigningKey };
 
 // DER prefix of a PKCS#8 Ed25519 private key; the 32-byte seed follows it.
-export const PKCS8_ED25519_PREFIX = new Uint8Array([
+const PKCS8_ED25519_PREFIX = new Uint8Array([
   0x30,
   0x2e,
   0x02,
@@ -46,6 +46,23 @@ export function checkKeyLength(bytes: Uint8Array, expected: number, what: string
   }
 }
 
+/** The PKCS#8 DER form of a 32-byte secret seed, as key imports take it. */
+export function pkcs8FromSecret(secret: Uint8Array): Uint8Array {
+  checkKeyLength(secret, SECRET_KEY_BYTES, "secret key");
+  const pkcs8 = new Uint8Array(PKCS8_ED25519_PREFIX.length + SECRET_KEY_BYTES);
+  pkcs8.set(PKCS8_ED25519_PREFIX);
+  pkcs8.set(secret, PKCS8_ED25519_PREFIX.length);
+  return pkcs8;
+}
+
+/** A signing key from the JWK export of a private key (`x`: public key, `d`: secret seed). */
+export function keyFromJwk(jwk: { x?: string; d?: string }, handle: unknown): SigningKey {
+  const publicKey = jwk.x ? fromBase64Url(jwk.x) : undefined;
+  const secret = jwk.d ? fromBase64Url(jwk.d) : undefined;
+  if (!publicKey || !secret) throw new CairnError("E_BAD_KEY", "exported key lacks its parts");
+  return { publicKey, secret, handle };
+}
+
 /**
  * WebCrypto reads exactly the bytes a view spans, so pass the view itself. Never `.slice().buffer`:
  * on a Node Buffer (what msgpackr returns on Deno and Node) `.slice()` is a view of a larger
@@ -59,11 +76,7 @@ function createWebCryptoEd25519(subtle: SubtleCrypto): Ed25519 {
   const verifyKeys = new Map<string, CryptoKey>();
 
   async function keyFromPrivate(privateKey: CryptoKey): Promise<SigningKey> {
-    const jwk = await subtle.exportKey("jwk", privateKey);
-    const publicKey = jwk.x ? fromBase64Url(jwk.x) : undefined;
-    const secret = jwk.d ? fromBase64Url(jwk.d) : undefined;
-    if (!publicKey || !secret) throw new CairnError("E_BAD_KEY", "exported key lacks its parts");
-    return { publicKey, secret, handle: privateKey };
+    return keyFromJwk(await subtle.exportKey("jwk", privateKey), privateKey);
   }
 
   async function verifyKey(publicKey: Uint8Array): Promise<CryptoKey> {
@@ -87,11 +100,8 @@ function createWebCryptoEd25519(subtle: SubtleCrypto): Ed25519 {
       return keyFromPrivate(pair.privateKey);
     },
     async fromSecret(secret) {
-      checkKeyLength(secret, SECRET_KEY_BYTES, "secret key");
-      const pkcs8 = new Uint8Array(PKCS8_ED25519_PREFIX.length + SECRET_KEY_BYTES);
-      pkcs8.set(PKCS8_ED25519_PREFIX);
-      pkcs8.set(secret, PKCS8_ED25519_PREFIX.length);
-      const privateKey = await subtle.importKey("pkcs8", view(pkcs8), ALGORITHM, true, ["sign"]);
+      const pkcs8 = view(pkcs8FromSecret(secret));
+      const privateKey = await subtle.importKey("pkcs8", pkcs8, ALGORITHM, true, ["sign"]);
       return keyFromPrivate(privateKey);
     },
     async sign(key, data) {

@@ -9,17 +9,16 @@
  * bundles neither fail on it nor ship it.
  */
 import type * as NodeCrypto from "node:crypto";
-import { fromBase64Url, toBase64Url } from "../core/bytes.ts";
+import { toBase64Url } from "../core/bytes.ts";
 import { CairnError } from "../core/errors.ts";
 import {
   type CryptoSuite,
   type Ed25519,
   PUBLIC_KEY_BYTES,
-  SECRET_KEY_BYTES,
   SIGNATURE_BYTES,
   type SigningKey,
 } from "../core/signing.ts";
-import { checkKeyLength, PKCS8_ED25519_PREFIX } from "./ed25519.ts";
+import { checkKeyLength, keyFromJwk, pkcs8FromSecret } from "./ed25519.ts";
 
 const NODE_CRYPTO = "node:crypto";
 
@@ -48,11 +47,7 @@ function nodeEd25519(crypto: typeof NodeCrypto): Ed25519 {
   const verifyKeys = new Map<string, NodeCrypto.KeyObject>();
 
   function signingKey(privateKey: NodeCrypto.KeyObject): SigningKey {
-    const jwk = privateKey.export({ format: "jwk" });
-    const publicKey = jwk.x ? fromBase64Url(jwk.x) : undefined;
-    const secret = jwk.d ? fromBase64Url(jwk.d) : undefined;
-    if (!publicKey || !secret) throw new CairnError("E_BAD_KEY", "exported key lacks its parts");
-    return { publicKey, secret, handle: privateKey };
+    return keyFromJwk(privateKey.export({ format: "jwk" }), privateKey);
   }
 
   function verifyKey(publicKey: Uint8Array): NodeCrypto.KeyObject {
@@ -76,10 +71,7 @@ function nodeEd25519(crypto: typeof NodeCrypto): Ed25519 {
     },
     fromSecret(secret) {
       try {
-        checkKeyLength(secret, SECRET_KEY_BYTES, "secret key");
-        const pkcs8 = new Uint8Array(PKCS8_ED25519_PREFIX.length + SECRET_KEY_BYTES);
-        pkcs8.set(PKCS8_ED25519_PREFIX);
-        pkcs8.set(secret, PKCS8_ED25519_PREFIX.length);
+        const pkcs8 = pkcs8FromSecret(secret);
         const privateKey = crypto.createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" });
         return Promise.resolve(signingKey(privateKey));
       } catch (err) {
