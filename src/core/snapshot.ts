@@ -69,8 +69,7 @@ export interface RestoredItems {
   readonly count: number;
   /** How many of them exist (are not deleted). */
   readonly liveCount: number;
-  /** The entry of `key`, or -1. */
-  /** `hash`, when given, is the key's stringHash (core/string_hash.ts). */
+  /** The entry of `key`, or -1; `hash`, when given, is its stringHash (core/string_hash.ts). */
   indexOf(key: string, hash?: number): number;
   keyAt(index: number): string;
   /** Whether entry `index` exists, without making its state. */

@@ -49,8 +49,9 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
 
   /**
    * Generated or added keys first: in a repository never restored they hold every key, and after
-   * a restore they are usually few, so their miss is cheap. Measured against a plain Map (100k
-   * items, random keys): the same time per read, in memory and after reopening.
+   * a restore they are usually few, so their miss is cheap. A read of a generated key costs about
+   * 0.02 µs more than a Map lookup of a string V8 has hashed before (the key is parsed for its
+   * number); a create or a lookup with a string the caller just built costs 0.3–0.6 µs less.
    */
   get(key: string): ItemSnapshot | undefined {
     const seq = this.#seqOf(key);

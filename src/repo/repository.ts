@@ -82,8 +82,9 @@ export interface ImportReport {
 
 /**
  * An item's leaves, value, schema and delta count (core/snapshot.ts). Replaced whole on every
- * change, never mutated; a state with one leaf is a SoleLeafState. States restored from a checkpoint decode value and leaves on first
- * access, so code that only asks whether an item exists reads `live` first.
+ * change, never mutated; a local write leaves a SoleLeafState. States restored from a checkpoint
+ * decode value and leaves on first access, so code that only asks whether an item exists reads
+ * `live` first.
  */
 type ItemState = ItemSnapshot;
 
