@@ -126,6 +126,48 @@ export class SortedList<T> {
     return to < rank ? to : rank;
   }
 
+  /**
+   * Drops every element `drop` says to and adds `added` (sorted by this list's order), in one
+   * pass over the list: for a batch of changes too large to place one by one. A chunk that loses
+   * and gains nothing is kept as it is, so the pass costs one `drop` call per element plus the
+   * work where the batch actually lands.
+   */
+  replace(drop: (item: T) => boolean, added: readonly T[]): void {
+    const compare = this.#compare;
+    const chunks: T[][] = [];
+    let building: T[] = [];
+    let next = 0;
+    const put = (item: T) => {
+      if (building.length === CHUNK) {
+        chunks.push(building);
+        building = [];
+      }
+      building.push(item);
+    };
+    for (const old of this.#chunks) {
+      const gains = next < added.length && compare(added[next], old[old.length - 1]) < 0;
+      if (!gains && !old.some(drop)) {
+        // Unchanged: joined to a short chunk being built, or kept as it is.
+        if (building.length === 0) chunks.push(old);
+        else if (building.length + old.length <= 2 * CHUNK) chunks.push(building.concat(old));
+        else chunks.push(building, old);
+        building = [];
+        continue;
+      }
+      for (let i = 0; i < old.length; i++) {
+        const item = old[i];
+        if (drop(item)) continue;
+        while (next < added.length && compare(added[next], item) < 0) put(added[next++]);
+        put(item);
+      }
+    }
+    while (next < added.length) put(added[next++]);
+    if (building.length > 0) chunks.push(building);
+    this.#chunks = chunks;
+    this.#size = chunks.reduce((total, chunk) => total + chunk.length, 0);
+    this.#c = -1;
+  }
+
   /** Rank of the first element for which `before(element)` is false (`before` must be monotone). */
   rankWhere(before: (element: T) => boolean): number {
     const chunks = this.#chunks;
