@@ -92,23 +92,18 @@ export class FieldIndex {
   #apply(key: string, wire: FieldRecord | undefined): void {
     const value = wire?.[this.field];
     const old = this.#byKey.get(key);
-    if (old === undefined) {
-      if (value !== undefined) this.#add(key, value);
+    if (unchanged(old, value)) return;
+    // A new scalar: the same entry, moved only if its place changed.
+    if (reusable(old, value) && this.#list.find(old as IndexEntry)) {
+      (old as IndexEntry).value = value as WireValue;
+      this.#list.resettle();
       return;
     }
-    if (!Array.isArray(old)) {
-      if (old.value === value) return;
-      if (value !== undefined && !Array.isArray(value) && this.#list.find(old)) {
-        old.value = value; // a new scalar: the same entry, moved only if its place changed
-        this.#list.resettle();
-        return;
-      }
-      this.#list.remove(old);
-    } else {
-      if (Array.isArray(value) && sameElements(old, value)) return;
-      for (const entry of old) this.#list.remove(entry);
+    if (old !== undefined) {
+      if (Array.isArray(old)) { for (const entry of old) this.#list.remove(entry); }
+      else this.#list.remove(old);
+      this.#byKey.delete(key);
     }
-    this.#byKey.delete(key);
     if (value !== undefined) this.#add(key, value);
   }
 
@@ -123,22 +118,20 @@ export class FieldIndex {
     for (const [key, wire] of pending) {
       const value = wire?.[this.field];
       const old = this.#byKey.get(key);
-      if (old !== undefined && !Array.isArray(old)) {
-        if (old.value === value) continue;
-        old.moved = batch;
-        if (value !== undefined && !Array.isArray(value)) {
-          old.value = value;
-          added.push(old);
-          continue;
-        }
-      } else if (old !== undefined) {
-        if (Array.isArray(value) && sameElements(old, value)) continue;
-        for (const entry of old) entry.moved = batch;
-      }
-      if (value === undefined) {
-        this.#byKey.delete(key);
+      if (unchanged(old, value)) continue;
+      if (reusable(old, value)) {
+        const entry = old as IndexEntry;
+        entry.moved = batch;
+        entry.value = value as WireValue;
+        added.push(entry);
         continue;
       }
+      if (old !== undefined) {
+        if (Array.isArray(old)) { for (const entry of old) entry.moved = batch; }
+        else old.moved = batch;
+        this.#byKey.delete(key);
+      }
+      if (value === undefined) continue;
       const made = this.#entriesFor(key, value);
       this.#byKey.set(key, made);
       if (Array.isArray(made)) { for (const entry of made) added.push(entry); }
@@ -218,6 +211,27 @@ export class FieldIndex {
     this.#multi = true;
     return value.map((element) => ({ value: element, key, moved: 0 }));
   }
+}
+
+/** Whether a key's new value leaves what is indexed for it as it is. */
+function unchanged(
+  old: IndexEntry | IndexEntry[] | undefined,
+  value: WireValue | undefined,
+): boolean {
+  if (old === undefined) return value === undefined;
+  if (!Array.isArray(old)) return old.value === value;
+  return Array.isArray(value) && sameElements(old, value);
+}
+
+/**
+ * Whether the key's one entry, a scalar's, can take its new value, a scalar too, in place of a new
+ * entry. (Not a type guard on `old`: the answer depends on `value` as well.)
+ */
+function reusable(
+  old: IndexEntry | IndexEntry[] | undefined,
+  value: WireValue | undefined,
+): boolean {
+  return old !== undefined && !Array.isArray(old) && value !== undefined && !Array.isArray(value);
 }
 
 /** Whether a set's entries index exactly these elements (a set's wire value is sorted). */
