@@ -36,9 +36,9 @@ export async function nodeCryptoSuite(): Promise<CryptoSuite | undefined> {
   }
   return {
     ed25519: nodeEd25519(crypto),
-    async sha256(data) {
+    sha256(data) {
       // A plain copy: a digest Buffer may be a view of Node's shared pool.
-      return new Uint8Array(crypto.createHash("sha256").update(data).digest());
+      return Promise.resolve(new Uint8Array(crypto.createHash("sha256").update(data).digest()));
     },
   };
 }
@@ -64,23 +64,32 @@ function nodeEd25519(crypto: typeof NodeCrypto): Ed25519 {
     return key;
   }
 
-  // Async only to fit the interface: every call below runs to completion before it returns.
   return {
     implementation: "node",
-    async generate() {
-      return signingKey(crypto.generateKeyPairSync("ed25519").privateKey);
+    generate() {
+      return Promise.resolve(signingKey(crypto.generateKeyPairSync("ed25519").privateKey));
     },
-    async fromSecret(secret) {
-      const pkcs8 = pkcs8FromSecret(secret);
-      return signingKey(crypto.createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" }));
+    fromSecret(secret) {
+      try {
+        const pkcs8 = pkcs8FromSecret(secret);
+        const privateKey = crypto.createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" });
+        return Promise.resolve(signingKey(privateKey));
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
-    async sign(key, data) {
-      return new Uint8Array(crypto.sign(null, data, key.handle as NodeCrypto.KeyObject));
+    sign(key, data) {
+      const signature = crypto.sign(null, data, key.handle as NodeCrypto.KeyObject);
+      return Promise.resolve(new Uint8Array(signature));
     },
-    async verify(publicKey, signature, data) {
-      checkKeyLength(publicKey, PUBLIC_KEY_BYTES, "public key");
-      if (signature.length !== SIGNATURE_BYTES) return false;
-      return crypto.verify(null, data, verifyKey(publicKey), signature);
+    verify(publicKey, signature, data) {
+      try {
+        checkKeyLength(publicKey, PUBLIC_KEY_BYTES, "public key");
+        if (signature.length !== SIGNATURE_BYTES) return Promise.resolve(false);
+        return Promise.resolve(crypto.verify(null, data, verifyKey(publicKey), signature));
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
   };
 }
