@@ -15,7 +15,6 @@ import {
   commitFromTuple,
   type CommitJson,
   commitToJson,
-  packValue,
   unpackBytes,
   writeCommit,
 } from "./commit_codec.ts";
@@ -146,7 +145,56 @@ export async function sealBlock(
 export function encodeBlock(
   sealed: { readonly block: Block; readonly body?: Uint8Array },
 ): Uint8Array {
-  return packValue([sealed.body ?? blockBody(sealed.block), sealed.block.signature]);
+  const body = sealed.body ?? blockBody(sealed.block);
+  const out = new Uint8Array(blockPayloadLength(body, sealed.block.signature));
+  writeBlockPayload(body, sealed.block.signature, out, 0);
+  return out;
+}
+
+/** The length of the payload encodeBlock writes for this body and signature. */
+export function blockPayloadLength(body: Uint8Array, signature: Uint8Array): number {
+  return 1 + binHeaderLength(body.length) + body.length + binHeaderLength(signature.length) +
+    signature.length;
+}
+
+/**
+ * Writes the payload `[body, signature]` (a MessagePack array of two byte strings, as any
+ * MessagePack encoder writes it) into `out` at `at`, copying the body once; returns the end.
+ */
+export function writeBlockPayload(
+  body: Uint8Array,
+  signature: Uint8Array,
+  out: Uint8Array,
+  at: number,
+): number {
+  out[at] = 0x92;
+  let position = writeBinHeader(out, at + 1, body.length);
+  out.set(body, position);
+  position = writeBinHeader(out, position + body.length, signature.length);
+  out.set(signature, position);
+  return position + signature.length;
+}
+
+function binHeaderLength(length: number): number {
+  return length < 0x100 ? 2 : length < 0x10000 ? 3 : 5;
+}
+
+/** A MessagePack bin8/16/32 header for `length` bytes at `at`; returns where the bytes go. */
+function writeBinHeader(out: Uint8Array, at: number, length: number): number {
+  if (length < 0x100) {
+    out[at] = 0xc4;
+    out[at + 1] = length;
+    return at + 2;
+  }
+  if (length < 0x10000) {
+    out[at] = 0xc5;
+    out[at + 1] = length >>> 8;
+    out[at + 2] = length & 0xff;
+    return at + 3;
+  }
+  out[at] = 0xc6;
+  new DataView(out.buffer, out.byteOffset).setUint32(at + 1, length);
+  return at + 5;
 }
 
 /**

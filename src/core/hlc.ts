@@ -9,6 +9,14 @@
 /** Readings available within one millisecond before the logical part carries into the millis. */
 export const HLC_LOGICAL_PER_MILLI = 1024;
 
+/**
+ * Readings that may share one wall-clock reading within a tick. Reading the clock costs about
+ * 55 ns in Deno, a twentieth of a whole in-memory update; a burst of writes in one tick reuses
+ * the reading instead, and is never more than this many readings (well under a millisecond of
+ * writes) behind the wall clock.
+ */
+export const READINGS_PER_WALL_READ = 256;
+
 /** How far ahead of our wall clock a peer's reading may be before we refuse to follow it. */
 export const DEFAULT_MAX_AHEAD_MILLIS = 5 * 60_000;
 
@@ -19,6 +27,13 @@ export function hlcToMillis(reading: number): number {
 
 export class HybridClock {
   #last = 0;
+  /** The wall clock as a reading (millis × 1024), as last read; -1 once it may be stale. */
+  #wall = -1;
+  /** Readings left before the wall clock is read again, even within the same tick. */
+  #readingsLeft = 0;
+  readonly #expire = () => {
+    this.#wall = -1;
+  };
   readonly #wallClock: () => number;
   readonly #maxAheadMillis: number;
 
@@ -27,9 +42,17 @@ export class HybridClock {
     this.#maxAheadMillis = maxAheadMillis;
   }
 
-  /** A reading greater than every reading this clock has returned or accepted. */
+  /**
+   * A reading greater than every reading this clock has returned or accepted. The wall clock is
+   * read on the first reading of a tick and then once per READINGS_PER_WALL_READ readings.
+   */
   now(): number {
-    const wall = Math.floor(this.#wallClock()) * HLC_LOGICAL_PER_MILLI;
+    let wall = this.#wall;
+    if (wall < 0 || --this.#readingsLeft <= 0) {
+      if (wall < 0) queueMicrotask(this.#expire);
+      wall = this.#wall = Math.floor(this.#wallClock()) * HLC_LOGICAL_PER_MILLI;
+      this.#readingsLeft = READINGS_PER_WALL_READ;
+    }
     this.#last = Math.max(wall, this.#last + 1);
     return this.#last;
   }

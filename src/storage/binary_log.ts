@@ -3,13 +3,18 @@
  *
  *   header: "CAIRNB" (6 ASCII bytes) | format version (u16 LE) = 1
  *   record: magic C1 52 45 43 ("\xC1REC") | payload length (u32 LE) | CRC-32C of payload (u32 LE)
- *           | payload = encodeBlock(sealed), MessagePack [body, signature]
+ *           | payload = MessagePack [body, signature] (see encodeBlock)
  *
  * The magic starts with 0xC1, a byte MessagePack never uses as a type and UTF-8 never contains,
  * so after damage the scan finds few false starts; any it finds fail the length or checksum test.
  * See docs/storage.md, "Log formats", for the recovery rules.
  */
-import { decodeBlock, encodeBlock, type SealedBlock } from "../core/block.ts";
+import {
+  blockPayloadLength,
+  decodeBlock,
+  type SealedBlock,
+  writeBlockPayload,
+} from "../core/block.ts";
 import { CairnError } from "../core/errors.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import { crc32c } from "./crc32c.ts";
@@ -51,23 +56,25 @@ export const binaryLog: LogFormat = {
 };
 
 function encodeRecords(blocks: readonly SealedBlock[]): Uint8Array {
-  const payloads = blocks.map(encodeBlock);
   let total = 0;
-  for (const payload of payloads) {
-    if (payload.length > MAX_PAYLOAD) {
+  for (const { body, block } of blocks) {
+    const length = blockPayloadLength(body, block.signature);
+    if (length > MAX_PAYLOAD) {
       throw new CairnError("E_BAD_ARGUMENT", "binary log: a block larger than 4 GiB");
     }
-    total += FRAME_LENGTH + payload.length;
+    total += FRAME_LENGTH + length;
   }
+  // Payloads are written in place, the body copied once, straight into the frames.
   const out = new Uint8Array(total);
   const view = new DataView(out.buffer);
   let pos = 0;
-  for (const payload of payloads) {
+  for (const { body, block } of blocks) {
+    const start = pos + FRAME_LENGTH;
+    const end = writeBlockPayload(body, block.signature, out, start);
     out.set(RECORD_MAGIC, pos);
-    view.setUint32(pos + 4, payload.length, true);
-    view.setUint32(pos + 8, crc32c(payload), true);
-    out.set(payload, pos + FRAME_LENGTH);
-    pos += FRAME_LENGTH + payload.length;
+    view.setUint32(pos + 4, end - start, true);
+    view.setUint32(pos + 8, crc32c(out.subarray(start, end)), true);
+    pos = end;
   }
   return out;
 }

@@ -116,6 +116,21 @@ test("block: a signed block survives seal → encode → decode → verify", asy
   );
 });
 
+test("block: the payload is the MessagePack array [body, signature] for every header size", async () => {
+  const { alice } = await setup();
+  const sealed = await sealAs(alice, fieldsOf(alice));
+  const random = seededRandom(7);
+  // Bodies on both sides of the bin8 / bin16 / bin32 boundaries, signed and unsigned.
+  for (const size of [0, 1, 255, 256, 65_535, 65_536, 70_000]) {
+    const body = Uint8Array.from({ length: size }, () => Math.floor(random() * 256));
+    for (const signature of [sealed.block.signature, new Uint8Array(0)]) {
+      const block = { ...sealed.block, signature };
+      const encoded = encodeBlock({ block, body });
+      assert.ok(bytesEqual(encoded, packValue([body, signature])), `body of ${size} bytes`);
+    }
+  }
+});
+
 test("block: a trusted-mode block is unsigned, round-trips, and does not verify", async () => {
   const { suite, alice } = await setup();
   const sealed = await sealBlock(fieldsOf(alice), null, suite);

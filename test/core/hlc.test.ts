@@ -1,20 +1,36 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { HLC_LOGICAL_PER_MILLI, hlcToMillis, HybridClock } from "../../src/core/hlc.ts";
+import {
+  HLC_LOGICAL_PER_MILLI,
+  hlcToMillis,
+  HybridClock,
+  READINGS_PER_WALL_READ,
+} from "../../src/core/hlc.ts";
 
 const START = 1_790_000_000_000;
 
-/** A wall clock the test moves by hand. */
-function fakeWall(start = START): { now: () => number; millis: number } {
-  const wall = { millis: start, now: () => wall.millis };
+/** A wall clock the test moves by hand, counting how often it is read. */
+function fakeWall(start = START): { now: () => number; millis: number; reads: number } {
+  const wall = {
+    millis: start,
+    reads: 0,
+    now: () => {
+      wall.reads++;
+      return wall.millis;
+    },
+  };
   return wall;
 }
 
-test("hlc: a reading is wall millis times 1024 when the wall clock moves on", () => {
+/** Lets the current tick end: the clock reads the wall again on its next reading. */
+const nextTick = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+test("hlc: a reading is wall millis times 1024 when the wall clock moves on", async () => {
   const wall = fakeWall();
   const clock = new HybridClock(wall.now);
   assert.equal(clock.now(), START * HLC_LOGICAL_PER_MILLI);
   wall.millis += 5;
+  await nextTick();
   assert.equal(clock.now(), (START + 5) * HLC_LOGICAL_PER_MILLI);
   assert.equal(hlcToMillis(clock.now()), START + 5);
 });
@@ -31,15 +47,35 @@ test("hlc: 100k readings in one millisecond strictly increase and carry into the
   assert.equal(hlcToMillis(previous), START + Math.floor(99_999 / HLC_LOGICAL_PER_MILLI));
 });
 
-test("hlc: readings keep increasing when the wall clock goes backwards", () => {
+test("hlc: readings keep increasing when the wall clock goes backwards", async () => {
   const wall = fakeWall();
   const clock = new HybridClock(wall.now);
   const first = clock.now();
   wall.millis -= 60_000;
+  await nextTick();
   const second = clock.now();
   assert.equal(second, first + 1);
   wall.millis += 60_001;
+  await nextTick();
   assert.equal(clock.now(), (START + 1) * HLC_LOGICAL_PER_MILLI);
+});
+
+test("hlc: one tick reads the wall clock once per READINGS_PER_WALL_READ readings", async () => {
+  const wall = fakeWall();
+  const clock = new HybridClock(wall.now);
+  const first = clock.now();
+  assert.equal(wall.reads, 1);
+  wall.millis += 1; // not seen until the next wall read
+  for (let i = 1; i < READINGS_PER_WALL_READ; i++) assert.equal(clock.now(), first + i);
+  assert.equal(wall.reads, 1);
+  // The next reading of the same tick reads the wall again and follows it.
+  assert.equal(clock.now(), (START + 1) * HLC_LOGICAL_PER_MILLI);
+  assert.equal(wall.reads, 2);
+  // A new tick reads it on its first reading.
+  wall.millis += 1;
+  await nextTick();
+  assert.equal(clock.now(), (START + 2) * HLC_LOGICAL_PER_MILLI);
+  assert.equal(wall.reads, 3);
 });
 
 test("hlc: a fractional wall clock is floored to whole milliseconds", () => {
