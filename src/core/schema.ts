@@ -163,11 +163,28 @@ function setToWire(set: ReadonlySet<string>): WireValue {
       rewritten = true;
     }
   }
-  elements.sort();
+  sortStrings(elements);
   // Two strings can become the same once made well-formed: keep the set unique.
   return rewritten
     ? elements.filter((element, j) => j === 0 || element !== elements[j - 1])
     : elements;
+}
+
+/** Largest array sorted by insertion: below this the built-in sort's call costs more. */
+const INSERTION_SORT_MAX = 8;
+
+/** Sorts strings in place in code-unit order, as `Array.prototype.sort()` does. */
+function sortStrings(strings: string[]): void {
+  if (strings.length > INSERTION_SORT_MAX) {
+    strings.sort();
+    return;
+  }
+  for (let i = 1; i < strings.length; i++) {
+    const next = strings[i];
+    let j = i - 1;
+    for (; j >= 0 && strings[j] > next; j--) strings[j + 1] = strings[j];
+    strings[j + 1] = next;
+  }
 }
 
 function mapFromWire(wire: unknown): ReadonlyMap<string, MapScalar> | Rejected {

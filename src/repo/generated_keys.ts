@@ -32,6 +32,11 @@ export class GeneratedKeys {
     return seq.toString(36) + this.#suffix;
   }
 
+  /** What seqOf returns for the key made from `seq`: the number, or -1 if too large to file. */
+  filedSeq(seq: number): number {
+    return seq <= MAX_FILED_SEQ ? seq : -1;
+  }
+
   /**
    * The number `key` was made from, or -1 for any other key (another session's, one a caller
    * chose, or a number too large to file). Only the spelling `make` writes counts — lowercase
@@ -52,6 +57,6 @@ export class GeneratedKeys {
       else if (code >= LETTER_A && code <= LETTER_Z) seq = seq * 36 + code - LETTER_A + 10;
       else return -1;
     }
-    return seq <= MAX_FILED_SEQ ? seq : -1;
+    return this.filedSeq(seq);
   }
 }

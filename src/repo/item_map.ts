@@ -166,6 +166,13 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
     return "ItemMap";
   }
 
+  /** Notes that `key` was just made from `seq` (see GeneratedKeys), so it is not parsed again. */
+  rememberGenerated(key: string, seq: number): void {
+    this.#lastKey = key;
+    this.#lastSeq = this.#generatedKeys === undefined ? -1 : this.#generatedKeys.filedSeq(seq);
+    this.#lastHash = undefined;
+  }
+
   /**
    * The last key asked about is remembered with its number and hash: a write looks its key up,
    * then sets it.

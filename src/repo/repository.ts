@@ -176,7 +176,10 @@ export class Repository {
 
   /** A key no item of this repository has had: made from the next local commit's number. */
   newKey(): string {
-    return this.#generatedKeys.make(this.#commitSeq + 1);
+    const seq = this.#commitSeq + 1;
+    const key = this.#generatedKeys.make(seq);
+    this.#items.rememberGenerated(key, seq);
+    return key;
   }
 
   onChange(listener: (change: ItemChange) => void): () => void {

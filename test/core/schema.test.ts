@@ -352,6 +352,20 @@ test("toWire is byte-for-byte reproducible whatever the insertion order", () => 
   assert.equal(JSON.stringify(a), JSON.stringify(b));
 });
 
+test("a set's wire form is its unique elements in code-unit order, whatever its size", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.string({ unit: "binary", maxLength: 4 }), { maxLength: 20 }),
+      (list) => {
+        const wire = All.createWire({ title: "t", tags: new Set(list) }).tags;
+        // The built-in sort, on elements made well-formed, is the reference order.
+        assert.deepEqual(wire, [...new Set(list.map((e) => e.toWellFormed()))].sort());
+      },
+    ),
+    { numRuns: 500, seed: 11 },
+  );
+});
+
 test("toWire leaves out absent fields", () => {
   assert.deepEqual(All.toWire(All.create({ title: "t" })), { title: "t" });
 });

@@ -54,6 +54,14 @@ test("generated keys: each number has one key, and only that key reads back as i
       "",
     ]
   ) assert.equal(generatedKeys.seqOf(other), -1, other);
+  // What a key made now is filed under, without parsing it again: the same answer as parsing.
+  for (const seq of [1, 36, 2 ** 31 - 1, 2 ** 31, 36 ** 6 - 1, 36 ** 6]) {
+    assert.equal(
+      generatedKeys.filedSeq(seq),
+      generatedKeys.seqOf(generatedKeys.make(seq)),
+      `${seq}`,
+    );
+  }
 });
 
 /** Ordinary keys, generated keys of this session, and look-alikes that are not generated ones. */
