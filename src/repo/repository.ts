@@ -129,6 +129,11 @@ export class Repository {
   #hydrating: Promise<void> | undefined;
   #sealsInFlight = 0;
   #pending: Commit[] = [];
+  /**
+   * Per pending commit, the seq of its one parent when that parent is our own (else 0): lets
+   * sealing write the parent's id from its parts (see writeCommit), the id being on hand here.
+   */
+  #pendingOwnParents: number[] = [];
   #sealScheduled = false;
   #sealing: Promise<void> = Promise.resolve();
   #sealFailure: unknown;
@@ -319,6 +324,8 @@ export class Repository {
     const deltas = kind === "delta" ? state!.deltas + 1 : 0;
     this.#setState(key, state, new SoleLeafState(commit, next, schema, deltas));
     this.#pending.push(commit);
+    const sole = state === undefined ? undefined : soleLeaf(state);
+    this.#pendingOwnParents.push(sole?.session === this.#ctx.session ? sole.seq : 0);
     if (!this.#sealScheduled) {
       this.#sealScheduled = true;
       queueMicrotask(() => this.#queueSeal());
@@ -343,9 +350,11 @@ export class Repository {
     this.#sealScheduled = false;
     if (this.#pending.length === 0) return;
     const commits = this.#pending;
+    const ownParents = this.#pendingOwnParents;
     this.#pending = [];
+    this.#pendingOwnParents = [];
     this.#sealsInFlight++;
-    this.#sealing = this.#sealing.then(() => this.#seal(commits)).catch((err) => {
+    this.#sealing = this.#sealing.then(() => this.#seal(commits, ownParents)).catch((err) => {
       this.#sealFailure = err;
     }).finally(() => this.#sealsInFlight--);
   }
@@ -401,13 +410,14 @@ export class Repository {
     return this.#hydrating;
   }
 
-  async #seal(commits: Commit[]): Promise<void> {
+  async #seal(commits: Commit[], ownParents: readonly number[]): Promise<void> {
     const { session, publicKey, signer, suite } = this.#ctx;
     const tip = this.#tips.get(session);
     const sealed = await sealBlock(
       { session, publicKey, seq: (tip?.seq ?? 0) + 1, prev: tip?.hash ?? "", commits },
       signer,
       suite,
+      ownParents,
     );
     this.#recordBlock(sealed);
     this.#persist(sealed);

@@ -131,6 +131,26 @@ test("block: the payload is the MessagePack array [body, signature] for every he
   }
 });
 
+test("block: a body written with its own-parent hints is the body written without", async () => {
+  const { alice } = await setup();
+  fc.assert(
+    fc.property(
+      blockFields(alice),
+      fc.array(fc.integer({ min: 0, max: 2 ** 40 }), { minLength: 5, maxLength: 5 }),
+      (fields, parentSeqs) => {
+        // Commits with a hint name exactly that one parent of their own session; others keep theirs.
+        const commits = fields.commits.map((c, i) =>
+          parentSeqs[i] > 0 ? { ...c, parents: [`${c.session}.${parentSeqs[i]}`] } : c
+        );
+        const hinted = { ...fields, commits };
+        const hints = commits.map((_, i) => parentSeqs[i]);
+        assert.ok(bytesEqual(blockBody(hinted, hints), blockBody(hinted)));
+      },
+    ),
+    { numRuns: 200, seed: 23 },
+  );
+});
+
 test("block: a trusted-mode block is unsigned, round-trips, and does not verify", async () => {
   const { suite, alice } = await setup();
   const sealed = await sealBlock(fieldsOf(alice), null, suite);

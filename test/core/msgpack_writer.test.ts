@@ -103,3 +103,26 @@ test("msgpack writer: repeated strings and record keys written from its cache ar
   writer.repeatedString("s2999");
   assert.deepEqual(writer.take(), new Uint8Array(packValue("s2999")));
 });
+
+test("msgpack writer: a commit id written from its parts is the id string's bytes", () => {
+  const check = (session: string, seq: number) => {
+    const writer = new MsgpackWriter();
+    writer.number(7); // not at the start of the buffer
+    writer.commitId(session, seq);
+    assert.deepEqual(writer.take(), new Uint8Array(packValue([7, `${session}.${seq}`]).slice(1)));
+  };
+  // Every digit count, ids on both sides of the fixstr / str8 boundary (32), and a session that
+  // is not ASCII (written the slow way).
+  const seqs = [1, 9, 10, 99, 100, 65_535, 99_999_999, 100_000_000, 2 ** 31, 2 ** 53 - 1];
+  for (const session of ["abcdefghij_-ABCDEFGHIJ", "s", "x".repeat(30), "é-session", "🙂"]) {
+    for (const seq of seqs) check(session, seq);
+  }
+  fc.assert(
+    fc.property(
+      fc.string({ maxLength: 40 }),
+      fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+      check,
+    ),
+    { numRuns: 500, seed: 17 },
+  );
+});
