@@ -68,6 +68,12 @@ export interface SealedBlock {
   readonly digest: Uint8Array;
   /** base64url(SHA-256(body)): the block's identity, named by the next block's `prev`. */
   readonly hash: string;
+  /**
+   * Where each commit's encoding starts in the body, then where the last one ends. Present when
+   * this process wrote the body (sealing, and the canonical check of a decoded block), so a
+   * commit can later be decoded on its own (see CommitGraph).
+   */
+  readonly commitOffsets?: Uint32Array;
 }
 
 /** Who signs a block; null in trusted mode. */
@@ -102,13 +108,21 @@ export async function sessionIdFromPublicKey(
   return toBase64Url(await suite.sha256(publicKey)).slice(0, SESSION_ID_LENGTH);
 }
 
-/**
- * The canonical, deterministic bytes a block's signature and hash cover. `ownParentSeqs`, when
- * given, holds for each commit the seq of its one parent by the same session, or 0 (see
- * writeCommit); it changes how fast the bytes are written, never which bytes.
- */
-export function blockBody(fields: BlockFields, ownParentSeqs?: readonly number[]): Uint8Array {
+/** Extras for writing a block body; none of them changes which bytes are written. */
+export interface BodyWriting {
+  /**
+   * For each commit, the seq of its one parent by the same session, or 0 (see writeCommit):
+   * lets the parent's id be written from its parts.
+   */
+  readonly ownParentSeqs?: readonly number[];
+  /** Filled (commits + 1 long) with where each commit starts, then where the commits end. */
+  readonly commitOffsets?: Uint32Array;
+}
+
+/** The canonical, deterministic bytes a block's signature and hash cover. */
+export function blockBody(fields: BlockFields, writing: BodyWriting = {}): Uint8Array {
   const { session, publicKey, seq, prev, commits } = fields;
+  const { ownParentSeqs, commitOffsets } = writing;
   bodyWriter.reset();
   bodyWriter.arrayHeader(6);
   bodyWriter.number(BLOCK_FORMAT_VERSION);
@@ -118,14 +132,17 @@ export function blockBody(fields: BlockFields, ownParentSeqs?: readonly number[]
   bodyWriter.string(prev);
   bodyWriter.arrayHeader(commits.length);
   for (let i = 0; i < commits.length; i++) {
+    if (commitOffsets) commitOffsets[i] = bodyWriter.length;
     writeCommit(bodyWriter, commits[i], ownParentSeqs?.[i]);
   }
+  if (commitOffsets) commitOffsets[commits.length] = bodyWriter.length;
   return bodyWriter.take();
 }
 
 /**
  * Builds the body, signs it (unless `signer` is null: trusted mode) and hashes it. Refuses, as
- * decodeBlock would, commits that do not belong in one block. For `ownParentSeqs` see blockBody.
+ * decodeBlock would, commits that do not belong in one block. For `ownParentSeqs` see
+ * BodyWriting.
  */
 export async function sealBlock(
   fields: BlockFields,
@@ -137,12 +154,19 @@ export async function sealBlock(
   if (signer && !bytesEqual(signer.key.publicKey, fields.publicKey)) {
     throw new CairnError("E_BAD_KEY", "block: the signing key is not the block's public key");
   }
-  const body = blockBody(fields, ownParentSeqs);
+  const commitOffsets = new Uint32Array(fields.commits.length + 1);
+  const body = blockBody(fields, { ownParentSeqs, commitOffsets });
   const digest = await suite.sha256(body);
   // The signature covers the body's SHA-256 digest, not the body: Ed25519 would otherwise hash
   // the whole body twice more with SHA-512 (~0.35 µs per commit in a large block).
   const signature = signer ? await signer.ed25519.sign(signer.key, digest) : UNSIGNED;
-  return { block: { ...fields, signature }, body, digest, hash: toBase64Url(digest) };
+  return {
+    block: { ...fields, signature },
+    body,
+    digest,
+    hash: toBase64Url(digest),
+    commitOffsets,
+  };
 }
 
 /**
@@ -152,9 +176,13 @@ export async function sealBlock(
 export function encodeBlock(
   sealed: { readonly block: Block; readonly body?: Uint8Array },
 ): Uint8Array {
-  const body = sealed.body ?? blockBody(sealed.block);
-  const out = new Uint8Array(blockPayloadLength(body, sealed.block.signature));
-  writeBlockPayload(body, sealed.block.signature, out, 0);
+  return encodeBlockPayload(sealed.body ?? blockBody(sealed.block), sealed.block.signature);
+}
+
+/** encodeBlock for a body and signature at hand. */
+export function encodeBlockPayload(body: Uint8Array, signature: Uint8Array): Uint8Array {
+  const out = new Uint8Array(blockPayloadLength(body, signature));
+  writeBlockPayload(body, signature, out, 0);
   return out;
 }
 
@@ -218,10 +246,11 @@ export async function decodeBlock(
   // One encoding per block: the JSON form can then re-create these exact bytes (so the signature
   // still verifies), and equal contents always have equal hashes. Skipped (checkCanonical false)
   // only for a log this database wrote itself; it costs about half of decoding.
-  if (checkCanonical && !bytesEqual(blockBody(fields), body)) {
+  const commitOffsets = checkCanonical ? new Uint32Array(fields.commits.length + 1) : undefined;
+  if (commitOffsets && !bytesEqual(blockBody(fields, { commitOffsets }), body)) {
     throw corrupt("block: body is not canonically encoded");
   }
-  return { block: { ...fields, signature }, body, ...await digestOf(body, suite) };
+  return { block: { ...fields, signature }, body, ...await digestOf(body, suite), commitOffsets };
 }
 
 export function blockToJson(sealed: SealedBlock): BlockJson {
@@ -250,8 +279,9 @@ export async function blockFromJson(json: unknown, suite: CryptoSuite): Promise<
     json.commits.map(commitFromJson),
   );
   const signature = checkedSignature(bytesFromBase64Url(json.sig, "block.sig"));
-  const body = blockBody(fields);
-  return { block: { ...fields, signature }, body, ...await digestOf(body, suite) };
+  const commitOffsets = new Uint32Array(fields.commits.length + 1);
+  const body = blockBody(fields, { commitOffsets });
+  return { block: { ...fields, signature }, body, ...await digestOf(body, suite), commitOffsets };
 }
 
 /**

@@ -26,6 +26,11 @@ export class MsgpackWriter {
   #position = 0;
   readonly #repeated = new Map<string, Uint8Array>();
 
+  /** Bytes written since the last `take()` or `reset()`. */
+  get length(): number {
+    return this.#position;
+  }
+
   /** Starts over, dropping anything written (e.g. by an encoding that threw halfway). */
   reset(): void {
     this.#position = 0;

@@ -5,8 +5,32 @@
  * Invariant kept by the repository on entry: a commit's parents are present, belong to the same
  * key, and have a smaller stamp (hlc, session, seq). So stamp order is a topological order.
  */
-import { type Commit, type FieldRecord, parseCommitId } from "../core/commit.ts";
+import type { Block } from "../core/block.ts";
+import { type Commit, commitId, type FieldRecord, parseCommitId } from "../core/commit.ts";
+import { commitFromTuple, unpackBytes } from "../core/commit_codec.ts";
 import { StampHeap } from "./stamp_heap.ts";
+
+/**
+ * One block's commits held as the block body's bytes; a commit is decoded when a walk needs it.
+ * History kept this way costs its encoding (about 75 bytes for a one-field update) instead of
+ * a commit object with its parents array, id string and change record (about 300 bytes of
+ * heap), and the objects a write made die young instead of filling the old generation, where
+ * every major GC marks them again.
+ */
+class EncodedCommits {
+  constructor(
+    readonly body: Uint8Array,
+    readonly firstSeq: number,
+    /** Where each commit starts in the body, then where the last one ends. */
+    readonly offsets: Uint32Array,
+  ) {}
+
+  /** A new object each time: commits from the graph are not compared by identity. */
+  decode(seq: number): Commit {
+    const i = seq - this.firstSeq;
+    return commitFromTuple(unpackBytes(this.body, "commit", this.offsets[i], this.offsets[i + 1]));
+  }
+}
 
 export class CommitGraph {
   /**
@@ -14,19 +38,23 @@ export class CommitGraph {
    * check it), so these arrays stay dense; and indexing by number avoids hashing a fresh id
    * string per write, which cost more than the rest of a write together.
    */
-  readonly #bySession = new Map<string, Commit[]>();
+  readonly #bySession = new Map<string, (Commit | EncodedCommits)[]>();
   /** Where commits this graph does not hold may still be found: a restored snapshot's leaves. */
   #missing: ((session: string, seq: number) => Commit | undefined) | undefined;
 
   has(id: string): boolean {
-    return this.get(id) !== undefined;
+    const parsed = parseCommitId(id);
+    if (!parsed) return false;
+    return this.#bySession.get(parsed.session)?.[parsed.seq - 1] !== undefined ||
+      this.#found(parsed.session, parsed.seq) !== undefined;
   }
 
   get(id: string): Commit | undefined {
     const parsed = parseCommitId(id);
     if (!parsed) return undefined;
-    return this.#bySession.get(parsed.session)?.[parsed.seq - 1] ??
-      this.#found(parsed.session, parsed.seq);
+    const entry = this.#bySession.get(parsed.session)?.[parsed.seq - 1];
+    if (entry instanceof EncodedCommits) return entry.decode(parsed.seq);
+    return entry ?? this.#found(parsed.session, parsed.seq);
   }
 
   /**
@@ -47,6 +75,22 @@ export class CommitGraph {
     let commits = this.#bySession.get(commit.session);
     if (!commits) this.#bySession.set(commit.session, commits = []);
     commits[commit.seq - 1] = commit;
+  }
+
+  /**
+   * From now on holds an added block's commits as its body (see EncodedCommits), when the
+   * offsets of its commits are known and their seqs leave no gap; else keeps the objects.
+   */
+  keepEncoded(block: Block, body: Uint8Array, commitOffsets: Uint32Array | undefined): void {
+    const { session, commits } = block;
+    const firstSeq = commits[0].seq;
+    const entries = this.#bySession.get(session);
+    const gapless = commits[commits.length - 1].seq - firstSeq === commits.length - 1;
+    if (!commitOffsets || !entries || !gapless) return;
+    const encoded = new EncodedCommits(body, firstSeq, commitOffsets);
+    for (const commit of commits) {
+      if (entries[commit.seq - 1] === commit) entries[commit.seq - 1] = encoded;
+    }
   }
 
   /**
@@ -75,22 +119,24 @@ export class CommitGraph {
    * (criss-cross histories) the greatest stamp is chosen, the same on every peer.
    * Undefined when the leaves share no history (concurrent creates of one key). The bit masks
    * say which leaves reach a commit; BigInt keeps any number of leaves correct, and merges are
-   * rare enough that its cost does not matter.
+   * rare enough that its cost does not matter. Commits are told apart by id: one decoded from
+   * history is a new object each time it is reached.
    */
   lowestCommonAncestor(leaves: readonly Commit[]): Commit | undefined {
     const everyone = (1n << BigInt(leaves.length)) - 1n;
-    const reachedBy = new Map<Commit, bigint>();
+    const reachedBy = new Map<string, bigint>();
     const frontier = new StampHeap();
     const visit = (commit: Commit | undefined, mask: bigint) => {
       if (!commit) return;
-      const known = reachedBy.get(commit);
+      const id = commitId(commit);
+      const known = reachedBy.get(id);
       if (known === undefined) frontier.push(commit);
-      reachedBy.set(commit, (known ?? 0n) | mask);
+      reachedBy.set(id, (known ?? 0n) | mask);
     };
     leaves.forEach((leaf, i) => visit(leaf, 1n << BigInt(i)));
     while (frontier.size > 0) {
       const commit = frontier.pop()!;
-      const mask = reachedBy.get(commit)!;
+      const mask = reachedBy.get(commitId(commit))!;
       if (mask === everyone) return commit;
       for (const parent of commit.parents) visit(this.get(parent), mask);
     }

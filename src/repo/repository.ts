@@ -6,12 +6,11 @@
  * Everything here works on wire values; typed access lives in db/.
  */
 import {
-  type Block,
   type BlockSigner,
   type ChainTip,
   checkChain,
   decodeBlock,
-  encodeBlock,
+  encodeBlockPayload,
   sealBlock,
   type SealedBlock,
   verifyBlock,
@@ -111,10 +110,10 @@ export class Repository {
 
   /**
    * Blocks in the order they were applied here: a causal order, so exports replay cleanly. Held
-   * without their encoded bodies (about as large as the commits themselves): an export writes a
-   * body again from the commits, which are kept anyway.
+   * as their body and signature, which an export sends as they are; the commit graph decodes
+   * history from the same bodies.
    */
-  #blocks: Block[] = [];
+  #blocks: HeldBlock[] = [];
   readonly #tips = new Map<string, ChainTip>();
   /** Block hashes per session, by seq - 1: tells a duplicate from a fork. */
   readonly #hashes = new Map<string, string[]>();
@@ -394,15 +393,14 @@ export class Repository {
     if (!history) return Promise.resolve();
     this.#hydrating ??= history().then((blocks) => {
       for (const sealed of blocks) {
-        // The snapshot's leaf objects stay (has() finds them): item states point at them, and
-        // graph walks compare commits by identity.
+        // The snapshot's leaf objects stay (has() finds them): item states point at them.
         for (const commit of sealed.block.commits) {
           if (!this.#graph.has(commitId(commit))) this.#graph.add(commit);
         }
         this.#hashesOf(sealed.block.session)[sealed.block.seq - 1] = sealed.hash;
       }
       // Not unshift(...blocks): a spread of that many arguments can overflow the stack.
-      this.#blocks = blocks.map((sealed) => sealed.block).concat(this.#blocks);
+      this.#blocks = blocks.map(heldBlock).concat(this.#blocks);
       this.#history = undefined;
     }).finally(() => {
       this.#hydrating = undefined;
@@ -447,8 +445,10 @@ export class Repository {
     await this.#ensureHistory();
     await this.flush();
     const frames: Uint8Array[] = [];
-    for (const block of this.#blocks) {
-      if (block.seq > (since[block.session] ?? 0)) frames.push(encodeBlock({ block }));
+    for (const held of this.#blocks) {
+      if (held.seq > (since[held.session] ?? 0)) {
+        frames.push(encodeBlockPayload(held.body, held.signature));
+      }
     }
     return frames;
   }
@@ -531,7 +531,8 @@ export class Repository {
       if (this.#graph.has(id)) throw badCommit(id, "is already held");
       const seen = new Set<string>();
       for (const parentId of commit.parents) {
-        const parent = inBlock.get(parentId) ?? this.#graph.get(parentId);
+        const parent = inBlock.get(parentId) ?? this.#heldLeaf(commit.key, parentId) ??
+          this.#graph.get(parentId);
         if (!parent) throw badCommit(id, `names unknown parent ${parentId}`);
         if (seen.has(parentId)) throw badCommit(id, `names parent ${parentId} twice`);
         seen.add(parentId);
@@ -543,6 +544,15 @@ export class Repository {
       if (checkValues) this.#checkValue(commit, id);
       inBlock.set(id, commit);
     }
+  }
+
+  /** The leaf `id` of the item `key`, if it is one: found without decoding history. */
+  #heldLeaf(key: string, id: string): Commit | undefined {
+    const state = this.#state(key);
+    if (state === undefined) return undefined;
+    const sole = soleLeaf(state);
+    if (sole !== undefined) return commitId(sole) === id ? sole : undefined;
+    return state.leaves.find((leaf) => commitId(leaf) === id);
   }
 
   /** Values of known schemas must match them; unknown schemas are checked when registered and read. */
@@ -649,7 +659,9 @@ export class Repository {
     if (session === this.#ctx.session) {
       this.#commitSeq = Math.max(this.#commitSeq, commits[commits.length - 1].seq);
     }
-    this.#blocks.push(sealed.block);
+    const held = heldBlock(sealed);
+    this.#blocks.push(held);
+    this.#graph.keepEncoded(sealed.block, held.body, sealed.commitOffsets);
     this.#tips.set(session, {
       seq,
       hash: sealed.hash,
@@ -672,6 +684,23 @@ export class Repository {
  */
 function heldKey(state: ItemState): string {
   return (soleLeaf(state) ?? state.leaves[0]).key;
+}
+
+/** What the repository keeps of a block once it is applied: enough to export it. */
+interface HeldBlock {
+  readonly session: string;
+  readonly seq: number;
+  readonly body: Uint8Array;
+  readonly signature: Uint8Array;
+}
+
+/**
+ * A large body can be a view of a bigger buffer (the encoder hands its buffer over rather than
+ * copy it): what is held for good is copied to its own buffer, without the spare room.
+ */
+function heldBlock({ block, body }: SealedBlock): HeldBlock {
+  const owned = body.buffer.byteLength > body.byteLength * 1.125 ? body.slice() : body;
+  return { session: block.session, seq: block.seq, body: owned, signature: block.signature };
 }
 
 /** The ids of a state's leaves: the parents of the next commit on its key. */

@@ -144,7 +144,7 @@ test("block: a body written with its own-parent hints is the body written withou
         );
         const hinted = { ...fields, commits };
         const hints = commits.map((_, i) => parentSeqs[i]);
-        assert.ok(bytesEqual(blockBody(hinted, hints), blockBody(hinted)));
+        assert.ok(bytesEqual(blockBody(hinted, { ownParentSeqs: hints }), blockBody(hinted)));
       },
     ),
     { numRuns: 200, seed: 23 },

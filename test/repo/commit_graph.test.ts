@@ -1,0 +1,62 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { type BlockFields, decodeBlock, encodeBlock, sealBlock } from "../../src/core/block.ts";
+import { type Commit, commitId } from "../../src/core/commit.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import { CommitGraph } from "../../src/repo/commit_graph.ts";
+import { commit } from "../harness/arbitrary.ts";
+import { type Author, newAuthor } from "../harness/blocks.ts";
+
+/** A block of 1–6 arbitrary commits by `author` whose seqs follow `firstSeq` with no gap. */
+const contiguousBlock = (author: Author): fc.Arbitrary<BlockFields> =>
+  fc.record({
+    firstSeq: fc.integer({ min: 1, max: 1e6 }),
+    commits: fc.array(commit, { minLength: 1, maxLength: 6 }),
+  }).map(({ firstSeq, commits }) => ({
+    session: author.session,
+    publicKey: author.key.publicKey,
+    seq: 1,
+    prev: "",
+    commits: commits.map((c, i): Commit => ({ ...c, session: author.session, seq: firstSeq + i })),
+  }));
+
+test("commit graph: commits kept as their block's bytes decode to equal commits", async () => {
+  const suite = await cryptoSuite();
+  const author = await newAuthor(suite);
+  await fc.assert(
+    fc.asyncProperty(contiguousBlock(author), fc.boolean(), async (fields, viaDecode) => {
+      const sealed = await sealBlock(fields, null, suite);
+      // A block decoded from bytes knows its offsets too (from the canonical check).
+      const block = viaDecode ? await decodeBlock(encodeBlock(sealed), suite) : sealed;
+      assert.deepEqual(block.commitOffsets, sealed.commitOffsets);
+      const graph = new CommitGraph();
+      for (const c of block.block.commits) graph.add(c);
+      graph.keepEncoded(block.block, block.body, block.commitOffsets);
+      for (const c of block.block.commits) {
+        const id = commitId(c);
+        assert.ok(graph.has(id), id);
+        const decoded = graph.get(id)!;
+        assert.notEqual(decoded, c, "decoded anew, not the object added");
+        assert.deepEqual(decoded, c);
+      }
+      const after = fields.commits[fields.commits.length - 1].seq + 1;
+      assert.equal(graph.has(commitId({ session: author.session, seq: after })), false);
+      assert.equal(graph.get(commitId({ session: author.session, seq: after })), undefined);
+    }),
+    { numRuns: 100, seed: 3 },
+  );
+});
+
+test("commit graph: a block with a gap in its commit seqs keeps its commit objects", async () => {
+  const suite = await cryptoSuite();
+  const author = await newAuthor(suite);
+  const moreThanOne = contiguousBlock(author).filter((f) => f.commits.length > 1);
+  const fields = fc.sample(moreThanOne, { numRuns: 1, seed: 5 })[0];
+  const commits = fields.commits.map((c, i) => ({ ...c, seq: c.seq + 2 * i }));
+  const sealed = await sealBlock({ ...fields, commits }, null, suite);
+  const graph = new CommitGraph();
+  for (const c of commits) graph.add(c);
+  graph.keepEncoded(sealed.block, sealed.body, sealed.commitOffsets);
+  for (const c of commits) assert.equal(graph.get(commitId(c)), c);
+});
