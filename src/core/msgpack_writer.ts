@@ -37,18 +37,13 @@ export class MsgpackWriter {
   }
 
   /**
-   * The bytes written since the last `take()` or `reset()`, in an array of their own; then
-   * starts over. A buffer more than half full is handed over as it is and replaced by a new one
-   * of the same size, so a large block body (11 MB for 100k commits) is not copied.
+   * The bytes written since the last `take()` or `reset()`, copied to an array of their own
+   * (history holds block bodies: they must not keep a larger buffer alive); then starts over.
    */
   take(): Uint8Array {
     const length = this.#position;
     this.#position = 0;
-    if (length <= this.#bytes.length >>> 1) return this.#bytes.slice(0, length);
-    const written = this.#bytes.subarray(0, length);
-    this.#bytes = new Uint8Array(this.#bytes.length);
-    this.#view = new DataView(this.#bytes.buffer);
-    return written;
+    return this.#bytes.slice(0, length);
   }
 
   arrayHeader(length: number): void {
@@ -126,19 +121,26 @@ export class MsgpackWriter {
    * encoding is kept and copied, which is cheaper than encoding it again each time.
    */
   repeatedString(value: string): void {
-    const known = this.#repeated.get(value);
-    if (known === undefined) {
-      const start = this.#position;
-      this.string(value);
-      if (this.#repeated.size >= MAX_REPEATED_STRINGS) this.#repeated.clear();
-      this.#repeated.set(value, this.#bytes.slice(start, this.#position));
-      return;
-    }
+    const known = this.#repeatedEncoding(value);
     this.#reserve(known.length);
     const bytes = this.#bytes;
     let position = this.#position;
     for (let i = 0; i < known.length; i++) bytes[position++] = known[i];
     this.#position = position;
+  }
+
+  /** The encoding of a repeated string, from the cache or made (and kept) now. */
+  #repeatedEncoding(value: string): Uint8Array {
+    let known = this.#repeated.get(value);
+    if (known === undefined) {
+      const start = this.#position;
+      this.string(value);
+      known = this.#bytes.slice(start, this.#position);
+      this.#position = start;
+      if (this.#repeated.size >= MAX_REPEATED_STRINGS) this.#repeated.clear();
+      this.#repeated.set(value, known);
+    }
+    return known;
   }
 
   /**
@@ -150,22 +152,18 @@ export class MsgpackWriter {
     let digits = 1;
     for (let rest = seq; rest >= 10; rest = Math.floor(rest / 10)) digits++;
     const length = session.length + 1 + digits;
-    this.#reserve(5 + length * 3);
-    const start = this.#position;
-    if (length >= 0x100 || !this.#writeShortAscii(session, session.length)) {
-      this.#position = start;
+    // The session's bytes are copied from its cached encoding (a one-byte header, then the
+    // bytes); a longer or non-ASCII session is written as the whole id string.
+    const known = length < 0x20 ? this.#repeatedEncoding(session) : undefined;
+    if (known === undefined || known.length !== session.length + 1) {
       this.string(`${session}.${seq}`);
       return;
     }
-    // #writeShortAscii wrote a one-byte header for the session alone: shift it into the id's.
+    this.#reserve(length + 1);
     const bytes = this.#bytes;
     let position = this.#position;
-    if (length >= 0x20) {
-      bytes.copyWithin(start + 2, start + 1, position);
-      position++;
-      bytes[start] = 0xd9;
-      bytes[start + 1] = length;
-    } else bytes[start] = 0xa0 | length;
+    bytes[position++] = 0xa0 | length;
+    for (let i = 1; i < known.length; i++) bytes[position++] = known[i];
     bytes[position++] = 0x2e; // "."
     for (let i = position + digits - 1, rest = seq; i >= position; i--) {
       bytes[i] = 0x30 + (rest % 10);

@@ -694,13 +694,8 @@ interface HeldBlock {
   readonly signature: Uint8Array;
 }
 
-/**
- * A large body can be a view of a bigger buffer (the encoder hands its buffer over rather than
- * copy it): what is held for good is copied to its own buffer, without the spare room.
- */
 function heldBlock({ block, body }: SealedBlock): HeldBlock {
-  const owned = body.buffer.byteLength > body.byteLength * 1.125 ? body.slice() : body;
-  return { session: block.session, seq: block.seq, body: owned, signature: block.signature };
+  return { session: block.session, seq: block.seq, body, signature: block.signature };
 }
 
 /** The ids of a state's leaves: the parents of the next commit on its key. */
