@@ -18,12 +18,16 @@ import { StampHeap } from "./stamp_heap.ts";
  * every major GC marks them again.
  */
 class EncodedCommits {
-  constructor(
-    readonly body: Uint8Array,
-    readonly firstSeq: number,
-    /** Where each commit starts in the body, then where the last one ends. */
-    readonly offsets: Uint32Array,
-  ) {}
+  readonly body: Uint8Array;
+  readonly firstSeq: number;
+  /** Where each commit starts in the body, then where the last one ends. */
+  readonly offsets: Uint32Array;
+
+  constructor(body: Uint8Array, firstSeq: number, offsets: Uint32Array) {
+    this.body = body;
+    this.firstSeq = firstSeq;
+    this.offsets = offsets;
+  }
 
   /** A new object each time: commits from the graph are not compared by identity. */
   decode(seq: number): Commit {
