@@ -19,6 +19,7 @@ import {
   type SigningKey,
 } from "../core/signing.ts";
 import { checkKeyLength, keyFromJwk, pkcs8FromSecret } from "./ed25519.ts";
+import { hasNodeModules } from "./platform.ts";
 
 const NODE_CRYPTO = "node:crypto";
 
@@ -27,6 +28,8 @@ const VERIFY_KEY_CACHE_LIMIT = 1024;
 
 /** node:crypto's suite, or undefined where there is no node:crypto or it lacks Ed25519. */
 export async function nodeCryptoSuite(): Promise<CryptoSuite | undefined> {
+  // Not even tried in a browser: the failed import would be logged in the page's console.
+  if (!hasNodeModules()) return undefined;
   let crypto: typeof NodeCrypto;
   try {
     crypto = await import(NODE_CRYPTO);
