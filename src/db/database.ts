@@ -220,22 +220,34 @@ export class Cairn {
     }
   }
 
-  async #openRepository(path: string): Promise<OpenRepository> {
-    const storage = this.#storage;
-    const indexes = storage &&
-      await IndexDeclarations.open(
+  /**
+   * A stored repository's index declarations and files, read at the same time (each file read
+   * is a round trip to the runtime's I/O threads). If either fails, the log opened by the other
+   * is closed again.
+   */
+  async #openFiles(
+    storage: Storage,
+    path: string,
+  ): Promise<[IndexDeclarations, RepositoryFiles]> {
+    const [indexes, files] = await Promise.allSettled([
+      IndexDeclarations.open(
         storage.backend,
         path,
         (message) => this.#onWarning({ repository: path, message }),
-      );
-    const files = storage &&
-      await RepositoryFiles.open(
-        storage.backend,
-        path,
-        storage.format,
-        storage.durability,
-        this.#suite,
-      );
+      ),
+      RepositoryFiles.open(storage.backend, path, storage.format, storage.durability, this.#suite),
+    ]);
+    if (indexes.status === "rejected") {
+      if (files.status === "fulfilled") await files.value.close();
+      throw indexes.reason;
+    }
+    if (files.status === "rejected") throw files.reason;
+    return [indexes.value, files.value];
+  }
+
+  async #openRepository(path: string): Promise<OpenRepository> {
+    const storage = this.#storage;
+    const [indexes, files] = storage ? await this.#openFiles(storage, path) : [];
     const repo = new Repository(path, {
       session: this.session.id,
       publicKey: this.#key.publicKey,

@@ -53,7 +53,12 @@ export class RepositoryFiles {
   ): Promise<RepositoryFiles> {
     const format = logFormatNamed(formatName);
     const checkpointName = logFileName(path, ".ckpt");
-    const stored = await backend.readFile(checkpointName);
+    const logName = logFileName(path, format.fileExtension);
+    // Both files at once: each read is a round trip to the runtime's I/O threads.
+    const [stored, logBytes] = await Promise.all([
+      backend.readFile(checkpointName),
+      backend.readFile(logName),
+    ]);
     let checkpoint: Checkpoint | undefined;
     let problem: string | undefined;
     if (stored) {
@@ -66,7 +71,8 @@ export class RepositoryFiles {
     }
     const opened = await RepositoryLog.open(
       backend,
-      logFileName(path, format.fileExtension),
+      logName,
+      logBytes ?? new Uint8Array(),
       format,
       durability,
       suite,

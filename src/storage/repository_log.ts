@@ -67,20 +67,21 @@ export class RepositoryLog {
   }
 
   /**
-   * Opens (creating if new) a repository's log and reads what it holds — only the part after
-   * `checkpoint` when the checkpoint matches the log. A torn tail (a record cut by a crash) is
+   * Opens (creating if new) a repository's log, whose content `bytes` the caller has read (empty
+   * for a new log), and reads what it holds — only the part after `checkpoint` when the
+   * checkpoint matches the log. A torn tail (a record cut by a crash) is
    * truncated so appends continue after the last intact record; damaged records in the middle
    * stay in the file and are reported in the scan.
    */
   static async open(
     backend: StorageBackend,
     name: string,
+    bytes: Uint8Array,
     format: LogFormat,
     durability: Durability,
     suite: CryptoSuite,
     checkpoint: Checkpoint | undefined,
   ): Promise<OpenedLog> {
-    const bytes = (await backend.readFile(name)) ?? new Uint8Array();
     const covered = checkpoint && matches(checkpoint, bytes) ? checkpoint.logLength : 0;
     // Scanned before the file is opened for writing: a file that is not a log (or is a newer
     // version) fails here and is left untouched.
