@@ -108,13 +108,8 @@ export async function sessionIdFromPublicKey(
   return toBase64Url(await suite.sha256(publicKey)).slice(0, SESSION_ID_LENGTH);
 }
 
-/** Extras for writing a block body; none of them changes which bytes are written. */
+/** What writing a block body can report besides the bytes. */
 export interface BodyWriting {
-  /**
-   * For each commit, the seq of its one parent by the same session, or 0 (see writeCommit):
-   * lets the parent's id be written from its parts.
-   */
-  readonly ownParentSeqs?: readonly number[];
   /** Filled (commits + 1 long) with where each commit starts, then where the commits end. */
   readonly commitOffsets?: Uint32Array;
 }
@@ -122,7 +117,7 @@ export interface BodyWriting {
 /** The canonical, deterministic bytes a block's signature and hash cover. */
 export function blockBody(fields: BlockFields, writing: BodyWriting = {}): Uint8Array {
   const { session, publicKey, seq, prev, commits } = fields;
-  const { ownParentSeqs, commitOffsets } = writing;
+  const { commitOffsets } = writing;
   bodyWriter.reset();
   bodyWriter.arrayHeader(6);
   bodyWriter.number(BLOCK_FORMAT_VERSION);
@@ -133,7 +128,7 @@ export function blockBody(fields: BlockFields, writing: BodyWriting = {}): Uint8
   bodyWriter.arrayHeader(commits.length);
   for (let i = 0; i < commits.length; i++) {
     if (commitOffsets) commitOffsets[i] = bodyWriter.length;
-    writeCommit(bodyWriter, commits[i], ownParentSeqs?.[i]);
+    writeCommit(bodyWriter, commits[i]);
   }
   if (commitOffsets) commitOffsets[commits.length] = bodyWriter.length;
   return bodyWriter.take();
@@ -141,21 +136,19 @@ export function blockBody(fields: BlockFields, writing: BodyWriting = {}): Uint8
 
 /**
  * Builds the body, signs it (unless `signer` is null: trusted mode) and hashes it. Refuses, as
- * decodeBlock would, commits that do not belong in one block. For `ownParentSeqs` see
- * BodyWriting.
+ * decodeBlock would, commits that do not belong in one block.
  */
 export async function sealBlock(
   fields: BlockFields,
   signer: BlockSigner | null,
   suite: CryptoSuite,
-  ownParentSeqs?: readonly number[],
 ): Promise<SealedBlock> {
   checkCommits(fields.session, fields.commits);
   if (signer && !bytesEqual(signer.key.publicKey, fields.publicKey)) {
     throw new CairnError("E_BAD_KEY", "block: the signing key is not the block's public key");
   }
   const commitOffsets = new Uint32Array(fields.commits.length + 1);
-  const body = blockBody(fields, { ownParentSeqs, commitOffsets });
+  const body = blockBody(fields, { commitOffsets });
   const digest = await suite.sha256(body);
   // The signature covers the body's SHA-256 digest, not the body: Ed25519 would otherwise hash
   // the whole body twice more with SHA-512 (~0.35 µs per commit in a large block).

@@ -75,6 +75,87 @@ export function makeCommit(
   return { session, seq, key, hlc, parents, schema, kind };
 }
 
+/**
+ * A commit written here over its item's one leaf, that leaf being by the same session: the usual
+ * local update. Its `parents` (`[<session>.<parentSeq>]`) are made only when read. Sealing writes
+ * the parent's id from `parentSeq` (see writeCommit), and most such commits are never asked for
+ * their parents; making the array and the id string on every write cost about 0.2 µs of a 1.1 µs
+ * update, most of it the garbage collector copying what each write keeps.
+ */
+class OwnParentCommit {
+  readonly session: string;
+  readonly seq: number;
+  readonly key: string;
+  readonly hlc: number;
+  readonly schema: string;
+  readonly kind: Commit["kind"];
+  readonly value: FieldRecord | undefined;
+  readonly set: FieldRecord | undefined;
+  readonly unset: readonly string[] | undefined;
+  readonly parentSeq: number;
+  #parents: readonly string[] | undefined;
+
+  constructor(
+    session: string,
+    seq: number,
+    key: string,
+    hlc: number,
+    parentSeq: number,
+    schema: string,
+    kind: Commit["kind"],
+    change: FieldRecord | undefined,
+    unset: readonly string[] | undefined,
+  ) {
+    this.session = session;
+    this.seq = seq;
+    this.key = key;
+    this.hlc = hlc;
+    this.schema = schema;
+    this.kind = kind;
+    this.value = kind === "value" ? change : undefined;
+    this.set = kind === "delta" ? change : undefined;
+    this.unset = kind === "delta" ? unset : undefined;
+    this.parentSeq = parentSeq;
+  }
+
+  get parents(): readonly string[] {
+    return this.#parents ??= [commitId({ session: this.session, seq: this.parentSeq })];
+  }
+}
+
+/**
+ * Makes a commit whose one parent is `<session>.<parentSeq>`, as makeCommit would with that
+ * parent, except that the parents are made when first read (see OwnParentCommit).
+ */
+export function makeOwnParentCommit(
+  session: string,
+  seq: number,
+  key: string,
+  hlc: number,
+  parentSeq: number,
+  schema: string,
+  kind: Commit["kind"],
+  change?: FieldRecord,
+  unset?: readonly string[],
+): Commit {
+  return new OwnParentCommit(
+    session,
+    seq,
+    key,
+    hlc,
+    parentSeq,
+    schema,
+    kind,
+    change,
+    unset,
+  ) as unknown as Commit;
+}
+
+/** The seq of a commit's one parent when it is by the same session and known as a number, else 0. */
+export function ownParentSeq(commit: Commit): number {
+  return commit instanceof OwnParentCommit ? commit.parentSeq : 0;
+}
+
 /** The id of a commit: `<session>.<seq>`. Session ids never contain a dot. */
 export function commitId(commit: Pick<Commit, "session" | "seq">): string {
   return `${commit.session}.${commit.seq}`;

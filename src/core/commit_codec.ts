@@ -5,7 +5,13 @@
  * input may come from a damaged disk or a hostile peer.
  */
 import { Packr } from "msgpackr";
-import { type Commit, type CommitBody, type FieldRecord, makeCommit } from "./commit.ts";
+import {
+  type Commit,
+  type CommitBody,
+  type FieldRecord,
+  makeCommit,
+  ownParentSeq,
+} from "./commit.ts";
 import {
   assertFieldRecord,
   assertNonEmptyString,
@@ -31,20 +37,20 @@ const BODY_DELETE = 2;
 /**
  * Writes the commit as a MessagePack array `[version, session, seq, key, hlc, parents, schema,
  * kind, ...body]` — compact, and read back by commitFromTuple. Written field by field (no tuple
- * is built): this runs once per commit when a block is sealed. `ownParentSeq` > 0 is a promise
- * by the caller that the parents are exactly `[commitId({ session, seq: ownParentSeq })]` (the
- * usual local update): the id is then written from its parts.
+ * is built): this runs once per commit when a block is sealed. The one parent of a local update
+ * (see makeOwnParentCommit) is written from its parts, without making its id string.
  */
-export function writeCommit(writer: MsgpackWriter, commit: Commit, ownParentSeq = 0): void {
+export function writeCommit(writer: MsgpackWriter, commit: Commit): void {
+  const parentSeq = ownParentSeq(commit);
   writer.arrayHeader(commit.kind === "value" ? 9 : commit.kind === "delta" ? 10 : 8);
   writer.number(COMMIT_FORMAT_VERSION);
   writer.repeatedString(commit.session);
   writer.number(commit.seq);
   writer.string(commit.key);
   writer.number(commit.hlc);
-  if (ownParentSeq > 0) {
+  if (parentSeq > 0) {
     writer.arrayHeader(1);
-    writer.commitId(commit.session, ownParentSeq);
+    writer.commitId(commit.session, parentSeq);
   } else writer.stringArray(commit.parents);
   writer.repeatedString(commit.schema);
   if (commit.kind === "value") {

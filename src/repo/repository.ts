@@ -15,7 +15,13 @@ import {
   type SealedBlock,
   verifyBlock,
 } from "../core/block.ts";
-import { type Commit, commitId, type FieldRecord, makeCommit } from "../core/commit.ts";
+import {
+  type Commit,
+  commitId,
+  type FieldRecord,
+  makeCommit,
+  makeOwnParentCommit,
+} from "../core/commit.ts";
 import { CairnError, isCairnError } from "../core/errors.ts";
 import type { HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
@@ -128,11 +134,6 @@ export class Repository {
   #hydrating: Promise<void> | undefined;
   #sealsInFlight = 0;
   #pending: Commit[] = [];
-  /**
-   * Per pending commit, the seq of its one parent when that parent is our own (else 0): lets
-   * sealing write the parent's id from its parts (see writeCommit), the id being on hand here.
-   */
-  #pendingOwnParents: number[] = [];
   #sealScheduled = false;
   #sealing: Promise<void> = Promise.resolve();
   #sealFailure: unknown;
@@ -308,23 +309,28 @@ export class Repository {
   ): void {
     this.#checkOpen();
     const key = state === undefined ? givenKey : heldKey(state);
-    const commit = makeCommit(
-      this.#ctx.session,
-      ++this.#commitSeq,
-      key,
-      this.#nextHlc(state),
-      state === undefined ? NO_PARENTS : leafIds(state),
-      schema,
-      kind,
-      kind === "delta" ? set : next,
-      unset,
-    );
+    const session = this.#ctx.session;
+    const seq = ++this.#commitSeq;
+    const hlc = this.#nextHlc(state);
+    const change = kind === "delta" ? set : next;
+    const sole = state === undefined ? undefined : soleLeaf(state);
+    const commit = sole?.session === session
+      ? makeOwnParentCommit(session, seq, key, hlc, sole.seq, schema, kind, change, unset)
+      : makeCommit(
+        session,
+        seq,
+        key,
+        hlc,
+        state === undefined ? NO_PARENTS : leafIds(state),
+        schema,
+        kind,
+        change,
+        unset,
+      );
     this.#graph.add(commit);
     const deltas = kind === "delta" ? state!.deltas + 1 : 0;
     this.#setState(key, state, new SoleLeafState(commit, next, schema, deltas));
     this.#pending.push(commit);
-    const sole = state === undefined ? undefined : soleLeaf(state);
-    this.#pendingOwnParents.push(sole?.session === this.#ctx.session ? sole.seq : 0);
     if (!this.#sealScheduled) {
       this.#sealScheduled = true;
       queueMicrotask(() => this.#queueSeal());
@@ -349,11 +355,9 @@ export class Repository {
     this.#sealScheduled = false;
     if (this.#pending.length === 0) return;
     const commits = this.#pending;
-    const ownParents = this.#pendingOwnParents;
     this.#pending = [];
-    this.#pendingOwnParents = [];
     this.#sealsInFlight++;
-    this.#sealing = this.#sealing.then(() => this.#seal(commits, ownParents)).catch((err) => {
+    this.#sealing = this.#sealing.then(() => this.#seal(commits)).catch((err) => {
       this.#sealFailure = err;
     }).finally(() => this.#sealsInFlight--);
   }
@@ -408,14 +412,13 @@ export class Repository {
     return this.#hydrating;
   }
 
-  async #seal(commits: Commit[], ownParents: readonly number[]): Promise<void> {
+  async #seal(commits: Commit[]): Promise<void> {
     const { session, publicKey, signer, suite } = this.#ctx;
     const tip = this.#tips.get(session);
     const sealed = await sealBlock(
       { session, publicKey, seq: (tip?.seq ?? 0) + 1, prev: tip?.hash ?? "", commits },
       signer,
       suite,
-      ownParents,
     );
     this.#recordBlock(sealed);
     this.#persist(sealed);

@@ -17,8 +17,8 @@ import {
   verifyBlock,
 } from "../../src/core/block.ts";
 import { bytesEqual } from "../../src/core/bytes.ts";
-import type { Commit } from "../../src/core/commit.ts";
-import { COMMIT_FORMAT_VERSION, packValue } from "../../src/core/commit_codec.ts";
+import { type Commit, makeCommit, makeOwnParentCommit } from "../../src/core/commit.ts";
+import { COMMIT_FORMAT_VERSION, commitToJson, packValue } from "../../src/core/commit_codec.ts";
 import { type CairnErrorCode, isCairnError } from "../../src/core/errors.ts";
 import type { CryptoSuite } from "../../src/core/signing.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
@@ -131,20 +131,58 @@ test("block: the payload is the MessagePack array [body, signature] for every he
   }
 });
 
-test("block: a body written with its own-parent hints is the body written without", async () => {
+test("block: a local update's lazy parents read and encode as the same commit spelled out", async () => {
   const { alice } = await setup();
   fc.assert(
     fc.property(
       blockFields(alice),
       fc.array(fc.integer({ min: 0, max: 2 ** 40 }), { minLength: 5, maxLength: 5 }),
       (fields, parentSeqs) => {
-        // Commits with a hint name exactly that one parent of their own session; others keep theirs.
-        const commits = fields.commits.map((c, i) =>
-          parentSeqs[i] > 0 ? { ...c, parents: [`${c.session}.${parentSeqs[i]}`] } : c
+        // Where parentSeqs[i] > 0, commit i names that one parent of its own session: once made
+        // as a local update (parents made when read), once with its parents spelled out.
+        const change = (c: Commit) =>
+          c.kind === "value" ? c.value : c.kind === "delta" ? c.set : undefined;
+        const unset = (c: Commit) => (c.kind === "delta" ? c.unset : undefined);
+        const lazy = fields.commits.map((c, i) =>
+          parentSeqs[i] > 0
+            ? makeOwnParentCommit(
+              c.session,
+              c.seq,
+              c.key,
+              c.hlc,
+              parentSeqs[i],
+              c.schema,
+              c.kind,
+              change(c),
+              unset(c),
+            )
+            : c
         );
-        const hinted = { ...fields, commits };
-        const hints = commits.map((_, i) => parentSeqs[i]);
-        assert.ok(bytesEqual(blockBody(hinted, { ownParentSeqs: hints }), blockBody(hinted)));
+        const spelled = fields.commits.map((c, i) =>
+          parentSeqs[i] > 0
+            ? makeCommit(
+              c.session,
+              c.seq,
+              c.key,
+              c.hlc,
+              [`${c.session}.${parentSeqs[i]}`],
+              c.schema,
+              c.kind,
+              change(c),
+              unset(c),
+            )
+            : c
+        );
+        assert.ok(
+          bytesEqual(
+            blockBody({ ...fields, commits: lazy }),
+            blockBody({ ...fields, commits: spelled }),
+          ),
+        );
+        for (let i = 0; i < lazy.length; i++) {
+          assert.deepEqual(commitToJson(lazy[i]), commitToJson(spelled[i]));
+          assert.deepEqual(lazy[i].parents, spelled[i].parents);
+        }
       },
     ),
     { numRuns: 200, seed: 23 },
