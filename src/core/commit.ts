@@ -50,8 +50,9 @@ export interface CommitHeader {
 export type Commit = CommitHeader & CommitBody;
 
 /**
- * Makes a commit. Every commit is made here, with its fields in one order, so commits share one
- * object shape per kind wherever they come from (a local write, a decoded block, a checkpoint).
+ * Makes a commit. Every plain commit is made here, with its fields in one order, so they share one
+ * object shape per kind wherever they come from (a local write, a decoded block, a checkpoint);
+ * the only other shape is a local update's (makeOwnParentCommit).
  * `change` is the full value of a "value" commit or the set fields of a "delta" one; `unset`
  * the removed fields of a "delta". Nothing is checked: callers validate what they did not make.
  */
