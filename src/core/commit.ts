@@ -126,30 +126,13 @@ class OwnParentCommit {
 
 /**
  * Makes a commit whose one parent is `<session>.<parentSeq>`, as makeCommit would with that
- * parent, except that the parents are made when first read (see OwnParentCommit).
+ * parent, except that the parents are made when first read (see OwnParentCommit). Arguments:
+ * session, seq, key, hlc, parentSeq, schema, kind, change, unset.
  */
 export function makeOwnParentCommit(
-  session: string,
-  seq: number,
-  key: string,
-  hlc: number,
-  parentSeq: number,
-  schema: string,
-  kind: Commit["kind"],
-  change?: FieldRecord,
-  unset?: readonly string[],
+  ...fields: ConstructorParameters<typeof OwnParentCommit>
 ): Commit {
-  return new OwnParentCommit(
-    session,
-    seq,
-    key,
-    hlc,
-    parentSeq,
-    schema,
-    kind,
-    change,
-    unset,
-  ) as unknown as Commit;
+  return new OwnParentCommit(...fields) as unknown as Commit;
 }
 
 /** The seq of a commit's one parent when it is by the same session and known as a number, else 0. */
