@@ -19,7 +19,7 @@ import {
   writeCommit,
 } from "./commit_codec.ts";
 import { CairnError } from "./errors.ts";
-import { MsgpackWriter } from "./msgpack_writer.ts";
+import { binHeaderLength, MsgpackWriter, writeBinHeader } from "./msgpack_writer.ts";
 import {
   type CryptoSuite,
   type Ed25519,
@@ -108,16 +108,12 @@ export async function sessionIdFromPublicKey(
   return toBase64Url(await suite.sha256(publicKey)).slice(0, SESSION_ID_LENGTH);
 }
 
-/** What writing a block body can report besides the bytes. */
-export interface BodyWriting {
-  /** Filled (commits + 1 long) with where each commit starts, then where the commits end. */
-  readonly commitOffsets?: Uint32Array;
-}
-
-/** The canonical, deterministic bytes a block's signature and hash cover. */
-export function blockBody(fields: BlockFields, writing: BodyWriting = {}): Uint8Array {
+/**
+ * The canonical, deterministic bytes a block's signature and hash cover. `commitOffsets`, when
+ * given (commits + 1 long), is filled with where each commit starts, then where the commits end.
+ */
+export function blockBody(fields: BlockFields, commitOffsets?: Uint32Array): Uint8Array {
   const { session, publicKey, seq, prev, commits } = fields;
-  const { commitOffsets } = writing;
   bodyWriter.reset();
   bodyWriter.arrayHeader(6);
   bodyWriter.number(BLOCK_FORMAT_VERSION);
@@ -148,7 +144,7 @@ export async function sealBlock(
     throw new CairnError("E_BAD_KEY", "block: the signing key is not the block's public key");
   }
   const commitOffsets = new Uint32Array(fields.commits.length + 1);
-  const body = blockBody(fields, { commitOffsets });
+  const body = blockBody(fields, commitOffsets);
   const digest = await suite.sha256(body);
   // The signature covers the body's SHA-256 digest, not the body: Ed25519 would otherwise hash
   // the whole body twice more with SHA-512 (~0.35 µs per commit in a large block).
@@ -203,28 +199,6 @@ export function writeBlockPayload(
   return position + signature.length;
 }
 
-function binHeaderLength(length: number): number {
-  return length < 0x100 ? 2 : length < 0x10000 ? 3 : 5;
-}
-
-/** A MessagePack bin8/16/32 header for `length` bytes at `at`; returns where the bytes go. */
-function writeBinHeader(out: Uint8Array, at: number, length: number): number {
-  if (length < 0x100) {
-    out[at] = 0xc4;
-    out[at + 1] = length;
-    return at + 2;
-  }
-  if (length < 0x10000) {
-    out[at] = 0xc5;
-    out[at + 1] = length >>> 8;
-    out[at + 2] = length & 0xff;
-    return at + 3;
-  }
-  out[at] = 0xc6;
-  new DataView(out.buffer, out.byteOffset).setUint32(at + 1, length);
-  return at + 5;
-}
-
 /**
  * Decodes and validates a block from untrusted bytes. Any defect is E_CORRUPT_ENCODING; the
  * signature is not checked here (see verifyBlock).
@@ -240,7 +214,7 @@ export async function decodeBlock(
   // still verifies), and equal contents always have equal hashes. Skipped (checkCanonical false)
   // only for a log this database wrote itself; it costs about half of decoding.
   const commitOffsets = checkCanonical ? new Uint32Array(fields.commits.length + 1) : undefined;
-  if (commitOffsets && !bytesEqual(blockBody(fields, { commitOffsets }), body)) {
+  if (commitOffsets && !bytesEqual(blockBody(fields, commitOffsets), body)) {
     throw corrupt("block: body is not canonically encoded");
   }
   return { block: { ...fields, signature }, body, ...await digestOf(body, suite), commitOffsets };
@@ -273,7 +247,7 @@ export async function blockFromJson(json: unknown, suite: CryptoSuite): Promise<
   );
   const signature = checkedSignature(bytesFromBase64Url(json.sig, "block.sig"));
   const commitOffsets = new Uint32Array(fields.commits.length + 1);
-  const body = blockBody(fields, { commitOffsets });
+  const body = blockBody(fields, commitOffsets);
   return { block: { ...fields, signature }, body, ...await digestOf(body, suite), commitOffsets };
 }
 

@@ -174,22 +174,9 @@ export class MsgpackWriter {
 
   bytes(value: Uint8Array): void {
     this.#reserve(5 + value.length);
-    const bytes = this.#bytes;
-    const length = value.length;
-    if (length < 0x100) {
-      bytes[this.#position++] = 0xc4;
-      bytes[this.#position++] = length;
-    } else if (length < 0x10000) {
-      bytes[this.#position++] = 0xc5;
-      bytes[this.#position++] = length >> 8;
-      bytes[this.#position++] = length & 0xff;
-    } else {
-      bytes[this.#position++] = 0xc6;
-      this.#view.setUint32(this.#position, length);
-      this.#position += 4;
-    }
-    bytes.set(value, this.#position);
-    this.#position += length;
+    this.#position = writeBinHeader(this.#bytes, this.#position, value.length);
+    this.#bytes.set(value, this.#position);
+    this.#position += value.length;
   }
 
   stringArray(values: readonly string[]): void {
@@ -308,4 +295,30 @@ export class MsgpackWriter {
 
 function headerSize(length: number): number {
   return length < 0x20 ? 1 : length < 0x100 ? 2 : length < 0x10000 ? 3 : 5;
+}
+
+/** Bytes of the MessagePack bin8/16/32 header for `length` bytes. */
+export function binHeaderLength(length: number): number {
+  return length < 0x100 ? 2 : length < 0x10000 ? 3 : 5;
+}
+
+/** Writes a MessagePack bin8/16/32 header for `length` bytes at `at`; returns where they go. */
+export function writeBinHeader(out: Uint8Array, at: number, length: number): number {
+  if (length < 0x100) {
+    out[at] = 0xc4;
+    out[at + 1] = length;
+    return at + 2;
+  }
+  if (length < 0x10000) {
+    out[at] = 0xc5;
+    out[at + 1] = length >>> 8;
+    out[at + 2] = length & 0xff;
+    return at + 3;
+  }
+  out[at] = 0xc6;
+  out[at + 1] = length >>> 24;
+  out[at + 2] = (length >>> 16) & 0xff;
+  out[at + 3] = (length >>> 8) & 0xff;
+  out[at + 4] = length & 0xff;
+  return at + 5;
 }
