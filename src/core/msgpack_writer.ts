@@ -149,8 +149,7 @@ export class MsgpackWriter {
    * encoding an id string cost about 160 ns; this costs a quarter of that.
    */
   commitId(session: string, seq: number): void {
-    let digits = 1;
-    for (let rest = seq; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+    const digits = decimalDigits(seq);
     const length = session.length + 1 + digits;
     // The session's bytes are copied from its cached encoding (a one-byte header, then the
     // bytes); a longer or non-ASCII session is written as the whole id string.
@@ -165,10 +164,7 @@ export class MsgpackWriter {
     bytes[position++] = 0xa0 | length;
     for (let i = 1; i < known.length; i++) bytes[position++] = known[i];
     bytes[position++] = 0x2e; // "."
-    for (let i = position + digits - 1, rest = seq; i >= position; i--) {
-      bytes[i] = 0x30 + (rest % 10);
-      rest = Math.floor(rest / 10);
-    }
+    writeDecimal(bytes, position + digits, seq);
     this.#position = position + digits;
   }
 
@@ -321,4 +317,29 @@ export function writeBinHeader(out: Uint8Array, at: number, length: number): num
   out[at + 3] = (length >>> 8) & 0xff;
   out[at + 4] = length & 0xff;
   return at + 5;
+}
+
+/** How many decimal digits a positive integer has. */
+function decimalDigits(value: number): number {
+  let digits = 1;
+  for (let next = 10; value >= next; next *= 10) digits++;
+  return digits;
+}
+
+/**
+ * Writes the decimal digits of a positive integer so that they end just before `end`. Within
+ * 31 bits the division stays in integers, about twice as fast as `Math.floor` on doubles.
+ */
+function writeDecimal(bytes: Uint8Array, end: number, value: number): void {
+  let i = end - 1;
+  for (; value > 0x7fffffff; i--) {
+    bytes[i] = 0x30 + (value % 10);
+    value = Math.floor(value / 10);
+  }
+  for (let rest = value | 0;; i--) {
+    const quotient = (rest / 10) | 0;
+    bytes[i] = 0x30 + rest - quotient * 10;
+    rest = quotient;
+    if (rest === 0) break;
+  }
 }

@@ -10,6 +10,9 @@
 
 const CHUNK = 128;
 
+/** Which chunks hold some given elements (see `SortedList.chunksOf`). */
+export type ChunkMarks = Uint8Array & { readonly __chunkMarks: true };
+
 export class SortedList<T> {
   readonly #compare: (a: T, b: T) => number;
   #chunks: T[][] = [];
@@ -127,12 +130,27 @@ export class SortedList<T> {
   }
 
   /**
+   * Where the held `items` are now, for a `replace` that drops them: it then looks for drops in
+   * their chunks only. Each is found by the order, so call this before changing what the order
+   * reads of them, and change nothing else in the list until that `replace`.
+   */
+  chunksOf(items: readonly T[]): ChunkMarks {
+    const marks = new Uint8Array(this.#chunks.length);
+    for (let i = 0; i < items.length; i++) {
+      if (this.find(items[i])) marks[this.#c] = 1;
+    }
+    this.#c = -1;
+    return marks as ChunkMarks;
+  }
+
+  /**
    * Drops every element `drop` says to and adds `added` (sorted by this list's order), in one
    * pass over the list: for a batch of changes too large to place one by one. A chunk that loses
    * and gains nothing is kept as it is, so the pass costs one `drop` call per element plus the
-   * work where the batch actually lands.
+   * work where the batch actually lands. With `dropsIn` (from `chunksOf` the elements to drop),
+   * only those chunks are searched for drops: the rest of the list is not even read.
    */
-  replace(drop: (item: T) => boolean, added: readonly T[]): void {
+  replace(drop: (item: T) => boolean, added: readonly T[], dropsIn?: ChunkMarks): void {
     const compare = this.#compare;
     const chunks: T[][] = [];
     let building: T[] = [];
@@ -144,9 +162,12 @@ export class SortedList<T> {
       }
       building.push(item);
     };
-    for (const old of this.#chunks) {
+    const olds = this.#chunks;
+    for (let c = 0; c < olds.length; c++) {
+      const old = olds[c];
       const gains = next < added.length && compare(added[next], old[old.length - 1]) < 0;
-      if (!gains && !old.some(drop)) {
+      const loses = (dropsIn === undefined || dropsIn[c] === 1) && old.some(drop);
+      if (!gains && !loses) {
         // Unchanged: joined to a short chunk being built, or kept as it is.
         if (building.length === 0) chunks.push(old);
         else if (building.length + old.length <= 2 * CHUNK) chunks.push(building.concat(old));
@@ -156,7 +177,7 @@ export class SortedList<T> {
       }
       for (let i = 0; i < old.length; i++) {
         const item = old[i];
-        if (drop(item)) continue;
+        if (loses && drop(item)) continue;
         while (next < added.length && compare(added[next], item) < 0) put(added[next++]);
         put(item);
       }

@@ -111,9 +111,11 @@ test("msgpack writer: a commit id written from its parts is the id string's byte
     writer.commitId(session, seq);
     assert.deepEqual(writer.take(), new Uint8Array(packValue([7, `${session}.${seq}`]).slice(1)));
   };
-  // Every digit count, ids on both sides of the fixstr / str8 boundary (32), and a session that
-  // is not ASCII (written the slow way).
-  const seqs = [1, 9, 10, 99, 100, 65_535, 99_999_999, 100_000_000, 2 ** 31, 2 ** 53 - 1];
+  // Every digit count, both sides of 31 bits (where digits stop being integer division), ids on
+  // both sides of the fixstr / str8 boundary (32), and a session that is not ASCII (written the
+  // slow way).
+  const seqs = [1, 9, 10, 99, 100, 65_535, 99_999_999, 100_000_000, 999_999_999, 1e9];
+  seqs.push(2 ** 31 - 1, 2 ** 31, 2 ** 32 + 5, 2 ** 53 - 1);
   for (const session of ["abcdefghij_-ABCDEFGHIJ", "s", "x".repeat(30), "é-session", "🙂"]) {
     for (const seq of seqs) check(session, seq);
   }
