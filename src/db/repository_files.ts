@@ -1,8 +1,8 @@
 /**
  * A stored repository's files: its log and its checkpoint. Opening reads the checkpoint (when it
  * matches the log) and replays only the log after it; writing appends blocks with group commit;
- * a new checkpoint is written in the background once enough log has grown past the last one,
- * and on close.
+ * a new checkpoint is written in the background once enough log has grown past the last one
+ * (see checkpointDue), and on close.
  */
 import type { SealedBlock } from "../core/block.ts";
 import { isCairnError } from "../core/errors.ts";
@@ -15,8 +15,19 @@ import { type Durability, type OpenedLog, RepositoryLog } from "../storage/repos
 import { logFileName, type LogFormatName } from "../storage/settings.ts";
 import type { RepositoryStats } from "./repository_handle.ts";
 
-/** Log bytes written past the last checkpoint before a new one is written in the background. */
+/** Log bytes written past the last checkpoint before a new one is written, at the least. */
 const CHECKPOINT_AFTER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Whether the log has grown enough past the last checkpoint for a new one: by 4 MiB, or by the
+ * last checkpoint's own size if that is larger. A checkpoint rewrites every item, so a fixed step
+ * would make a large repository write many times more checkpoint than log (1M items: ~75 MB per
+ * 4 MiB); this way a byte of log costs at most a byte of checkpoint, and opening replays at most
+ * a checkpoint's worth of log.
+ */
+export function checkpointDue(logPastCheckpoint: number, lastCheckpointBytes: number): boolean {
+  return logPastCheckpoint >= Math.max(CHECKPOINT_AFTER_BYTES, lastCheckpointBytes);
+}
 
 export class RepositoryFiles {
   readonly #backend: StorageBackend;
@@ -27,6 +38,8 @@ export class RepositoryFiles {
   readonly #checkpointProblem: string | undefined;
   #repo: Repository | undefined;
   #checkpointedLength: number;
+  /** Size of the checkpoint file last read or written (0: none). */
+  #checkpointBytes: number;
   #checkpointing: Promise<void> | undefined;
 
   private constructor(
@@ -34,6 +47,7 @@ export class RepositoryFiles {
     checkpointName: string,
     opened: OpenedLog,
     checkpoint: Checkpoint | undefined,
+    checkpointBytes: number,
     checkpointProblem: string | undefined,
   ) {
     this.#backend = backend;
@@ -42,6 +56,7 @@ export class RepositoryFiles {
     this.#checkpoint = checkpoint;
     this.#checkpointProblem = checkpointProblem;
     this.#checkpointedLength = opened.fromCheckpoint ? checkpoint!.logLength : 0;
+    this.#checkpointBytes = opened.fromCheckpoint ? checkpointBytes : 0;
   }
 
   static async open(
@@ -79,14 +94,23 @@ export class RepositoryFiles {
       checkpoint,
     );
     if (checkpoint && !opened.fromCheckpoint) problem = "it does not match the log";
-    return new RepositoryFiles(backend, checkpointName, opened, checkpoint, problem);
+    const checkpointBytes = stored?.length ?? 0;
+    return new RepositoryFiles(
+      backend,
+      checkpointName,
+      opened,
+      checkpoint,
+      checkpointBytes,
+      problem,
+    );
   }
 
   /** Appends a block (the repository's persist hook); may start a background checkpoint. */
   append(sealed: SealedBlock): Promise<void> {
     const appended = this.#opened.log.append(sealed);
     appended.then(() => {
-      if (this.#opened.log.position().length - this.#checkpointedLength >= CHECKPOINT_AFTER_BYTES) {
+      const grown = this.#opened.log.position().length - this.#checkpointedLength;
+      if (checkpointDue(grown, this.#checkpointBytes)) {
         this.#checkpointing ??= this.#writeCheckpoint().finally(
           () => (this.#checkpointing = undefined),
         );
@@ -145,5 +169,6 @@ export class RepositoryFiles {
     const file = encodeCheckpoint(snapshot, position);
     await this.#backend.writeFileAtomic(this.#checkpointName, file);
     this.#checkpointedLength = position.length;
+    this.#checkpointBytes = file.length;
   }
 }

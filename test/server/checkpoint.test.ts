@@ -5,6 +5,7 @@ import { copyFile, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Cairn, defineSchema, type RepositoryHandle } from "cairndb";
 import { crc32c } from "../../src/storage/crc32c.ts";
+import { checkpointDue } from "../../src/db/repository_files.ts";
 
 const Doc = defineSchema({
   ns: "doc",
@@ -181,6 +182,17 @@ test("a checkpoint is written in the background once the log has grown enough", 
     assert.ok(size > 0, "a checkpoint exists before close");
     await db.close();
   });
+});
+
+test("the next checkpoint waits for 4 MiB of new log, or the last checkpoint's size if larger", () => {
+  const MiB = 1024 * 1024;
+  for (const last of [0, 1 * MiB, 4 * MiB]) {
+    assert.equal(checkpointDue(4 * MiB - 1, last), false, `after a ${last} B checkpoint`);
+    assert.equal(checkpointDue(4 * MiB, last), true, `after a ${last} B checkpoint`);
+  }
+  // A 75 MB checkpoint (a million items) is not rewritten for every 4 MiB of log.
+  assert.equal(checkpointDue(40 * MiB, 75_000_000), false);
+  assert.equal(checkpointDue(75_000_000, 75_000_000), true);
 });
 
 /** What a few queries answer: a scan, an indexed range, a sort on a text field. */
