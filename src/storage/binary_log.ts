@@ -17,9 +17,10 @@ import {
 } from "../core/block.ts";
 import { CairnError } from "../core/errors.ts";
 import type { CryptoSuite } from "../core/signing.ts";
-import { crc32c } from "./crc32c.ts";
+import { crc32c, crc32cAppend } from "./crc32c.ts";
 import {
   EMPTY,
+  type EncodedRecords,
   isTornPrefix,
   type LogFormat,
   type LogScan,
@@ -51,11 +52,12 @@ export const binaryLog: LogFormat = {
   name: "binary",
   fileExtension: ".log",
   header: () => HEADER.slice(),
-  encode: encodeRecords,
+  encode: (blocks) => encodeRecords(blocks).bytes,
+  encodeWithCrc: encodeRecords,
   scan: scanBinary,
 };
 
-function encodeRecords(blocks: readonly SealedBlock[]): Uint8Array {
+function encodeRecords(blocks: readonly SealedBlock[]): EncodedRecords {
   let total = 0;
   for (const { body, block } of blocks) {
     const length = blockPayloadLength(body, block.signature);
@@ -68,15 +70,19 @@ function encodeRecords(blocks: readonly SealedBlock[]): Uint8Array {
   const out = new Uint8Array(total);
   const view = new DataView(out.buffer);
   let pos = 0;
+  let crc = 0; // of everything written so far (0: of nothing)
   for (const { body, block } of blocks) {
     const start = pos + FRAME_LENGTH;
     const end = writeBlockPayload(body, block.signature, out, start);
+    const payload = out.subarray(start, end);
+    const payloadCrc = crc32c(payload);
     out.set(RECORD_MAGIC, pos);
     view.setUint32(pos + 4, end - start, true);
-    view.setUint32(pos + 8, crc32c(out.subarray(start, end)), true);
+    view.setUint32(pos + 8, payloadCrc, true);
+    crc = crc32cAppend(crc32c(out.subarray(pos, start), crc), payload, payloadCrc);
     pos = end;
   }
-  return out;
+  return { bytes: out, crc };
 }
 
 async function scanBinary(

@@ -71,3 +71,56 @@ export function crc32c(bytes: Uint8Array, seed = 0): number {
   for (; i < length; i++) crc = T0[(crc ^ bytes[i]) & 0xff] ^ (crc >>> 8);
   return ~crc >>> 0;
 }
+
+/**
+ * The CRC-32C of `a` followed by `b`, from `crc32c(a)`, `crc32c(b)` and `b`'s length, without
+ * reading any byte: `crc32c(b, crcA)` equals `crc32cCombine(crcA, crc32c(b), b.length)`. A
+ * writer that already checksummed each record this way gets the checksum of the whole file for
+ * ~1 µs per record instead of a second pass over its bytes.
+ *
+ * Why it works: the register is linear over GF(2) apart from the initial value and final xor,
+ * which cancel between the two halves, so appending `n` bytes multiplies `crcA` by x^(8n)
+ * modulo the polynomial before `crcB` is added.
+ */
+export function crc32cCombine(crcA: number, crcB: number, lengthB: number): number {
+  return (multiplyModPolynomial(powerOfX(lengthB), crcA) ^ crcB) >>> 0;
+}
+
+/** Below this many bytes, checksumming them again is quicker than combining (~1 µs). */
+const COMBINE_FROM = 2048;
+
+/**
+ * `crc32c(b, crcA)` for bytes `b` whose own CRC `crcB` is known: combined when `b` is long, read
+ * again when it is short.
+ */
+export function crc32cAppend(crcA: number, b: Uint8Array, crcB: number): number {
+  return b.length < COMBINE_FROM ? crc32c(b, crcA) : crc32cCombine(crcA, crcB, b.length);
+}
+
+/** x^(2^k) modulo the polynomial for k = 0..63, reflected (bit 31 is x^0). */
+const X_POWERS = (() => {
+  const powers = new Uint32Array(64);
+  powers[0] = 1 << 30; // x^1
+  for (let k = 1; k < 64; k++) powers[k] = multiplyModPolynomial(powers[k - 1], powers[k - 1]);
+  return powers;
+})();
+
+/** x^(8 * bytes) modulo the polynomial, as a product of the X_POWERS its bits select. */
+function powerOfX(bytes: number): number {
+  let power = 0x80000000; // x^0
+  // 8 * bytes = bytes shifted by 3: bit j of `bytes` selects x^(2^(j + 3)).
+  for (let k = 3, rest = bytes; rest > 0; k++, rest = Math.floor(rest / 2)) {
+    if (rest % 2 === 1) power = multiplyModPolynomial(X_POWERS[k], power);
+  }
+  return power;
+}
+
+/** The product of two reflected polynomials modulo the CRC-32C polynomial. */
+function multiplyModPolynomial(a: number, b: number): number {
+  let product = 0;
+  for (let bit = 0x80000000; bit !== 0; bit >>>= 1) {
+    if ((a & bit) !== 0) product ^= b;
+    b = b & 1 ? (b >>> 1) ^ POLYNOMIAL : b >>> 1;
+  }
+  return product >>> 0;
+}

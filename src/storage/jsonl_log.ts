@@ -13,9 +13,10 @@
 import { blockFromJson, blockToJson, type SealedBlock } from "../core/block.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import { isPlainObject } from "../core/wire_validation.ts";
-import { crc32c } from "./crc32c.ts";
+import { crc32c, crc32cAppend } from "./crc32c.ts";
 import {
   EMPTY,
+  type EncodedRecords,
   isTornPrefix,
   type LogFormat,
   type LogScan,
@@ -49,11 +50,12 @@ export const jsonlLog: LogFormat = {
   name: "jsonl",
   fileExtension: ".jsonl",
   header: () => HEADER.slice(),
-  encode: encodeLines,
+  encode: (blocks) => encodeLines(blocks).bytes,
+  encodeWithCrc: encodeLines,
   scan: scanJsonl,
 };
 
-function encodeLines(blocks: readonly SealedBlock[]): Uint8Array {
+function encodeLines(blocks: readonly SealedBlock[]): EncodedRecords {
   // One string, one UTF-8 encoding; the checksums are then written over the zero placeholders.
   // Block JSON never holds a raw newline (JSON.stringify escapes it), so lines are found by "\n".
   let text = "";
@@ -62,15 +64,21 @@ function encodeLines(blocks: readonly SealedBlock[]): Uint8Array {
   }
   const out = encoder.encode(text);
   let pos = 0;
+  let crc = 0; // of everything written so far (0: of nothing)
   while (pos < out.length) {
     const end = out.indexOf(NEWLINE, pos);
-    let crc = crc32c(out.subarray(pos + TEXT_START, end - 1));
-    for (let i = CRC_DIGITS - 1; i >= 0; i--, crc >>>= 4) {
-      out[pos + PREFIX_HEAD.length + i] = HEX[crc & 0xf];
+    const textStart = pos + TEXT_START;
+    const blockText = out.subarray(textStart, end - 1);
+    const textCrc = crc32c(blockText);
+    for (let i = CRC_DIGITS - 1, rest = textCrc; i >= 0; i--, rest >>>= 4) {
+      out[pos + PREFIX_HEAD.length + i] = HEX[rest & 0xf];
     }
+    // The line: its prefix (now with the checksum), the block text, then "}" and the newline.
+    crc = crc32cAppend(crc32c(out.subarray(pos, textStart), crc), blockText, textCrc);
+    crc = crc32c(out.subarray(end - 1, end + 1), crc);
     pos = end + 1;
   }
-  return out;
+  return { bytes: out, crc };
 }
 
 async function scanJsonl(bytes: Uint8Array, suite: CryptoSuite): Promise<LogScan> {

@@ -24,12 +24,23 @@ export interface LogFormat {
   /** Records for these blocks as ONE buffer, ready for one append call (group commit). */
   encode(blocks: readonly SealedBlock[]): Uint8Array;
   /**
+   * `encode`, with the CRC-32C of the bytes it returns, found from the records' own checksums
+   * (see crc32cCombine) rather than by reading them all again.
+   */
+  encodeWithCrc(blocks: readonly SealedBlock[]): EncodedRecords;
+  /**
    * Reads a whole log file. Never throws for damage inside it: damage is reported. Throws
    * E_NOT_A_LOG for a file that is not a log of this format (e.g. random bytes, the other format),
    * E_UNSUPPORTED_VERSION for a log written by a newer format version. An empty file (0 bytes) is
    * a valid empty log.
    */
   scan(bytes: Uint8Array, suite: CryptoSuite, options?: ScanOptions): Promise<LogScan>;
+}
+
+export interface EncodedRecords {
+  readonly bytes: Uint8Array;
+  /** crc32c(bytes). */
+  readonly crc: number;
 }
 
 export interface ScanOptions {

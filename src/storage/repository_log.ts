@@ -9,7 +9,7 @@ import type { SealedBlock } from "../core/block.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import type { AppendFile, StorageBackend } from "./backend.ts";
 import type { Checkpoint } from "./checkpoint.ts";
-import { crc32c } from "./crc32c.ts";
+import { crc32c, crc32cAppend } from "./crc32c.ts";
 import type { LogFormat, LogScan } from "./log_format.ts";
 
 export type Durability = "relaxed" | "durable";
@@ -144,10 +144,11 @@ export class RepositoryLog {
     await this.#file.close();
   }
 
-  async #write(bytes: Uint8Array): Promise<void> {
+  /** Appends `bytes`; `crc`, when known, is crc32c(bytes) (spares reading them again). */
+  async #write(bytes: Uint8Array, crc?: number): Promise<void> {
     await this.#file.append(bytes);
     this.#length += bytes.length;
-    this.#crc = crc32c(bytes, this.#crc);
+    this.#crc = crc === undefined ? crc32c(bytes, this.#crc) : crc32cAppend(this.#crc, bytes, crc);
   }
 
   async #drain(): Promise<void> {
@@ -157,7 +158,8 @@ export class RepositoryLog {
       this.#queue = [];
       this.#waiters = [];
       try {
-        await this.#write(this.#format.encode(blocks));
+        const records = this.#format.encodeWithCrc(blocks);
+        await this.#write(records.bytes, records.crc);
         if (this.#durability === "durable") await this.#file.sync();
         for (const waiter of waiters) waiter.resolve();
       } catch (err) {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { crc32c } from "../../src/storage/crc32c.ts";
+import { crc32c, crc32cAppend, crc32cCombine } from "../../src/storage/crc32c.ts";
 
 const ascii = (text: string) => new TextEncoder().encode(text);
 const filled = (length: number, byteAt: (i: number) => number) =>
@@ -128,4 +128,29 @@ test("crc32c detects every single-bit flip of a record", () => {
     assert.notEqual(crc32c(bytes), original, `bit ${bit}`);
     bytes[bit >> 3] ^= 1 << (bit & 7);
   }
+});
+
+test("crc32cCombine gives crc(a + b) from crc(a), crc(b) and b's length alone", () => {
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ maxLength: 200 }),
+      fc.uint8Array({ maxLength: 5000 }),
+      (a, b) => {
+        const joined = new Uint8Array(a.length + b.length);
+        joined.set(a);
+        joined.set(b, a.length);
+        const expected = crc32c(joined);
+        assert.equal(crc32cCombine(crc32c(a), crc32c(b), b.length), expected);
+        assert.equal(crc32cAppend(crc32c(a), b, crc32c(b)), expected);
+      },
+    ),
+    { seed: 0xc0b1, numRuns: 300 },
+  );
+  // Lengths whose bits reach far: the powers of x go up to 2^63 bytes' worth.
+  const zeros = new Uint8Array(1 << 20);
+  assert.equal(
+    crc32cCombine(crc32c(ascii("abc")), crc32c(zeros), zeros.length),
+    crc32c(zeros, crc32c(ascii("abc"))),
+  );
+  assert.equal(crc32cCombine(0, 0, 0), 0);
 });

@@ -39,6 +39,8 @@ function setup(): Promise<Fixture> {
     }
     // Text beyond ASCII: the JSONL checksum covers UTF-8 bytes, not UTF-16 code units.
     varied.push(await sealBlock(smallFields(alice, 1, "naïve café ☕ 𝄞 日本語"), signer, suite));
+    // A record of a few KiB: the log's running checksum combines its CRC instead of rereading it.
+    varied.push(await sealBlock(smallFields(bob, 1, "a long text ".repeat(400)), null, suite));
     const small: SealedBlock[] = [];
     for (let seq = 1; seq <= 8; seq++) {
       const author = seq % 2 ? alice : bob;
@@ -133,6 +135,18 @@ for (const format of LOG_FORMATS) {
     const single = concat([format.header(), format.encode(varied)]);
     assert.deepEqual(buildLog(format, varied).bytes, single);
     assert.equal(format.encode([]).length, 0);
+  });
+
+  test(`${name} log: the checksum encodeWithCrc gives is the CRC-32C of its bytes`, async () => {
+    const { varied, small } = await setup();
+    // Records below and above the size from which checksums are combined instead of reread.
+    const sizes = varied.map(({ body }) => body.length);
+    assert.ok(Math.min(...sizes) < 2048 && Math.max(...sizes) >= 2048, `sizes ${sizes}`);
+    for (const blocks of [varied, small, varied.slice(3, 9), [varied[0]], []]) {
+      const { bytes, crc } = format.encodeWithCrc(blocks);
+      assert.deepEqual(bytes, format.encode(blocks));
+      assert.equal(crc, crc32c(bytes));
+    }
   });
 
   test(`${name} log: an empty file and a header alone are empty logs`, async () => {
