@@ -11,11 +11,13 @@
 import { bytesEqual, fromBase64Url, toBase64Url } from "./bytes.ts";
 import type { Commit } from "./commit.ts";
 import {
+  blockCommitFromTuple,
   commitFromJson,
   commitFromTuple,
   type CommitJson,
   commitToJson,
   unpackBytes,
+  writeBlockCommit,
   writeCommit,
 } from "./commit_codec.ts";
 import { CairnError } from "./errors.ts";
@@ -29,8 +31,15 @@ import {
 } from "./signing.ts";
 import { assertPositiveInteger, assertString, corrupt, isPlainObject } from "./wire_validation.ts";
 
-/** Layout version written first in every block body. */
-export const BLOCK_FORMAT_VERSION = 1;
+/**
+ * Layout version written first in every block body. Version 1 repeated the session in every
+ * commit and in every parent id; version 2 names it once (see writeBlockCommit). Blocks of
+ * both versions are read, verified and re-encoded as they were signed.
+ */
+export const BLOCK_FORMAT_VERSION = 2;
+
+/** A block body layout this version of Cairn reads and writes. */
+export type BlockVersion = 1 | 2;
 
 /** Characters of a session id: 22 base64url characters carry 132 bits of the key's hash. */
 export const SESSION_ID_LENGTH = 22;
@@ -55,6 +64,8 @@ export interface Block {
   readonly commits: readonly Commit[];
   /** 64-byte Ed25519 signature of the body, or empty for a block written in trusted mode. */
   readonly signature: Uint8Array;
+  /** The body's layout when it is an older one (1); absent for the current one. */
+  readonly version?: BlockVersion;
 }
 
 /** Everything the signature covers. */
@@ -114,9 +125,11 @@ export async function sessionIdFromPublicKey(
  */
 export function blockBody(fields: BlockFields, commitOffsets?: Uint32Array): Uint8Array {
   const { session, publicKey, seq, prev, commits } = fields;
+  const version = fields.version ?? BLOCK_FORMAT_VERSION;
+  const write = version === 1 ? writeCommit : writeBlockCommit;
   bodyWriter.reset();
   bodyWriter.arrayHeader(6);
-  bodyWriter.number(BLOCK_FORMAT_VERSION);
+  bodyWriter.number(version);
   bodyWriter.string(session);
   bodyWriter.bytes(publicKey);
   bodyWriter.number(seq);
@@ -124,7 +137,7 @@ export function blockBody(fields: BlockFields, commitOffsets?: Uint32Array): Uin
   bodyWriter.arrayHeader(commits.length);
   for (let i = 0; i < commits.length; i++) {
     if (commitOffsets) commitOffsets[i] = bodyWriter.length;
-    writeCommit(bodyWriter, commits[i]);
+    write(bodyWriter, commits[i]);
   }
   if (commitOffsets) commitOffsets[commits.length] = bodyWriter.length;
   return bodyWriter.take();
@@ -221,9 +234,9 @@ export async function decodeBlock(
 }
 
 export function blockToJson(sealed: SealedBlock): BlockJson {
-  const { session, publicKey, seq, prev, signature, commits } = sealed.block;
+  const { session, publicKey, seq, prev, signature, commits, version } = sealed.block;
   return {
-    v: BLOCK_FORMAT_VERSION,
+    v: version ?? BLOCK_FORMAT_VERSION,
     session,
     publicKey: toBase64Url(publicKey),
     seq,
@@ -236,9 +249,10 @@ export function blockToJson(sealed: SealedBlock): BlockJson {
 /** Validates a parsed JSON block and re-creates its canonical body. */
 export async function blockFromJson(json: unknown, suite: CryptoSuite): Promise<SealedBlock> {
   if (!isPlainObject(json)) throw corrupt("block: expected a JSON object");
-  checkVersion(json.v);
+  const version = checkedVersion(json.v);
   if (!Array.isArray(json.commits)) throw corrupt("block.commits: expected an array");
   const fields = checkedFields(
+    version,
     json.session,
     bytesFromBase64Url(json.publicKey, "block.publicKey"),
     json.seq,
@@ -319,34 +333,46 @@ function fieldsFromBody(body: Uint8Array): BlockFields {
   if (!Array.isArray(tuple) || tuple.length !== 6) {
     throw corrupt("block body: expected an array of 6 fields");
   }
-  const [version, session, publicKey, seq, prev, commitTuples] = tuple;
-  checkVersion(version);
+  const [v, session, publicKey, seq, prev, commitTuples] = tuple;
+  const version = checkedVersion(v);
   if (!Array.isArray(commitTuples)) throw corrupt("block.commits: expected an array");
-  return checkedFields(session, publicKey, seq, prev, commitTuples.map(commitFromTuple));
+  // A version 2 commit takes its session from the block: checked before any commit is read.
+  assertSessionId(session);
+  const commits = version === 1
+    ? commitTuples.map(commitFromTuple)
+    : commitTuples.map((commit) => blockCommitFromTuple(commit, session));
+  return checkedFields(version, session, publicKey, seq, prev, commits);
+}
+
+function assertSessionId(session: unknown): asserts session is string {
+  assertString(session, "block.session");
+  if (!SESSION_ID_PATTERN.test(session)) throw corrupt("block.session: not a session id");
 }
 
 function checkedFields(
+  version: BlockVersion,
   session: unknown,
   publicKey: unknown,
   seq: unknown,
   prev: unknown,
   commits: Commit[],
 ): BlockFields {
-  assertString(session, "block.session");
-  if (!SESSION_ID_PATTERN.test(session)) throw corrupt("block.session: not a session id");
+  assertSessionId(session);
   assertPositiveInteger(seq, "block.seq");
   assertString(prev, "block.prev");
   if (seq === 1 ? prev !== "" : !BLOCK_HASH_PATTERN.test(prev)) {
     throw corrupt("block.prev: must be empty for seq 1, else a block hash");
   }
   checkCommits(session, commits);
-  return {
+  const fields: BlockFields = {
     session,
     publicKey: checkedBytes(publicKey, PUBLIC_KEY_BYTES, "block.publicKey"),
     seq,
     prev,
     commits,
   };
+  // The current layout is left implicit, as in a block sealed here.
+  return version === BLOCK_FORMAT_VERSION ? fields : { ...fields, version };
 }
 
 /** A block's commits: at least one, all by its session, commit seqs strictly increasing. */
@@ -381,8 +407,9 @@ function bytesFromBase64Url(value: unknown, where: string): Uint8Array {
   return bytes;
 }
 
-function checkVersion(version: unknown): void {
-  if (version !== BLOCK_FORMAT_VERSION) {
+function checkedVersion(version: unknown): BlockVersion {
+  if (version !== 1 && version !== 2) {
     throw corrupt(`block: unsupported format version ${String(version)}`);
   }
+  return version;
 }

@@ -36,8 +36,8 @@ const BODY_DELETE = 2;
 
 /**
  * Writes the commit as a MessagePack array `[version, session, seq, key, hlc, parents, schema,
- * kind, ...body]` — compact, and read back by commitFromTuple. Written field by field (no tuple
- * is built): this runs once per commit when a block is sealed. The one parent of a local update
+ * kind, ...body]`, read back by commitFromTuple: a commit on its own, and the commits of a
+ * version 1 block. Written field by field (no tuple is built). The one parent of a local update
  * (see makeOwnParentCommit) is written from its parts, without making its id string.
  */
 export function writeCommit(writer: MsgpackWriter, commit: Commit): void {
@@ -53,6 +53,38 @@ export function writeCommit(writer: MsgpackWriter, commit: Commit): void {
     writer.commitId(commit.session, parentSeq);
   } else writer.stringArray(commit.parents);
   writer.repeatedString(commit.schema);
+  writeChange(writer, commit);
+}
+
+/**
+ * Writes a commit of a version 2 block, whose session the block names once: `[seq, key, hlc,
+ * parents, schema, kind, ...body]`, where a parent by the same session is its seq (a number) and
+ * any other parent its id string. Read back by blockCommitFromTuple. A one-field update then
+ * takes about 35 bytes instead of 80: less to hash, checksum, write and keep in history.
+ */
+export function writeBlockCommit(writer: MsgpackWriter, commit: Commit): void {
+  const parentSeq = ownParentSeq(commit);
+  writer.arrayHeader(commit.kind === "value" ? 7 : commit.kind === "delta" ? 8 : 6);
+  writer.number(commit.seq);
+  writer.string(commit.key);
+  writer.number(commit.hlc);
+  if (parentSeq > 0) {
+    writer.arrayHeader(1);
+    writer.number(parentSeq);
+  } else {
+    const parents = commit.parents;
+    writer.arrayHeader(parents.length);
+    for (let i = 0; i < parents.length; i++) {
+      const seq = seqInSession(parents[i], commit.session);
+      if (seq > 0) writer.number(seq);
+      else writer.string(parents[i]);
+    }
+  }
+  writer.repeatedString(commit.schema);
+  writeChange(writer, commit);
+}
+
+function writeChange(writer: MsgpackWriter, commit: Commit): void {
   if (commit.kind === "value") {
     writer.number(BODY_VALUE);
     writer.record(commit.value);
@@ -63,16 +95,56 @@ export function writeCommit(writer: MsgpackWriter, commit: Commit): void {
   } else writer.number(BODY_DELETE);
 }
 
+/**
+ * The seq of commit id `id` when it is `<session>.<seq>` spelled as commitId spells it (digits,
+ * no leading zero, a safe integer), else 0: only such an id is written as a number, so reading
+ * the number back gives the same id.
+ */
+function seqInSession(id: string, session: string): number {
+  const start = session.length + 1;
+  if (id.length <= start || id.length > start + 16 || !id.startsWith(session)) return 0;
+  if (id.charCodeAt(session.length) !== 0x2e || id.charCodeAt(start) === 0x30) return 0;
+  let seq = 0;
+  for (let i = start; i < id.length; i++) {
+    const digit = id.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return 0;
+    seq = seq * 10 + digit;
+  }
+  return Number.isSafeInteger(seq) ? seq : 0;
+}
+
 export function commitFromTuple(tuple: unknown): Commit {
   if (!Array.isArray(tuple)) throw corrupt("commit: expected an array");
   const [version, session, seq, key, hlc, parents, schema, kind, a, b] = tuple;
   checkVersion(version);
-  let body: CommitBody;
-  if (kind === BODY_VALUE && tuple.length === 9) body = valueBody(a);
-  else if (kind === BODY_DELTA && tuple.length === 10) body = deltaBody(a, b);
-  else if (kind === BODY_DELETE && tuple.length === 8) body = DELETE;
-  else throw corrupt(`commit: unknown body kind ${String(kind)} or wrong length ${tuple.length}`);
-  return buildCommit(session, seq, key, hlc, parents, schema, body);
+  return buildCommit(session, seq, key, hlc, parents, schema, changeFrom(tuple, 7, kind, a, b));
+}
+
+/** A commit of a version 2 block by `session` (see writeBlockCommit), validated. */
+export function blockCommitFromTuple(tuple: unknown, session: string): Commit {
+  if (!Array.isArray(tuple)) throw corrupt("commit: expected an array");
+  const [seq, key, hlc, parents, schema, kind, a, b] = tuple;
+  if (!Array.isArray(parents)) throw corrupt("commit.parents: expected an array");
+  const ids = parents.map((parent) => {
+    if (typeof parent !== "number") return parent;
+    assertPositiveInteger(parent, "commit.parents");
+    return `${session}.${parent}`;
+  });
+  return buildCommit(session, seq, key, hlc, ids, schema, changeFrom(tuple, 5, kind, a, b));
+}
+
+/** The change of a commit tuple whose kind is at index `at`, followed by `a` and `b`. */
+function changeFrom(
+  tuple: unknown[],
+  at: number,
+  kind: unknown,
+  a: unknown,
+  b: unknown,
+): CommitBody {
+  if (kind === BODY_VALUE && tuple.length === at + 2) return valueBody(a);
+  if (kind === BODY_DELTA && tuple.length === at + 3) return deltaBody(a, b);
+  if (kind === BODY_DELETE && tuple.length === at + 1) return DELETE;
+  throw corrupt(`commit: unknown body kind ${String(kind)} or wrong length ${tuple.length}`);
 }
 
 /** Reused by every encodeCommit, as blockBody reuses its own: its buffer is kept, not remade. */

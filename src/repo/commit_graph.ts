@@ -7,7 +7,7 @@
  */
 import type { Block } from "../core/block.ts";
 import { type Commit, commitId, type FieldRecord, parseCommitId } from "../core/commit.ts";
-import { commitFromTuple, unpackBytes } from "../core/commit_codec.ts";
+import { blockCommitFromTuple, commitFromTuple, unpackBytes } from "../core/commit_codec.ts";
 import { StampHeap } from "./stamp_heap.ts";
 
 /**
@@ -18,12 +18,18 @@ import { StampHeap } from "./stamp_heap.ts";
  * every major GC marks them again.
  */
 class EncodedCommits {
+  /** The block's session (its commits' own), and whether the body has the version 1 layout. */
+  readonly session: string;
+  readonly legacy: boolean;
   readonly body: Uint8Array;
   readonly firstSeq: number;
   /** Where each commit starts in the body, then where the last one ends. */
   readonly offsets: Uint32Array;
 
-  constructor(body: Uint8Array, firstSeq: number, offsets: Uint32Array) {
+  constructor(block: Block, body: Uint8Array, firstSeq: number, offsets: Uint32Array) {
+    // Not the block itself: it holds the commit objects that this replaces.
+    this.session = block.session;
+    this.legacy = block.version === 1;
     this.body = body;
     this.firstSeq = firstSeq;
     this.offsets = offsets;
@@ -32,7 +38,8 @@ class EncodedCommits {
   /** A new object each time: commits from the graph are not compared by identity. */
   decode(seq: number): Commit {
     const i = seq - this.firstSeq;
-    return commitFromTuple(unpackBytes(this.body, "commit", this.offsets[i], this.offsets[i + 1]));
+    const tuple = unpackBytes(this.body, "commit", this.offsets[i], this.offsets[i + 1]);
+    return this.legacy ? commitFromTuple(tuple) : blockCommitFromTuple(tuple, this.session);
   }
 }
 
@@ -91,7 +98,7 @@ export class CommitGraph {
     const entries = this.#bySession.get(session);
     const gapless = commits[commits.length - 1].seq - firstSeq === commits.length - 1;
     if (!commitOffsets || !entries || !gapless) return;
-    const encoded = new EncodedCommits(body, firstSeq, commitOffsets);
+    const encoded = new EncodedCommits(block, body, firstSeq, commitOffsets);
     for (const commit of commits) {
       if (entries[commit.seq - 1] === commit) entries[commit.seq - 1] = encoded;
     }

@@ -7,6 +7,7 @@ import {
   type BlockFields,
   blockFromJson,
   blockToJson,
+  type BlockVersion,
   type ChainTip,
   checkChain,
   decodeBlock,
@@ -77,19 +78,30 @@ function hasCode(...codes: CairnErrorCode[]): (err: unknown) => boolean {
   return (err) => codes.some((code) => isCairnError(err, code));
 }
 
-/** A commit as the array the body holds, built independently of the writer in src/. */
-function commitToTuple(commit: Commit): unknown[] {
+/**
+ * A commit as the array a body holds, built independently of the writer in src/. Version 2: no
+ * session, and a parent by the commit's own session as its seq. Version 1: all of it spelled out.
+ */
+function commitToTuple(commit: Commit, version: BlockVersion = 2): unknown[] {
   const { session, seq, key, hlc, parents, schema } = commit;
-  const head = [COMMIT_FORMAT_VERSION, session, seq, key, hlc, parents, schema];
+  const own = (id: string) => {
+    const digits = id.slice(session.length + 1);
+    const mine = id.startsWith(`${session}.`) && /^[1-9][0-9]*$/.test(digits);
+    return mine && Number.isSafeInteger(Number(digits)) ? Number(digits) : id;
+  };
+  const head = version === 1
+    ? [COMMIT_FORMAT_VERSION, session, seq, key, hlc, parents, schema]
+    : [seq, key, hlc, parents.map(own), schema];
   if (commit.kind === "value") return [...head, 0, commit.value];
   if (commit.kind === "delta") return [...head, 1, commit.set, commit.unset];
   return [...head, 2];
 }
 
 /** The body's fields as MessagePack sees them, to build hostile variants from. */
-function bodyTuple(fields: BlockFields): unknown[] {
+function bodyTuple(fields: BlockFields, version: BlockVersion = BLOCK_FORMAT_VERSION): unknown[] {
   const { session, publicKey, seq, prev } = fields;
-  return [BLOCK_FORMAT_VERSION, session, publicKey, seq, prev, fields.commits.map(commitToTuple)];
+  const commits = fields.commits.map((commit) => commitToTuple(commit, version));
+  return [version, session, publicKey, seq, prev, commits];
 }
 
 function frame(body: unknown, signature: unknown = new Uint8Array(64)): Uint8Array {
@@ -371,9 +383,13 @@ test("block: each malformed field is E_CORRUPT_ENCODING", async () => {
   const valid = bodyTuple(fields);
   const withField = (index: number, value: unknown) => valid.with(index, value);
   const [first, second] = fields.commits;
-  const tuples = (...list: Commit[]) => list.map(commitToTuple);
+  const tuples = (...list: Commit[]) => list.map((commit) => commitToTuple(commit));
+  const parentsAre = (commit: Commit, parents: unknown) => commitToTuple(commit).with(3, parents);
+  const ownId = `${alice.session}.${first.seq}`;
+  assert.deepEqual(second.parents, [ownId]);
   const badBodies: [string, unknown[]][] = [
     ["version", withField(0, BLOCK_FORMAT_VERSION + 1)],
+    ["version 0", withField(0, 0)],
     ["short session", withField(1, "s1")],
     ["session with a dot", withField(1, `${alice.session.slice(1)}.`)],
     ["session not a string", withField(1, 7)],
@@ -387,10 +403,13 @@ test("block: each malformed field is E_CORRUPT_ENCODING", async () => {
     ["no commits", withField(5, [])],
     ["commits not an array", withField(5, {})],
     ["a malformed commit", withField(5, [[1, 2, 3]])],
-    [
-      "a commit of another session",
-      withField(5, tuples(first, { ...second, session: mallory.session })),
-    ],
+    ["a version 1 commit in a version 2 body", withField(5, [commitToTuple(first, 1)])],
+    ["a parent seq of 0", withField(5, [tuples(first)[0], parentsAre(second, [0])])],
+    ["a fractional parent seq", withField(5, [tuples(first)[0], parentsAre(second, [1.5])])],
+    ["a parent that is neither", withField(5, [tuples(first)[0], parentsAre(second, [null])])],
+    ["parents not an array", withField(5, [tuples(first)[0], parentsAre(second, 1)])],
+    // Spelled out, an own parent is valid but not canonical: version 2 writes it as a number.
+    ["an own parent as an id", withField(5, [tuples(first)[0], parentsAre(second, [ownId])])],
     ["repeated commit seq", withField(5, tuples(first, { ...second, seq: first.seq }))],
     ["decreasing commit seqs", withField(5, tuples(second, first))],
     ["extra field", [...valid, 0]],
@@ -415,6 +434,67 @@ test("block: each malformed field is E_CORRUPT_ENCODING", async () => {
     await assert.rejects(decodeBlock(packValue(value), suite), hasCode("E_CORRUPT_ENCODING"), what);
   }
   await decodeBlock(frame(body), suite); // the unmodified tuple is accepted
+
+  // Version 1 bodies carry a session per commit, which must be the block's.
+  const v1 = bodyTuple(fields, 1);
+  await decodeBlock(frame(packValue(v1)), suite);
+  const foreign = [first, { ...second, session: mallory.session }].map((c) => commitToTuple(c, 1));
+  await assert.rejects(
+    decodeBlock(frame(packValue(v1.with(5, foreign))), suite),
+    hasCode("E_CORRUPT_ENCODING"),
+    "a commit of another session",
+  );
+});
+
+test("block: version 1 blocks still decode, verify and go through JSON as version 1", async () => {
+  const { suite, alice } = await setup();
+  await fc.assert(
+    fc.asyncProperty(blockFields(alice), fc.boolean(), async (fields, signed) => {
+      const old = { ...fields, version: 1 as const };
+      const sealed = signed ? await sealAs(alice, old) : await sealBlock(old, null, suite);
+      assert.equal(sealed.body[1], 1, "the body says version 1");
+      const decoded = await decodeBlock(encodeBlock(sealed), suite);
+      assertSameSealed(decoded, sealed);
+      assert.equal(decoded.block.version, 1);
+      const json = blockToJson(decoded);
+      assert.equal(json.v, 1);
+      const fromJson = await blockFromJson(JSON.parse(JSON.stringify(json)), suite);
+      assertSameSealed(fromJson, sealed);
+      if (signed) await verifyBlock(fromJson, suite);
+      // The same commits in the current layout: a different body, the same commits.
+      const current = await sealBlock(fields, null, suite);
+      assert.deepEqual(
+        (await decodeBlock(encodeBlock(current), suite)).block.commits,
+        sealed.block.commits,
+      );
+      assert.equal(current.body[1], BLOCK_FORMAT_VERSION);
+    }),
+    { numRuns: 40 },
+  );
+});
+
+test("block: a version 2 body names the session once, not in every commit and parent", async () => {
+  const { alice } = await setup();
+  // Updates of one item, each over the one before: what a session mostly writes.
+  const updates: Commit[] = Array.from(
+    { length: 100 },
+    (_, i) =>
+      makeCommit(
+        alice.session,
+        i + 2,
+        "item",
+        1_000 + i,
+        [`${alice.session}.${i + 1}`],
+        "t@1",
+        "delta",
+        { n: i },
+        [],
+      ),
+  );
+  const fields = { ...fieldsOf(alice), commits: updates };
+  const saved = blockBody({ ...fields, version: 1 }).length - blockBody(fields).length;
+  // The session (22 characters and a header byte) twice per commit, the version once per commit.
+  assert.ok(saved >= 100 * 46, `${saved} bytes saved`);
 });
 
 test("block: a body that is valid but not canonically encoded is refused", async () => {
@@ -438,7 +518,8 @@ test("block: malformed JSON blocks are E_CORRUPT_ENCODING", async () => {
   const bad: [string, unknown][] = [
     ["null", null],
     ["array", []],
-    ["version", { ...json, v: 2 }],
+    ["version", { ...json, v: BLOCK_FORMAT_VERSION + 1 }],
+    ["version 0", { ...json, v: 0 }],
     ["public key not base64url", { ...json, publicKey: "*".repeat(43) }],
     ["public key of 31 bytes", { ...json, publicKey: json.publicKey.slice(0, 42) }],
     ["public key as number", { ...json, publicKey: 5 }],

@@ -8,17 +8,27 @@ import { CommitGraph } from "../../src/repo/commit_graph.ts";
 import { commit } from "../harness/arbitrary.ts";
 import { type Author, newAuthor } from "../harness/blocks.ts";
 
-/** A block of 1–6 arbitrary commits by `author` whose seqs follow `firstSeq` with no gap. */
+/**
+ * A block of 1–6 arbitrary commits by `author` whose seqs follow `firstSeq` with no gap, in body
+ * layout 1 or 2; some commits name a parent of the author's own (version 2 writes its seq).
+ */
 const contiguousBlock = (author: Author): fc.Arbitrary<BlockFields> =>
   fc.record({
     firstSeq: fc.integer({ min: 1, max: 1e6 }),
-    commits: fc.array(commit, { minLength: 1, maxLength: 6 }),
-  }).map(({ firstSeq, commits }) => ({
+    commits: fc.array(fc.tuple(commit, fc.boolean()), { minLength: 1, maxLength: 6 }),
+    version: fc.constantFrom(1 as const, 2 as const),
+  }).map(({ firstSeq, commits, version }) => ({
     session: author.session,
     publicKey: author.key.publicKey,
     seq: 1,
     prev: "",
-    commits: commits.map((c, i): Commit => ({ ...c, session: author.session, seq: firstSeq + i })),
+    commits: commits.map(([c, own], i): Commit => ({
+      ...c,
+      session: author.session,
+      seq: firstSeq + i,
+      parents: own ? [...c.parents, `${author.session}.${firstSeq + i - 1 || 7}`] : c.parents,
+    })),
+    ...(version === 1 ? { version } : {}),
   }));
 
 test("commit graph: commits kept as their block's bytes decode to equal commits", async () => {

@@ -176,8 +176,12 @@ test("a checkpoint is written in the background once the log has grown enough", 
   await withDir(async (path) => {
     const db = await Cairn.open({ path, trusted: true, schemas: [Doc] });
     const repo = await db.open("/big");
-    for (let i = 0; i < 60_000; i++) repo.create(Doc, { title: `item number ${i}`, n: i });
+    // About 90 bytes of log each: past the 4 MiB after which the first checkpoint is due.
+    const title = (i: number) => `item number ${i}, with a title long enough to fill the log`;
+    for (let i = 0; i < 60_000; i++) repo.create(Doc, { title: title(i), n: i });
     await db.flush(); // waits for the background checkpoint too
+    const log = (await stat(join(path, "big.log"))).size;
+    assert.ok(log >= 4 * 1024 * 1024, `a log of ${log} bytes`);
     const size = (await stat(join(path, "big.ckpt"))).size;
     assert.ok(size > 0, "a checkpoint exists before close");
     await db.close();

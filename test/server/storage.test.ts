@@ -5,6 +5,9 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { sealBlock } from "../../src/core/block.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import { LOG_FORMATS } from "../../src/storage/log_convert.ts";
 import { ALL_TYPES } from "../harness/schemas.ts";
 import {
   Cairn,
@@ -238,6 +241,70 @@ for (const format of ["binary", "jsonl"] as const) {
         previousCount = count;
         await again.close();
       }
+    } finally {
+      await rm(path, { recursive: true, force: true });
+    }
+  });
+}
+
+for (const format of LOG_FORMATS) {
+  test(`${format.name}: a log of version 1 blocks (before sessions were named once per block) opens and grows`, async () => {
+    const path = await tempDir();
+    try {
+      const db = await Cairn.open({ path, format: format.name });
+      const repo = await db.open("/data/all");
+      fill(repo, 60); // creates, local updates (own parents), deletes
+      const before = snapshot(repo);
+      const secretKey = db.exportSecretKey();
+      await db.close();
+
+      // The same blocks as the previous layout wrote them: re-sealed as version 1, chained anew.
+      const suite = await cryptoSuite();
+      const key = await suite.ed25519.fromSecret(secretKey);
+      const files = await readdir(path);
+      const logName = files.find((name) => name.endsWith(format.fileExtension))!;
+      const scan = await format.scan(await readFile(join(path, logName)), suite);
+      assert.ok(scan.blocks.length > 0 && scan.blocks.every((b) => b.block.version === undefined));
+      const legacy = [];
+      let prev = "";
+      for (const { block } of scan.blocks) {
+        const { signature: _, ...fields } = block;
+        const sealed = await sealBlock({ ...fields, prev, version: 1 }, {
+          key,
+          ed25519: suite.ed25519,
+        }, suite);
+        legacy.push(sealed);
+        prev = sealed.hash;
+      }
+      assert.ok(legacy.every((sealed) => sealed.body[1] === 1), "version 1 bodies");
+      const bytes = new Uint8Array([...format.header(), ...format.encode(legacy)]);
+      await writeFile(join(path, logName), bytes);
+      for (const name of files.filter((name) => name.endsWith(".ckpt"))) await rm(join(path, name));
+
+      const again = await Cairn.open({ path });
+      const reopened = await again.open("/data/all");
+      assert.deepEqual(reopened.stats(), { damaged: [], tornTailBytes: 0, unloadable: [] });
+      assert.deepEqual(snapshot(reopened), before);
+      // New writes continue both chains (commits and blocks) in the current layout.
+      reopened.get("k1", Everything)!.set("title", "after the upgrade");
+      reopened.create(Everything, { title: "new" }, { key: "new" });
+      const after = snapshot(reopened);
+      // A peer gets both kinds of block, as they were signed, and holds the same.
+      const peerDb = await Cairn.open({});
+      await peerDb.trust(again.session.publicKey);
+      const peer = await peerDb.open("/data/all");
+      await reopened.flush();
+      const report = await peer.importBlocks(await reopened.exportBlocks());
+      assert.deepEqual(report.rejected, []);
+      assert.deepEqual(snapshot(peer), after);
+      await peerDb.close();
+      await again.close();
+      const third = await Cairn.open({ path });
+      assert.deepEqual(snapshot(await third.open("/data/all")), after);
+      await third.close();
+      const grown = await format.scan(await readFile(join(path, logName)), suite);
+      const versions = grown.blocks.map(({ body }) => body[1]);
+      assert.deepEqual(versions, [...legacy.map(() => 1), 2], "old blocks kept, new ones current");
     } finally {
       await rm(path, { recursive: true, force: true });
     }
