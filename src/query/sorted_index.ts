@@ -28,8 +28,8 @@ interface IndexEntry {
   value: WireValue;
   readonly key: string;
   /**
-   * What the last batch of changes did with this entry: `2 * batch` once the batch took its
-   * key's latest change, `2 * batch + 1` once it also took the entry out of its place.
+   * What the last batch of changes did with this entry: `2 * batch` once the batch met a change
+   * of its key, `2 * batch + 1` once it also took the entry out of its place.
    */
   mark: number;
 }
