@@ -62,7 +62,7 @@ for (let first = 1; first <= COMMITS; first += PER_BLOCK) {
 
 function fileOf(format: LogFormat): Uint8Array {
   const header = format.header();
-  const records = format.encode(blocks);
+  const records = format.encode(blocks).bytes;
   const file = new Uint8Array(header.length + records.length);
   file.set(header);
   file.set(records, header.length);
@@ -109,7 +109,7 @@ for (const format of [binaryLog, jsonlLog]) {
     throw new Error(`${format.name}: scan did not read back every block`);
   }
   console.log(`${format.name} log: ${(file.length / 1e6).toFixed(2)} MB`);
-  console.log(row(`  encode`, file.length, await medianMillis(() => format.encode(blocks))));
+  console.log(row(`  encode`, file.length, await medianMillis(() => format.encode(blocks).bytes)));
   console.log(
     row(
       `  scan (frame, crc, decode, hash)`,

@@ -52,8 +52,7 @@ export const binaryLog: LogFormat = {
   name: "binary",
   fileExtension: ".log",
   header: () => HEADER.slice(),
-  encode: (blocks) => encodeRecords(blocks).bytes,
-  encodeWithCrc: encodeRecords,
+  encode: encodeRecords,
   scan: scanBinary,
 };
 

@@ -50,8 +50,7 @@ export const jsonlLog: LogFormat = {
   name: "jsonl",
   fileExtension: ".jsonl",
   header: () => HEADER.slice(),
-  encode: (blocks) => encodeLines(blocks).bytes,
-  encodeWithCrc: encodeLines,
+  encode: encodeLines,
   scan: scanJsonl,
 };
 

@@ -46,7 +46,7 @@ export async function convertLog(
     damaged.push({ ...scan.tornTail, reason: "torn tail: an incomplete record at the end" });
   }
   const header = to.header();
-  const records = to.encode(scan.blocks);
+  const records = to.encode(scan.blocks).bytes;
   const out = new Uint8Array(header.length + records.length);
   out.set(header);
   out.set(records, header.length);

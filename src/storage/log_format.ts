@@ -21,13 +21,11 @@ export interface LogFormat {
   readonly fileExtension: string;
   /** Bytes a new log file starts with (identifies format and version). */
   header(): Uint8Array;
-  /** Records for these blocks as ONE buffer, ready for one append call (group commit). */
-  encode(blocks: readonly SealedBlock[]): Uint8Array;
   /**
-   * `encode`, with the CRC-32C of the bytes it returns, found from the records' own checksums
-   * (see crc32cCombine) rather than by reading them all again.
+   * Records for these blocks as ONE buffer, ready for one append call (group commit), with its
+   * CRC-32C, found from the records' own checksums (see crc32cCombine), not by reading it again.
    */
-  encodeWithCrc(blocks: readonly SealedBlock[]): EncodedRecords;
+  encode(blocks: readonly SealedBlock[]): EncodedRecords;
   /**
    * Reads a whole log file. Never throws for damage inside it: damage is reported. Throws
    * E_NOT_A_LOG for a file that is not a log of this format (e.g. random bytes, the other format),

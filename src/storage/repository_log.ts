@@ -158,7 +158,7 @@ export class RepositoryLog {
       this.#queue = [];
       this.#waiters = [];
       try {
-        const records = this.#format.encodeWithCrc(blocks);
+        const records = this.#format.encode(blocks);
         await this.#write(records.bytes, records.crc);
         if (this.#durability === "durable") await this.#file.sync();
         for (const waiter of waiters) waiter.resolve();

@@ -277,7 +277,7 @@ for (const format of LOG_FORMATS) {
         prev = sealed.hash;
       }
       assert.ok(legacy.every((sealed) => sealed.body[1] === 1), "version 1 bodies");
-      const bytes = new Uint8Array([...format.header(), ...format.encode(legacy)]);
+      const bytes = new Uint8Array([...format.header(), ...format.encode(legacy).bytes]);
       await writeFile(join(path, logName), bytes);
       for (const name of files.filter((name) => name.endsWith(".ckpt"))) await rm(join(path, name));
 
