@@ -250,6 +250,7 @@ export function blockToJson(sealed: SealedBlock): BlockJson {
 export async function blockFromJson(json: unknown, suite: CryptoSuite): Promise<SealedBlock> {
   if (!isPlainObject(json)) throw corrupt("block: expected a JSON object");
   const version = checkedVersion(json.v);
+  assertSessionId(json.session);
   if (!Array.isArray(json.commits)) throw corrupt("block.commits: expected an array");
   const fields = checkedFields(
     version,
@@ -349,15 +350,15 @@ function assertSessionId(session: unknown): asserts session is string {
   if (!SESSION_ID_PATTERN.test(session)) throw corrupt("block.session: not a session id");
 }
 
+/** The fields of a block whose version and session id are checked already. */
 function checkedFields(
   version: BlockVersion,
-  session: unknown,
+  session: string,
   publicKey: unknown,
   seq: unknown,
   prev: unknown,
   commits: Commit[],
 ): BlockFields {
-  assertSessionId(session);
   assertPositiveInteger(seq, "block.seq");
   assertString(prev, "block.prev");
   if (seq === 1 ? prev !== "" : !BLOCK_HASH_PATTERN.test(prev)) {
