@@ -18,7 +18,19 @@ export interface Member<R> {
   schema: string;
   /** The result element (e.g. an Item handle), built on first need. */
   view: R | undefined;
+  /** Where it stands with the query's sorted list (see `Placing`). */
+  placing: Placing;
 }
+
+/**
+ * A member's standing with the sorted list of a query that places changes in batches: placed
+ * where it belongs, waiting to enter, waiting to leave, or gone before it ever entered.
+ */
+export type Placing = typeof PLACED | typeof ENTERING | typeof LEAVING | typeof GONE;
+export const PLACED = 0;
+export const ENTERING = 1;
+export const LEAVING = 2;
+export const GONE = 3;
 
 export type MemberOrder<R> = (a: Member<R>, b: Member<R>) => number;
 

@@ -9,9 +9,13 @@ import type { Schema } from "../core/schema_types.ts";
 import type { ItemValue } from "../repo/leaf_merge.ts";
 import {
   comparatorOrder,
+  ENTERING,
   fieldOrder,
+  GONE,
+  LEAVING,
   type Member,
   type MemberOrder,
+  PLACED,
   sameSortKey,
 } from "./comparator.ts";
 import { QueryFailures, reportUncaught } from "./failures.ts";
@@ -49,6 +53,9 @@ export interface QuerySpec<R> {
 
 const NONE: readonly never[] = Object.freeze([]);
 
+/** A batch of changes is placed in one pass once it holds at least this share of the members. */
+const ONE_PASS_SHARE = 1 / 16;
+
 export class LiveQuery<R> {
   readonly #host: QueryHost<R>;
   readonly #schema: Schema | undefined;
@@ -60,6 +67,14 @@ export class LiveQuery<R> {
   readonly #limit: number;
   readonly #members = new Map<string, Member<R>>();
   #list: SortedList<Member<R>> | undefined;
+  /**
+   * Whether changes wait in `#unplaced` until the list is next read (or the batch ends): only
+   * where nothing needs a changed member's rank at once (no `limit`) and the order reads the
+   * members alone (no caller's comparator, which reads items as they are now).
+   */
+  readonly #batches: boolean;
+  /** Members that entered, left or moved since the list was last brought up to date. */
+  #unplaced: Member<R>[] = [];
   #generation = 0;
   #cachedGeneration = -1;
   #cached: readonly R[] = NONE;
@@ -91,6 +106,7 @@ export class LiveQuery<R> {
     this.#limit = spec.limit ?? Infinity;
     this.#byComparator = spec.comparator !== undefined;
     this.#sortFields = spec.sortFields;
+    this.#batches = this.#limit === Infinity && !this.#byComparator;
     this.#order = spec.comparator
       ? comparatorOrder(spec.comparator, (m) => this.#viewOf(m), spec.desc, (a, b, err) => {
         this.#failures.comparatorThrew(a.key, b.key, err);
@@ -107,6 +123,7 @@ export class LiveQuery<R> {
    * Empty while `pending`: partial results of a scan in progress are never shown.
    */
   get results(): readonly R[] {
+    this.#place();
     if (this.#cachedGeneration !== this.#generation) {
       this.#cachedGeneration = this.#generation;
       this.#cached = this.#build();
@@ -121,6 +138,7 @@ export class LiveQuery<R> {
 
   /** Items that match, ignoring `limit`. */
   get total(): number {
+    this.#place();
     return this.#list ? this.#list.size : 0;
   }
 
@@ -181,6 +199,7 @@ export class LiveQuery<R> {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#unplaced = [];
     this.#subscribers.clear();
     this.#failures.close();
     this.#host.closed(this);
@@ -198,7 +217,7 @@ export class LiveQuery<R> {
     if (wire === undefined) return undefined;
     const view = this.#acceptedView;
     this.#acceptedView = undefined;
-    return { key, wire, schema: value!.schema, view };
+    return { key, wire, schema: value!.schema, view, placing: PLACED };
   }
 
   /**
@@ -288,6 +307,7 @@ export class LiveQuery<R> {
       else if (old) this.#members.delete(key);
       return;
     }
+    if (this.#batches) return this.#note(key, value, old);
     const limited = this.#limit !== Infinity;
     if (old === undefined) {
       const next = this.match(key, value);
@@ -318,6 +338,77 @@ export class LiveQuery<R> {
     this.#touched(stays ? 0 : list.resettle(limited));
   }
 
+  /**
+   * `apply` for a query that places changes in batches: the member map is brought up to date at
+   * once, the sorted list by `#place`. A member whose sort values change leaves its place, and a
+   * new member for the item enters at the new one, so that a member in the list always holds
+   * the values it was placed by.
+   */
+  #note(key: string, value: ItemValue | undefined, old: Member<R> | undefined): void {
+    if (old === undefined) {
+      const entering = this.match(key, value);
+      if (entering === undefined) return;
+      this.#members.set(key, entering);
+      this.#enter(entering);
+    } else {
+      const wire = this.#accept(key, value, old);
+      if (wire === undefined) {
+        this.#members.delete(key);
+        this.#leave(old);
+      } else {
+        const view = this.#acceptedView;
+        this.#acceptedView = undefined;
+        const schema = value!.schema;
+        const nextView = old.schema !== schema ? view : view ?? old.view;
+        if (old.placing === ENTERING || sameSortKey(this.#sortFields, old.wire, wire)) {
+          old.wire = wire;
+          old.schema = schema;
+          old.view = nextView;
+        } else {
+          this.#leave(old);
+          const moved: Member<R> = { key, wire, schema, view: nextView, placing: PLACED };
+          this.#members.set(key, moved);
+          this.#enter(moved);
+        }
+      }
+    }
+    this.#touched(0);
+  }
+
+  #enter(member: Member<R>): void {
+    member.placing = ENTERING;
+    this.#unplaced.push(member);
+  }
+
+  #leave(member: Member<R>): void {
+    if (member.placing === ENTERING) member.placing = GONE; // in `#unplaced` already
+    else {
+      member.placing = LEAVING;
+      this.#unplaced.push(member);
+    }
+  }
+
+  /**
+   * Brings the sorted list up to date with the changes noted since: one member at a time when
+   * they are few, else in one pass that drops the leaving members and merges in the entering
+   * ones, sorted (which costs one look at each member plus a sort of the batch).
+   */
+  #place(): void {
+    const unplaced = this.#unplaced;
+    if (unplaced.length === 0) return;
+    this.#unplaced = [];
+    const list = this.#list!;
+    if (unplaced.length < list.size * ONE_PASS_SHARE) {
+      // Leaving first: a member leaving and one entering for the same item may sort as equals.
+      for (const member of unplaced) if (member.placing === LEAVING) list.remove(member);
+      for (const member of unplaced) if (member.placing === ENTERING) list.insert(member);
+    } else {
+      const entering = unplaced.filter((member) => member.placing === ENTERING);
+      list.replace((member) => member.placing === LEAVING, entering.sort(this.#order));
+    }
+    for (const member of unplaced) member.placing = PLACED;
+  }
+
   /** The results changed from rank `rank` on: a new generation, unless beyond the limit. */
   #touched(rank: number): void {
     if (rank >= this.#limit) return;
@@ -339,6 +430,7 @@ export class LiveQuery<R> {
   notify(): void {
     this.#queued = false;
     if (this.#closed) return;
+    this.#place();
     this.#failures.report();
     if (!this.#resultsChanged) return;
     this.#resultsChanged = false;

@@ -207,8 +207,8 @@ function check(repo: RepositoryHandle, open: Open, where: string): void {
   );
 }
 
-function localWrite(rng: Random, repo: RepositoryHandle): void {
-  const key = pick(rng, KEYS);
+function localWrite(rng: Random, repo: RepositoryHandle, keys = KEYS): void {
+  const key = pick(rng, keys);
   const item = repo.get(key, Note);
   if (!item) repo.create(Note, createInput(rng) as never, { key });
   else if (chance(rng, 0.2)) item.delete();
@@ -287,5 +287,43 @@ test("live queries equal a fresh scan after every local write and imported block
   } finally {
     await local.close();
     await remote.close();
+  }
+});
+
+/**
+ * Unlimited queries sorted by fields place a synchronous run's changes in a batch: one by one
+ * when the batch is small against the results, else in one pass. Runs of 1–80 writes over a few
+ * hundred items take both ways; the same item often changes twice in a run (it enters and
+ * leaves, or moves twice), and reading results in the middle of a run places what came so far.
+ */
+test("unlimited live queries place runs of writes of any size as a fresh scan orders them", async () => {
+  const db = await Cairn.open({ trusted: true, schemas: [Note] });
+  const keys = Array.from({ length: 300 }, (_, i) => `m${i.toString(36).padStart(2, "0")}`);
+  try {
+    for (let seed = 1; seed <= 40; seed++) {
+      const rng = seededRandom(seed);
+      const repo = await db.open(`/batches/s${seed}`);
+      for (const key of keys) repo.create(Note, createInput(rng) as never, { key });
+      const open: Open[] = [undefined, ["count"], ["title"], ["done", "count"]].map((sortBy) => {
+        const where = chance(rng, 0.7) ? { count: { gte: int(rng, -2, 3) } } : undefined;
+        const desc = chance(rng, 0.3);
+        const query = repo.query({ schema: Note, where, sortBy: sortBy as never, desc });
+        return { query, reference: { schema: Note, where, sortBy, desc } };
+      });
+      for (let step = 0; step < 12; step++) {
+        const writes = chance(rng, 0.5) ? int(rng, 1, 6) : int(rng, 7, 80);
+        for (let n = 0; n < writes; n++) {
+          localWrite(rng, repo, chance(rng, 0.3) ? keys.slice(0, 8) : keys);
+          if (chance(rng, 0.03)) {
+            check(repo, pick(rng, open), `seed ${seed} step ${step} write ${n}`);
+          }
+        }
+        for (const q of open) check(repo, q, `seed ${seed} step ${step}`);
+      }
+      for (const q of open) q.query.close();
+      await db.close(`/batches/s${seed}`);
+    }
+  } finally {
+    await db.close();
   }
 });
