@@ -10,37 +10,58 @@ export interface ItemChange {
 
 type Listener = (change: ItemChange) => void;
 
+/**
+ * Listener lists are replaced, never changed, on each add or removal: emitting walks a plain
+ * array (a Set's iterator is an allocation per change), and a listener added or removed while a
+ * change is being emitted takes effect from the next change.
+ */
 export class ChangeListeners {
-  readonly #all = new Set<Listener>();
-  readonly #byKey = new Map<string, Set<Listener>>();
+  #all: readonly Listener[] = [];
+  readonly #byKey = new Map<string, readonly Listener[]>();
 
   add(listener: Listener): () => void {
-    this.#all.add(listener);
-    return () => this.#all.delete(listener);
+    this.#all = [...this.#all, listener];
+    return once(() => this.#all = without(this.#all, listener));
   }
 
   addForKey(key: string, listener: Listener): () => void {
-    let set = this.#byKey.get(key);
-    if (!set) this.#byKey.set(key, set = new Set());
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0) this.#byKey.delete(key);
-    };
+    this.#byKey.set(key, [...this.#byKey.get(key) ?? [], listener]);
+    return once(() => {
+      const left = without(this.#byKey.get(key)!, listener);
+      if (left.length === 0) this.#byKey.delete(key);
+      else this.#byKey.set(key, left);
+    });
   }
 
   /** Whether anyone listens: lets a hot path skip building the change it would emit. */
   get active(): boolean {
-    return this.#all.size > 0 || this.#byKey.size > 0;
+    return this.#all.length > 0 || this.#byKey.size > 0;
   }
 
   emit(change: ItemChange): void {
-    if (!this.active) return;
     // A throwing listener must not stop the others, nor undo the write that is already applied.
-    for (const listener of this.#all) callSafely(listener, change);
+    const all = this.#all;
+    for (let i = 0; i < all.length; i++) callSafely(all[i], change);
+    if (this.#byKey.size === 0) return;
     const forKey = this.#byKey.get(change.key);
-    if (forKey) { for (const listener of forKey) callSafely(listener, change); }
+    if (forKey) { for (let i = 0; i < forKey.length; i++) callSafely(forKey[i], change); }
   }
+}
+
+/** `listeners` without the first occurrence of `listener`, as a new array. */
+function without(listeners: readonly Listener[], listener: Listener): readonly Listener[] {
+  const at = listeners.indexOf(listener);
+  return [...listeners.slice(0, at), ...listeners.slice(at + 1)];
+}
+
+/** An unsubscribe function that acts on its first call only. */
+function once(end: () => void): () => void {
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    end();
+  };
 }
 
 function callSafely(listener: Listener, change: ItemChange): void {

@@ -226,6 +226,46 @@ test("item events fire only for their key; unsubscribing stops them", async () =
   assert.equal(forTwo.length, 2);
 });
 
+test("each on() is its own subscription; one made or ended during a change counts from the next", async () => {
+  const { db, repo } = await fresh();
+  const calls: string[] = [];
+  const twice = () => calls.push("twice");
+  const offFirst = repo.on("change", twice);
+  repo.on("change", twice);
+  let offLate: (() => void) | undefined;
+  const offAdder = repo.on("change", () => {
+    calls.push("adder");
+    offLate ??= repo.on("change", () => calls.push("late"));
+  });
+  repo.create(Task, { title: "a" }, { key: "a" });
+  assert.deepEqual(calls, ["twice", "twice", "adder"], "added during the change: not called yet");
+  calls.length = 0;
+  offFirst();
+  offFirst(); // a second call ends nothing more
+  repo.get("a", Task)!.set("rank", 1);
+  assert.deepEqual(calls, ["twice", "adder", "late"], "one of the two subscriptions left");
+  calls.length = 0;
+  offAdder();
+  const offSelf: () => void = repo.on("change", () => {
+    calls.push("self");
+    offSelf();
+  });
+  offLate!();
+  repo.get("a", Task)!.set("rank", 2);
+  repo.get("a", Task)!.set("rank", 3);
+  assert.deepEqual(calls, ["twice", "self", "twice"], "a listener ending itself hears its change");
+  const item = repo.get("a", Task)!;
+  let heard = 0;
+  const hear = () => heard++;
+  const offItem = item.on("change", hear);
+  item.on("change", hear);
+  item.set("rank", 4);
+  offItem();
+  item.set("rank", 5);
+  assert.equal(heard, 3, "an item's listeners: the same, per subscription");
+  await db.close();
+});
+
 test("a throwing listener neither stops the others nor undoes the write", async () => {
   const { db, repo } = await fresh();
   const boom = new Error("listener failure");
