@@ -10,64 +10,72 @@ import { stringHash } from "../core/string_hash.ts";
 /** Slots per entry at most; beyond it the slot array doubles. */
 const MAX_LOAD = 0.5;
 
+/**
+ * Laid out for the cache misses of a lookup in a large table, which cost more than everything
+ * else it does: a slot holds its entry number and that entry key's hash side by side, and an
+ * entry its key and value side by side, so a hit reads one line of each (four separate arrays
+ * cost two more misses).
+ */
 export class KeyTable<V> {
-  readonly #keys: string[] = [];
-  readonly #values: V[] = [];
-  readonly #hashes: number[] = [];
-  /** Entry + 1 per used slot, 0 for an empty one. */
-  #slots = new Int32Array(16);
+  /** Entry e's key at 2e, its value at 2e + 1. */
+  readonly #entries: unknown[] = [];
+  /** Slot s: entry + 1 at 2s (0 for an empty slot), the entry key's hash at 2s + 1. */
+  #slots = new Int32Array(32);
 
   get size(): number {
-    return this.#keys.length;
+    return this.#entries.length >> 1;
   }
 
   /** The entry of `key` (whose stringHash is `hash`, when known), or -1. */
   indexOf(key: string, hash = stringHash(key)): number {
     const slots = this.#slots;
-    const mask = slots.length - 1;
-    for (let slot = hash & mask, entry; (entry = slots[slot]) !== 0; slot = (slot + 1) & mask) {
-      if (this.#hashes[entry - 1] === hash && this.#keys[entry - 1] === key) return entry - 1;
+    const mask = (slots.length >> 1) - 1;
+    for (let slot = hash & mask, entry; (entry = slots[2 * slot]) !== 0; slot = (slot + 1) & mask) {
+      if (slots[2 * slot + 1] === hash && this.#entries[2 * entry - 2] === key) return entry - 1;
     }
     return -1;
   }
 
   get(key: string, hash = stringHash(key)): V | undefined {
     const entry = this.indexOf(key, hash);
-    return entry < 0 ? undefined : this.#values[entry];
+    return entry < 0 ? undefined : this.#entries[2 * entry + 1] as V;
   }
 
   /** Sets the value of `key`, adding an entry at the end if it has none. */
   set(key: string, value: V, hash = stringHash(key)): void {
     const entry = this.indexOf(key, hash);
     if (entry >= 0) {
-      this.#values[entry] = value;
+      this.#entries[2 * entry + 1] = value;
       return;
     }
-    this.#keys.push(key);
-    this.#values.push(value);
-    this.#hashes.push(hash);
-    if (this.#keys.length > this.#slots.length * MAX_LOAD) this.#grow();
-    else this.#place(this.#keys.length - 1, this.#slots);
+    this.#entries.push(key, value);
+    const size = this.size;
+    if (size > (this.#slots.length >> 1) * MAX_LOAD) this.#grow();
+    place(this.#slots, size - 1, hash);
   }
 
   keyAt(entry: number): string {
-    return this.#keys[entry];
+    return this.#entries[2 * entry] as string;
   }
 
   valueAt(entry: number): V {
-    return this.#values[entry];
-  }
-
-  #place(entry: number, slots: Int32Array): void {
-    const mask = slots.length - 1;
-    let slot = this.#hashes[entry] & mask;
-    while (slots[slot] !== 0) slot = (slot + 1) & mask;
-    slots[slot] = entry + 1;
+    return this.#entries[2 * entry + 1] as V;
   }
 
   #grow(): void {
-    const slots = new Int32Array(this.#slots.length * 2);
-    for (let entry = 0; entry < this.#keys.length; entry++) this.#place(entry, slots);
+    const old = this.#slots;
+    const slots = new Int32Array(old.length * 2);
+    for (let slot = 0; slot < old.length; slot += 2) {
+      if (old[slot] !== 0) place(slots, old[slot] - 1, old[slot + 1]);
+    }
     this.#slots = slots;
   }
+}
+
+function place(slots: Int32Array, entry: number, hash: number): void {
+  const mask = (slots.length >> 1) - 1;
+  let slot = hash & mask;
+  while (slots[2 * slot] !== 0) slot = (slot + 1) & mask;
+  slots[2 * slot] = entry + 1;
+  slots[2 * slot + 1] = hash;
 }
