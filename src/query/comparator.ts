@@ -23,14 +23,34 @@ export interface Member<R> {
 }
 
 /**
- * A member's standing with the sorted list of a query that places changes in batches: placed
- * where it belongs, waiting to enter, waiting to leave, or gone before it ever entered.
+ * A member's standing with the sorted list of a query that places changes in batches (live_query
+ * `#note` and `#place`). "Listed": in the list, where its `wire` places it; "queued": waiting in
+ * the batch to be placed; a member that no longer matches stays in the member map as a tombstone,
+ * taken up again if the item matches again.
+ * - PLACED: matches, listed.
+ * - ENTERING: matches, queued to enter.
+ * - STAYING: matches, listed, queued (it left, then matched again at the same place).
+ * - LEAVING: no longer matches, listed, queued to leave.
+ * - GONE: no longer matches, never listed, queued (it entered and left in the same batch).
+ * - MOVED: listed, queued to leave; out of the member map, where a new member for the item
+ *   enters at its new place.
+ * - OUT: a tombstone: no longer matches, neither listed nor queued.
  */
-export type Placing = typeof PLACED | typeof ENTERING | typeof LEAVING | typeof GONE;
+export type Placing =
+  | typeof PLACED
+  | typeof ENTERING
+  | typeof STAYING
+  | typeof LEAVING
+  | typeof GONE
+  | typeof MOVED
+  | typeof OUT;
 export const PLACED = 0;
 export const ENTERING = 1;
-export const LEAVING = 2;
-export const GONE = 3;
+export const STAYING = 2;
+export const LEAVING = 3;
+export const GONE = 4;
+export const MOVED = 5;
+export const OUT = 6;
 
 export type MemberOrder<R> = (a: Member<R>, b: Member<R>) => number;
 

@@ -15,8 +15,11 @@ import {
   LEAVING,
   type Member,
   type MemberOrder,
+  MOVED,
+  OUT,
   PLACED,
   sameSortKey,
+  STAYING,
 } from "./comparator.ts";
 import { QueryFailures, reportUncaught } from "./failures.ts";
 import type { CompiledFilter, WirePredicate } from "./filter.ts";
@@ -56,6 +59,9 @@ const NONE: readonly never[] = Object.freeze([]);
 /** A batch of changes is placed in one pass once it holds at least this share of the members. */
 const ONE_PASS_SHARE = 1 / 16;
 
+/** How many more tombstones than members the member map may hold (see `#note`). */
+const TOMBSTONE_SLACK = 16_384;
+
 export class LiveQuery<R> {
   readonly #host: QueryHost<R>;
   readonly #schema: Schema | undefined;
@@ -75,6 +81,8 @@ export class LiveQuery<R> {
   readonly #batches: boolean;
   /** Members that entered, left or moved since the list was last brought up to date. */
   #unplaced: Member<R>[] = [];
+  /** Members in the map that no longer match (`OUT`): see `#note`. */
+  #tombstones = 0;
   #generation = 0;
   #cachedGeneration = -1;
   #cached: readonly R[] = NONE;
@@ -340,73 +348,99 @@ export class LiveQuery<R> {
 
   /**
    * `apply` for a query that places changes in batches: the member map is brought up to date at
-   * once, the sorted list by `#place`. A member whose sort values change leaves its place, and a
-   * new member for the item enters at the new one, so that a member in the list always holds
-   * the values it was placed by.
+   * once, the sorted list by `#place` (states in comparator.ts `Placing`). A member whose sort
+   * values change leaves its place, and a new member for the item enters at the new one, so that
+   * a listed member always holds the values it was placed by. A member that stops matching stays
+   * in the map as a tombstone, so that an item leaving and coming back (a toggled flag, a value
+   * moving out of a range and back) costs no map removal and insertion, and keeps its member and
+   * its result element.
    */
   #note(key: string, value: ItemValue | undefined, old: Member<R> | undefined): void {
-    if (old === undefined) {
-      const entering = this.match(key, value);
-      if (entering === undefined) return;
-      this.#members.set(key, entering);
-      this.#enter(entering);
-    } else {
-      const wire = this.#accept(key, value, old);
-      if (wire === undefined) {
-        this.#members.delete(key);
-        this.#leave(old);
-      } else {
-        const view = this.#acceptedView;
-        this.#acceptedView = undefined;
-        const schema = value!.schema;
-        const nextView = old.schema !== schema ? view : view ?? old.view;
-        if (old.placing === ENTERING || sameSortKey(this.#sortFields, old.wire, wire)) {
-          old.wire = wire;
-          old.schema = schema;
-          old.view = nextView;
-        } else {
-          this.#leave(old);
-          const moved: Member<R> = { key, wire, schema, view: nextView, placing: PLACED };
-          this.#members.set(key, moved);
-          this.#enter(moved);
-        }
+    const wire = this.#accept(key, value, old);
+    const matched = old !== undefined && old.placing <= STAYING;
+    if (wire === undefined) {
+      if (!matched) return;
+      if (old.placing === ENTERING) old.placing = GONE; // queued already
+      else {
+        if (old.placing === PLACED) this.#unplaced.push(old);
+        old.placing = LEAVING;
       }
+      this.#touched(0);
+      return;
+    }
+    const view = this.#acceptedView;
+    this.#acceptedView = undefined;
+    const schema = value!.schema;
+    if (old === undefined) {
+      const entering: Member<R> = { key, wire, schema, view, placing: ENTERING };
+      this.#members.set(key, entering);
+      this.#unplaced.push(entering);
+    } else if (
+      old.placing === ENTERING || old.placing === GONE || old.placing === OUT ||
+      sameSortKey(this.#sortFields, old.wire, wire)
+    ) {
+      // Its place is where `wire` puts it, or it has none yet: it takes the new value as it is.
+      if (old.placing === OUT) {
+        this.#tombstones--;
+        this.#unplaced.push(old);
+      }
+      old.placing = old.placing === LEAVING || old.placing === STAYING
+        ? STAYING
+        : old.placing === PLACED
+        ? PLACED
+        : ENTERING;
+      this.#update(old, wire, schema, view);
+    } else {
+      if (old.placing === PLACED) this.#unplaced.push(old);
+      old.placing = MOVED;
+      const moved: Member<R> = { key, wire, schema: old.schema, view: old.view, placing: ENTERING };
+      this.#update(moved, wire, schema, view);
+      this.#members.set(key, moved);
+      this.#unplaced.push(moved);
     }
     this.#touched(0);
   }
 
-  #enter(member: Member<R>): void {
-    member.placing = ENTERING;
-    this.#unplaced.push(member);
-  }
-
-  #leave(member: Member<R>): void {
-    if (member.placing === ENTERING) member.placing = GONE; // in `#unplaced` already
-    else {
-      member.placing = LEAVING;
-      this.#unplaced.push(member);
-    }
+  /** The member takes the item's new value; its result element is kept unless it must change. */
+  #update(member: Member<R>, wire: FieldRecord, schema: string, view: R | undefined): void {
+    if (member.schema !== schema) member.view = view;
+    else if (view !== undefined) member.view = view;
+    member.wire = wire;
+    member.schema = schema;
   }
 
   /**
    * Brings the sorted list up to date with the changes noted since: one member at a time when
    * they are few, else in one pass that drops the leaving members and merges in the entering
-   * ones, sorted (which costs one look at each member plus a sort of the batch).
+   * ones, sorted (which costs one look at each member plus a sort of the batch). Tombstones are
+   * cleared out of the member map once they outnumber the members by more than `TOMBSTONE_SLACK`.
    */
   #place(): void {
     const unplaced = this.#unplaced;
     if (unplaced.length === 0) return;
     this.#unplaced = [];
     const list = this.#list!;
+    const leaves = (member: Member<R>) => member.placing === LEAVING || member.placing === MOVED;
     if (unplaced.length < list.size * ONE_PASS_SHARE) {
       // Leaving first: a member leaving and one entering for the same item may sort as equals.
-      for (const member of unplaced) if (member.placing === LEAVING) list.remove(member);
+      for (const member of unplaced) if (leaves(member)) list.remove(member);
       for (const member of unplaced) if (member.placing === ENTERING) list.insert(member);
     } else {
       const entering = unplaced.filter((member) => member.placing === ENTERING);
-      list.replace((member) => member.placing === LEAVING, entering.sort(this.#order));
+      list.replace(leaves, entering.sort(this.#order));
     }
-    for (const member of unplaced) member.placing = PLACED;
+    for (const member of unplaced) {
+      if (member.placing === LEAVING || member.placing === GONE) {
+        member.placing = OUT;
+        this.#tombstones++;
+      } else if (member.placing !== MOVED) member.placing = PLACED;
+    }
+    if (this.#tombstones > TOMBSTONE_SLACK + this.#members.size - this.#tombstones) {
+      for (const [key, member] of this.#members) {
+        if (member.placing === OUT) this.#members.delete(key);
+      }
+      this.#tombstones = 0;
+    }
   }
 
   /** The results changed from rank `rank` on: a new generation, unless beyond the limit. */

@@ -327,3 +327,49 @@ test("unlimited live queries place runs of writes of any size as a fresh scan or
     await db.close();
   }
 });
+
+/**
+ * Members that stop matching stay in a batching query's member map as tombstones, taken up again
+ * when the item matches again, until they outnumber the members by 16k: then they are cleared.
+ * Items here leave and come back in runs large enough to clear them, small ones, and single
+ * writes; after every run the results equal a fresh scan.
+ */
+test("items leaving a query and coming back, in runs of any size, keep it exact", async () => {
+  const db = await Cairn.open({ trusted: true, schemas: [Note] });
+  const repo = await db.open("/tombstones");
+  const total = 20_000;
+  const key = (i: number) => `t${i}`;
+  for (let i = 0; i < total; i++) repo.create(Note, { title: "a", count: i }, { key: key(i) });
+  const open: Open[] = [undefined, ["count"]].map((sortBy) => {
+    const where = { count: { lt: total } };
+    const query = repo.query({ schema: Note, where, sortBy: sortBy as never });
+    return { query, reference: { schema: Note, where, sortBy } };
+  });
+  const move = (from: number, to: number, out: boolean) => {
+    for (let i = from; i < to; i++) repo.get(key(i), Note)?.set("count", out ? total + i : i);
+  };
+  const checkAll = (where: string) => {
+    for (const q of open) check(repo, q, where);
+  };
+  move(0, 19_000, true); // more tombstones than the slack and the members left: cleared
+  checkAll("most out");
+  for (let i = 19_000; i < 19_010; i++) repo.get(key(i), Note)!.set("count", i - 19_000);
+  checkAll("members left changed after the clearing");
+  move(0, total, true);
+  assert.equal(open[0].query.results.length, 0);
+  move(0, total, false);
+  checkAll("all back");
+  move(0, 100, true);
+  checkAll("a few out");
+  move(50, 60, false);
+  repo.get(key(5), Note)!.set("count", 3); // back in, another place
+  repo.get(key(7), Note)!.delete();
+  checkAll("a few back, one moved, one deleted");
+  move(0, 18_000, true);
+  move(0, 18_000, false);
+  move(0, 17_000, true);
+  checkAll("out, back and out again in one run");
+  move(0, total, false);
+  checkAll("all back again");
+  await db.close();
+});
