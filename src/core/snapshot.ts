@@ -6,7 +6,18 @@
 import type { ChainTip } from "./block.ts";
 import type { Commit, FieldRecord } from "./commit.ts";
 
-/** One item's state: what a repository holds per key. Never changed once made. */
+/**
+ * Records that the layers above keep per item (the query layer's index entries and query
+ * members), held with the item's state so that they are found without a lookup by key: for each
+ * slot, its owner and its record side by side (query/attachments.ts). The repository hands the
+ * array on from each state of a key to the next.
+ */
+export type Attachments = unknown[];
+
+/**
+ * One item's state: what a repository holds per key. Never changed once made, but for
+ * `attached`, which is not part of the item's state but travels with it.
+ */
 export interface ItemSnapshot {
   /** The key's leaf commits. */
   readonly leaves: readonly Commit[];
@@ -20,6 +31,7 @@ export interface ItemSnapshot {
    * restored from a checkpoint, whose `wire` decodes on first access. Otherwise `wire` tells.
    */
   readonly live?: boolean;
+  attached?: Attachments;
 }
 
 /**
@@ -32,6 +44,7 @@ export class SoleLeafState implements ItemSnapshot {
   readonly wire: FieldRecord | undefined;
   readonly schema: string;
   readonly deltas: number;
+  attached: Attachments | undefined = undefined;
 
   constructor(leaf: Commit, wire: FieldRecord | undefined, schema: string, deltas: number) {
     this.leaf = leaf;

@@ -35,6 +35,7 @@ export interface Member<R> {
  * - MOVED: listed, queued to leave; out of the member map, where a new member for the item
  *   enters at its new place.
  * - OUT: a tombstone: no longer matches, neither listed nor queued.
+ * - CLEARED: a tombstone cleared out of the member map.
  */
 export type Placing =
   | typeof PLACED
@@ -43,7 +44,8 @@ export type Placing =
   | typeof LEAVING
   | typeof GONE
   | typeof MOVED
-  | typeof OUT;
+  | typeof OUT
+  | typeof CLEARED;
 export const PLACED = 0;
 export const ENTERING = 1;
 export const STAYING = 2;
@@ -51,6 +53,7 @@ export const LEAVING = 3;
 export const GONE = 4;
 export const MOVED = 5;
 export const OUT = 6;
+export const CLEARED = 7;
 
 export type MemberOrder<R> = (a: Member<R>, b: Member<R>) => number;
 

@@ -8,6 +8,7 @@ import { CairnError } from "../core/errors.ts";
 import type { Schema } from "../core/schema_types.ts";
 import type { ItemValue } from "../repo/leaf_merge.ts";
 import {
+  CLEARED,
   comparatorOrder,
   ENTERING,
   fieldOrder,
@@ -21,6 +22,7 @@ import {
   sameSortKey,
   STAYING,
 } from "./comparator.ts";
+import type { AttachmentSlot } from "./attachments.ts";
 import { QueryFailures, reportUncaught } from "./failures.ts";
 import type { CompiledFilter, WirePredicate } from "./filter.ts";
 import { scanPlan } from "./planner.ts";
@@ -40,6 +42,8 @@ export interface QueryHost<R> {
   nsOf(schemaId: string): string;
   /** The query changed: notify its subscribers once this batch of changes is over. */
   changed(query: LiveQuery<R>): void;
+  /** A slot for records the query keeps with item states, released when it closes. */
+  attachments<T>(query: LiveQuery<R>): AttachmentSlot<T>;
   closed(query: LiveQuery<R>): void;
 }
 
@@ -83,6 +87,8 @@ export class LiveQuery<R> {
   #unplaced: Member<R>[] = [];
   /** Members in the map that no longer match (`OUT`): see `#note`. */
   #tombstones = 0;
+  /** Batching queries keep each item's member (or tombstone) with its state too. */
+  readonly #attached: AttachmentSlot<Member<R>> | undefined;
   #generation = 0;
   #cachedGeneration = -1;
   #cached: readonly R[] = NONE;
@@ -115,6 +121,7 @@ export class LiveQuery<R> {
     this.#byComparator = spec.comparator !== undefined;
     this.#sortFields = spec.sortFields;
     this.#batches = this.#limit === Infinity && !this.#byComparator;
+    this.#attached = this.#batches ? host.attachments(this) : undefined;
     this.#order = spec.comparator
       ? comparatorOrder(spec.comparator, (m) => this.#viewOf(m), spec.desc, (a, b, err) => {
         this.#failures.comparatorThrew(a.key, b.key, err);
@@ -307,15 +314,15 @@ export class LiveQuery<R> {
    * place: only entering, leaving and moving items touch the sorted list.
    */
   apply(key: string, value: ItemValue | undefined): void {
-    const old = this.#members.get(key);
     const list = this.#list;
+    if (list !== undefined && this.#batches) return this.#note(key, value);
+    const old = this.#members.get(key);
     if (list === undefined) { // scanning in slices: the member map is all there is yet
       const next = this.match(key, value, old);
       if (next) this.#members.set(key, next);
       else if (old) this.#members.delete(key);
       return;
     }
-    if (this.#batches) return this.#note(key, value, old);
     const limited = this.#limit !== Infinity;
     if (old === undefined) {
       const next = this.match(key, value);
@@ -355,7 +362,8 @@ export class LiveQuery<R> {
    * moving out of a range and back) costs no map removal and insertion, and keeps its member and
    * its result element.
    */
-  #note(key: string, value: ItemValue | undefined, old: Member<R> | undefined): void {
+  #note(key: string, value: ItemValue | undefined): void {
+    const old = this.#memberOf(key, value);
     const wire = this.#accept(key, value, old);
     const matched = old !== undefined && old.placing <= STAYING;
     if (wire === undefined) {
@@ -374,6 +382,7 @@ export class LiveQuery<R> {
     if (old === undefined) {
       const entering: Member<R> = { key, wire, schema, view, placing: ENTERING };
       this.#members.set(key, entering);
+      this.#attached!.set(value, entering);
       this.#unplaced.push(entering);
     } else if (
       old.placing === ENTERING || old.placing === GONE || old.placing === OUT ||
@@ -396,9 +405,19 @@ export class LiveQuery<R> {
       const moved: Member<R> = { key, wire, schema: old.schema, view: old.view, placing: ENTERING };
       this.#update(moved, wire, schema, view);
       this.#members.set(key, moved);
+      this.#attached!.set(value, moved);
       this.#unplaced.push(moved);
     }
     this.#touched(0);
+  }
+
+  /** The item's member or tombstone: kept with its state, else looked up (and then kept). */
+  #memberOf(key: string, value: ItemValue | undefined): Member<R> | undefined {
+    const attached = this.#attached!.get(value);
+    if (attached !== undefined && attached.placing !== CLEARED) return attached;
+    const member = this.#members.get(key);
+    if (member !== undefined) this.#attached!.set(value, member);
+    return member;
   }
 
   /** The member takes the item's new value; its result element is kept unless it must change. */
@@ -437,7 +456,9 @@ export class LiveQuery<R> {
     }
     if (this.#tombstones > TOMBSTONE_SLACK + this.#members.size - this.#tombstones) {
       for (const [key, member] of this.#members) {
-        if (member.placing === OUT) this.#members.delete(key);
+        if (member.placing !== OUT) continue;
+        member.placing = CLEARED; // kept with its item's state still: no longer the item's
+        this.#members.delete(key);
       }
       this.#tombstones = 0;
     }

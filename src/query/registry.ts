@@ -11,6 +11,7 @@ import type { AnySchema, Schema } from "../core/schema_types.ts";
 import type { ItemChange } from "../repo/change_listeners.ts";
 import type { ItemValue } from "../repo/leaf_merge.ts";
 import { nextSlice, shouldSliceWork } from "../runtime/scheduling.ts";
+import { AttachmentSlot, AttachmentSlots } from "./attachments.ts";
 import type { Member } from "./comparator.ts";
 import { reportUncaught } from "./failures.ts";
 import { canonicalText, compileFilter, isPlainObject } from "./filter.ts";
@@ -23,7 +24,8 @@ import type { QueryOptions, QueryPlan } from "./types.ts";
 export interface QuerySource {
   /** Every item's state, deleted ones included (wire undefined). Read only. */
   items(): ReadonlyMap<string, ItemValue>;
-  value(key: string): ItemValue | undefined;
+  /** The key's state, deleted items included (wire undefined), or undefined if it has none. */
+  state(key: string): ItemValue | undefined;
   onChange(listener: (change: ItemChange) => void): () => void;
 }
 
@@ -53,6 +55,9 @@ export class QueryRegistry<R> implements QueryHost<R> {
   readonly #sliceMs: number | null;
   readonly #unsubscribe: () => void;
   readonly #indexes = new Map<string, FieldIndex>();
+  /** Slots of the records indexes and queries keep with item states (attachments.ts). */
+  readonly #slots = new AttachmentSlots();
+  readonly #querySlots = new Map<LiveQuery<R>, number>();
   /** Stored index declarations not built yet (see RegistryOptions.storedIndexes). */
   readonly #unbuilt: Set<string>;
   /** The indexes and open queries as arrays: each change walks them (no iterator objects). */
@@ -118,7 +123,11 @@ export class QueryRegistry<R> implements QueryHost<R> {
     if (index !== undefined) return index;
     this.#unbuilt.delete(field);
     this.#watchSchemas();
-    index = new FieldIndex(field, this.#source.items());
+    index = new FieldIndex(
+      field,
+      this.#source.items(),
+      (owner) => new AttachmentSlot(owner, this.#slots.take()),
+    );
     this.#indexes.set(field, index);
     this.#indexList = [...this.#indexList, index];
     return index;
@@ -168,7 +177,19 @@ export class QueryRegistry<R> implements QueryHost<R> {
     });
   }
 
+  /** A slot for the records `query` keeps with item states, released when it closes. */
+  attachments<T>(query: LiveQuery<R>): AttachmentSlot<T> {
+    const slot = this.#slots.take();
+    this.#querySlots.set(query, slot);
+    return new AttachmentSlot(query, slot);
+  }
+
   closed(query: LiveQuery<R>): void {
+    const slot = this.#querySlots.get(query);
+    if (slot !== undefined) {
+      this.#querySlots.delete(query);
+      this.#slots.release(slot);
+    }
     // A new array: a change being applied keeps walking the one it started with.
     this.#queryList = this.#queryList.filter((q) => q !== query);
     this.#dirty.delete(query);
@@ -182,15 +203,14 @@ export class QueryRegistry<R> implements QueryHost<R> {
   // ── change events ────────────────────────────────────────────────────────────────────────
 
   #onChange(key: string): void {
-    const value = this.#source.value(key);
+    const value = this.#source.state(key);
     if (this.#schemaOf !== undefined) this.#trackSchema(key, value);
     else if (this.#seen !== undefined && value !== undefined && value.schema !== this.#lastSeen) {
       this.#lastSeen = value.schema;
       this.#seen.add(value.schema);
     }
-    const wire = value?.wire;
     const indexes = this.#indexList;
-    for (let i = 0; i < indexes.length; i++) indexes[i].update(key, wire);
+    for (let i = 0; i < indexes.length; i++) indexes[i].update(key, value);
     const queries = this.#queryList;
     for (let i = 0; i < queries.length; i++) {
       const query = queries[i];

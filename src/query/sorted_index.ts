@@ -15,6 +15,7 @@
  * looking the 10k keys up (a cache miss or two each).
  */
 import type { FieldRecord, WireValue } from "../core/commit.ts";
+import type { AttachmentHolder, AttachmentSlot } from "./attachments.ts";
 import type { IndexTerm } from "./filter.ts";
 import { SortedList } from "./sorted_list.ts";
 import { compareKeys, compareWire, wireRank } from "./wire_order.ts";
@@ -44,12 +45,17 @@ function compareEntries(a: IndexEntry, b: IndexEntry): number {
 /** What is indexed for one key: one entry, or one per element of a set (possibly none). */
 type KeyEntries = IndexEntry | IndexEntry[];
 
+/** An item's state as the index reads it: its value, and the records kept with it. */
+export type IndexedState = { readonly wire?: FieldRecord } & AttachmentHolder;
+
 /**
- * A batch's changes, one per key: the key, its new indexed value (undefined: none) and its
- * entries before the change; `moved` is the mark of entries the batch takes out of their place.
+ * A batch's changes, one per key: the key, its state, its new indexed value (undefined: none)
+ * and its entries before the change; `moved` is the mark of entries the batch takes out of their
+ * place.
  */
 interface Changes {
   readonly keys: string[];
+  readonly states: (IndexedState | undefined)[];
   readonly values: (WireValue | undefined)[];
   readonly olds: (KeyEntries | undefined)[];
   readonly moved: number;
@@ -65,18 +71,29 @@ export class FieldIndex {
   readonly field: string;
   readonly #list = new SortedList<IndexEntry>(compareEntries);
   readonly #byKey = new Map<string, KeyEntries>();
+  /** A key's entries kept with its state too, found without `#byKey` (see attachments.ts). */
+  readonly #attached: AttachmentSlot<KeyEntries> | undefined;
   /** True once any item had an array value here: a key may then appear in several entries. */
   #multi = false;
   /**
-   * Changes not applied yet, in the order they came: keys and their new value records
-   * (undefined: deleted). Two arrays, not a map: noting a change is two pushes.
+   * Changes not applied yet, in the order they came: keys and their new states (undefined:
+   * none). Two arrays, not a map: noting a change is two pushes.
    */
   #pendingKeys: string[] = [];
-  #pendingWires: (FieldRecord | undefined)[] = [];
+  #pendingStates: (IndexedState | undefined)[] = [];
   #batches = 0;
 
-  constructor(field: string, items: ReadonlyMap<string, { readonly wire?: FieldRecord }>) {
+  /**
+   * Indexes `field` of `items`. `attach`, given this index, makes the slot its entries are kept
+   * in with item states; without it every change looks its key up.
+   */
+  constructor(
+    field: string,
+    items: ReadonlyMap<string, IndexedState>,
+    attach?: (index: FieldIndex) => AttachmentSlot<KeyEntries>,
+  ) {
     this.field = field;
+    this.#attached = attach?.(this);
     const entries: IndexEntry[] = [];
     for (const [key, state] of items) {
       const value = state.wire?.[field];
@@ -94,25 +111,44 @@ export class FieldIndex {
     return this.#list.size;
   }
 
-  /** Takes note of the key's new value (undefined: deleted); applied before the next read. */
-  update(key: string, wire: FieldRecord | undefined): void {
+  /**
+   * Takes note of the key's new state (undefined, or without a value: deleted); applied before
+   * the next read.
+   */
+  update(key: string, state: IndexedState | undefined): void {
     if (this.#pendingKeys.length === 0) queueMicrotask(() => this.#settle());
     this.#pendingKeys.push(key);
-    this.#pendingWires.push(wire);
+    this.#pendingStates.push(state);
   }
 
   #settle(): void {
     const keys = this.#pendingKeys;
     if (keys.length === 0) return;
-    const wires = this.#pendingWires;
+    const states = this.#pendingStates;
     this.#pendingKeys = [];
-    this.#pendingWires = [];
-    const changes = this.#latest(keys, wires) ?? this.#latestOfRepeated(keys, wires);
+    this.#pendingStates = [];
+    const changes = this.#latest(keys, states) ?? this.#latestOfRepeated(keys, states);
     if (changes.keys.length < this.#list.size * ONE_PASS_SHARE) {
       for (let i = 0; i < changes.keys.length; i++) {
-        this.#apply(changes.keys[i], changes.values[i], changes.olds[i]);
+        this.#apply(changes.keys[i], changes.states[i], changes.values[i], changes.olds[i]);
       }
     } else this.#applyInOnePass(changes);
+  }
+
+  /** The key's entries as they are: kept with its state, else looked up (and then kept). */
+  #entriesOf(key: string, state: IndexedState | undefined): KeyEntries | undefined {
+    const attached = this.#attached?.get(state);
+    if (attached !== undefined) return attached;
+    const entries = this.#byKey.get(key);
+    if (entries !== undefined) this.#attached?.set(state, entries);
+    return entries;
+  }
+
+  /** Records the key's new entries (undefined: none) in the map and with its state. */
+  #setEntries(key: string, state: IndexedState | undefined, entries: KeyEntries | undefined) {
+    if (entries === undefined) this.#byKey.delete(key);
+    else this.#byKey.set(key, entries);
+    this.#attached?.set(state, entries);
   }
 
   /**
@@ -124,15 +160,20 @@ export class FieldIndex {
    */
   #latest(
     keys: readonly string[],
-    wires: readonly (FieldRecord | undefined)[],
+    states: readonly (IndexedState | undefined)[],
   ): Changes | undefined {
     const batch = ++this.#batches;
-    const changes: Changes = { keys: [], values: [], olds: [], moved: 2 * batch + 1 };
+    const changes: Changes = {
+      keys: [],
+      states: [],
+      values: [],
+      olds: [],
+      moved: 2 * batch + 1,
+    };
     let seen: Set<string> | undefined; // keys without a scalar entry to mark
-    const byKey = this.#byKey;
     const field = this.field;
     const olds = new Array<KeyEntries | undefined>(keys.length);
-    for (let i = 0; i < keys.length; i++) olds[i] = byKey.get(keys[i]);
+    for (let i = 0; i < keys.length; i++) olds[i] = this.#entriesOf(keys[i], states[i]);
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
       const old = olds[i];
@@ -144,9 +185,10 @@ export class FieldIndex {
         if (seen.has(key)) return undefined;
         seen.add(key);
       }
-      const value = wires[i]?.[field];
+      const value = states[i]?.wire?.[field];
       if (unchanged(old, value)) continue;
       changes.keys.push(key);
+      changes.states.push(states[i]);
       changes.values.push(value);
       changes.olds.push(old);
     }
@@ -154,14 +196,22 @@ export class FieldIndex {
   }
 
   /** `#latest` for a batch where some key changed more than once: its last change counts. */
-  #latestOfRepeated(keys: readonly string[], wires: readonly (FieldRecord | undefined)[]): Changes {
-    const last = new Map<string, FieldRecord | undefined>();
-    for (let i = 0; i < keys.length; i++) last.set(keys[i], wires[i]);
+  #latestOfRepeated(
+    keys: readonly string[],
+    states: readonly (IndexedState | undefined)[],
+  ): Changes {
+    const last = new Map<string, IndexedState | undefined>();
+    for (let i = 0; i < keys.length; i++) last.set(keys[i], states[i]);
     return this.#latest([...last.keys()], [...last.values()])!;
   }
 
   /** Brings the key's entries (`old`) up to date with its new value (undefined: deleted). */
-  #apply(key: string, value: WireValue | undefined, old: KeyEntries | undefined): void {
+  #apply(
+    key: string,
+    state: IndexedState | undefined,
+    value: WireValue | undefined,
+    old: KeyEntries | undefined,
+  ): void {
     // A new scalar: the same entry, moved only if its place changed.
     if (reusable(old, value) && this.#list.find(old as IndexEntry)) {
       (old as IndexEntry).value = value as WireValue;
@@ -171,9 +221,15 @@ export class FieldIndex {
     if (old !== undefined) {
       if (Array.isArray(old)) { for (const entry of old) this.#list.remove(entry); }
       else this.#list.remove(old);
-      this.#byKey.delete(key);
     }
-    if (value !== undefined) this.#add(key, value);
+    if (value === undefined) {
+      this.#setEntries(key, state, undefined);
+      return;
+    }
+    const made = this.#entriesFor(key, value);
+    this.#setEntries(key, state, made);
+    if (Array.isArray(made)) { for (const entry of made) this.#list.insert(entry); }
+    else this.#list.insert(made);
   }
 
   /**
@@ -182,7 +238,7 @@ export class FieldIndex {
    * chunks where the batch lands and where its old entries were. A scalar entry is reused with
    * its new value, as one placed on its own would be.
    */
-  #applyInOnePass({ keys: changed, values, olds, moved }: Changes): void {
+  #applyInOnePass({ keys: changed, states, values, olds, moved }: Changes): void {
     const leaving: IndexEntry[] = [];
     for (const old of olds) {
       if (old === undefined) continue;
@@ -205,23 +261,18 @@ export class FieldIndex {
       if (old !== undefined) {
         if (Array.isArray(old)) { for (const entry of old) entry.mark = moved; }
         else old.mark = moved;
-        this.#byKey.delete(changed[i]);
       }
-      if (value === undefined) continue;
+      if (value === undefined) {
+        this.#setEntries(changed[i], states[i], undefined);
+        continue;
+      }
       const made = this.#entriesFor(changed[i], value);
-      this.#byKey.set(changed[i], made);
+      this.#setEntries(changed[i], states[i], made);
       if (Array.isArray(made)) { for (const entry of made) added.push(entry); }
       else added.push(made);
     }
     added.sort(compareEntries);
     this.#list.replace((entry) => entry.mark === moved, added, dropsIn);
-  }
-
-  #add(key: string, value: WireValue): void {
-    const made = this.#entriesFor(key, value);
-    this.#byKey.set(key, made);
-    if (Array.isArray(made)) { for (const entry of made) this.#list.insert(entry); }
-    else this.#list.insert(made);
   }
 
   /** How many entries the term would yield (a key may count more than once in a set index). */

@@ -4,6 +4,7 @@
  * with every tie decided by stamps. Every peer holding the same commits computes the same value.
  */
 import type { Commit, FieldRecord, WireValue } from "../core/commit.ts";
+import type { Attachments } from "../core/snapshot.ts";
 import { mergeField } from "../core/merge/mod.ts";
 import { compareStamps, type MergeSide } from "../core/merge/types.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
@@ -15,6 +16,8 @@ export interface ItemValue {
   readonly wire: FieldRecord | undefined;
   /** Schema id the value follows. */
   readonly schema: string;
+  /** Records the query layer keeps with the item (see core/snapshot.ts). */
+  attached?: Attachments;
 }
 
 export interface MergedValue extends ItemValue {

@@ -165,6 +165,11 @@ export class Repository {
     return state?.wire === undefined ? undefined : state;
   }
 
+  /** The key's state, deleted items included (`wire` undefined); undefined for an unknown key. */
+  state(key: string): ItemValue | undefined {
+    return this.#state(key);
+  }
+
   /**
    * Every item's current state, deleted ones included (`wire` undefined), read-only: what the
    * query layer scans and builds indexes from, without a lookup or an allocation per item.
@@ -620,7 +625,7 @@ export class Repository {
   #merged(key: string, leaves: readonly Commit[]): ItemState {
     const { wire, schema, complete } = mergeLeaves(this.#graph, leaves, this.#ctx.registry);
     if (!complete) this.#unresolved.add(key);
-    return { leaves, wire, schema, deltas: Infinity };
+    return { leaves, wire, schema, deltas: Infinity, attached: undefined };
   }
 
   /** Merges again the items that waited for a schema; call after registering schemas. */
@@ -637,6 +642,7 @@ export class Repository {
 
   #setState(key: string, previous: ItemState | undefined, next: ItemState): void {
     this.#liveCount += Number(isLive(next)) - Number(previous !== undefined && isLive(previous));
+    if (previous?.attached !== undefined) next.attached = previous.attached;
     this.#items.set(key, next);
     this.#lastKey = key;
     this.#lastState = next;

@@ -9,7 +9,7 @@
  */
 import { type Commit, type FieldRecord, makeCommit } from "../core/commit.ts";
 import { unpackBytes } from "../core/commit_codec.ts";
-import type { ItemSnapshot, RestoredItems } from "../core/snapshot.ts";
+import type { Attachments, ItemSnapshot, RestoredItems } from "../core/snapshot.ts";
 import type { TextColumn } from "./columns.ts";
 import { KeyIndex } from "./key_index.ts";
 import { MsgpackCheck } from "./msgpack_check.ts";
@@ -218,6 +218,7 @@ export class CheckpointItem implements ItemSnapshot {
   readonly deltas: number;
   readonly table: CheckpointTable;
   readonly index: number;
+  attached: Attachments | undefined = undefined;
   /** null until decoded. */
   #wire: FieldRecord | undefined | null;
   #leaves: readonly Commit[] | undefined;

@@ -10,17 +10,19 @@ export class FakeSource implements QuerySource {
   items() {
     return this.map;
   }
-  value(key: string) {
-    const v = this.map.get(key);
-    return v?.wire === undefined ? undefined : v;
+  state(key: string) {
+    return this.map.get(key);
   }
   onChange(listener: (change: ItemChange) => void) {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-  /** Stores the item's new value (undefined: deleted) and tells the listeners. */
-  write(key: string, wire: FieldRecord | undefined, schema = "t@1") {
-    this.map.set(key, { wire, schema });
+  /** Stores the item's new state (wire undefined: deleted) and tells the listeners. */
+  write(key: string, wire: FieldRecord | undefined, schema = "t@1", carry = true) {
+    // A new state per write, carrying the records kept with the last one, as a repository does
+    // (`carry` false: a state that never had them, which readers must survive).
+    const attached = carry ? this.map.get(key)?.attached : undefined;
+    this.map.set(key, { wire, schema, attached });
     for (const l of this.listeners) l({ key, source: "local", deleted: wire === undefined });
   }
 }

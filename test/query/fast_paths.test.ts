@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import type { FieldRecord, WireValue } from "../../src/core/commit.ts";
 import { compileFilter } from "../../src/query/filter.ts";
 import { QueryRegistry } from "../../src/query/registry.ts";
-import { FieldIndex } from "../../src/query/sorted_index.ts";
+import { AttachmentSlot } from "../../src/query/attachments.ts";
+import { FieldIndex, type IndexedState } from "../../src/query/sorted_index.ts";
 import { SortedList } from "../../src/query/sorted_list.ts";
 import { compareKeys, compareWire } from "../../src/query/wire_order.ts";
 import { seededRandom } from "../harness/random.ts";
@@ -54,7 +55,7 @@ test("resettle keeps an element in place while it fits between its neighbours, e
 test("index entries changed in place (scalar ↔ scalar, ↔ set, ↔ missing) give a scan's candidates", () => {
   for (let seed = 1; seed <= 50; seed++) {
     const rng = seededRandom(seed);
-    const items = new Map<string, { wire?: FieldRecord }>();
+    const items = new Map<string, IndexedState>();
     const valueOf = (): WireValue | undefined => {
       const r = rng();
       if (r < 0.55) return int(rng, -3, 3);
@@ -67,12 +68,14 @@ test("index entries changed in place (scalar ↔ scalar, ↔ set, ↔ missing) g
       return v === undefined ? {} : { f: v };
     };
     for (let i = 0; i < 300; i++) items.set(`k${i}`, { wire: wireOf() });
-    const index = new FieldIndex("f", items);
+    const index = new FieldIndex("f", items, (owner) => new AttachmentSlot(owner, 0));
     for (let step = 0; step < 400; step++) {
       const key = `k${int(rng, 0, 320)}`;
       const wire = chance(rng, 0.1) ? undefined : wireOf();
-      items.set(key, { wire });
-      index.update(key, wire);
+      // A new state per change, carrying the entries kept with the last one, as in a repository.
+      const state = { wire, attached: items.get(key)?.attached };
+      items.set(key, state);
+      index.update(key, state);
       if (step % 20 !== 0) continue;
       const operand = chance(rng, 0.7) ? int(rng, -3, 3) : pick(rng, ["a", "b"]);
       for (
@@ -201,5 +204,25 @@ test("a key-ordered member changes in place, keeps its element, and notifies onc
   assert.deepEqual(keysOf(q.results), keysOf(before));
   await Promise.resolve();
   assert.equal(notified, 1);
+  registry.dispose();
+});
+
+test("a tombstone cleared out of a query's member map is not taken up again through its state", () => {
+  const { source, registry } = setup(20_000); // n = 10 i, k000 … k19999
+  const q = registry.query({ where: { n: { lt: 1_000_000 } }, sortBy: "n" });
+  const scan = () =>
+    [...source.map].filter(([, s]) => s.wire !== undefined && (s.wire.n as number) < 1_000_000)
+      .sort(([a, x], [b, y]) => (x.wire!.n as number) - (y.wire!.n as number) || (a < b ? -1 : 1))
+      .map(([key]) => key);
+  const key = (i: number) => `k${String(i).padStart(3, "0")}`;
+  for (let i = 0; i < 19_000; i++) source.write(key(i), { n: 2_000_000 + i }); // out: cleared
+  assert.deepEqual(keysOf(q.results), scan(), "most left");
+  for (let i = 0; i < 10; i++) source.write(key(i), { n: i }); // back in
+  assert.deepEqual(keysOf(q.results), scan(), "some came back");
+  // The same items change again through states that lost what was kept with them: the query
+  // must find them by key, as the members they are now.
+  for (let i = 0; i < 10; i++) source.write(key(i), { n: 5 + i }, "t@1", false);
+  for (let i = 10; i < 20; i++) source.write(key(i), { n: 100 + i }, "t@1", false);
+  assert.deepEqual(keysOf(q.results), scan(), "changed again, found by key");
   registry.dispose();
 });

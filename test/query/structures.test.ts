@@ -11,6 +11,7 @@ import type { ItemValue } from "../../src/repo/leaf_merge.ts";
 import { compileFilter } from "../../src/query/filter.ts";
 import { candidateKeys, planAccess } from "../../src/query/planner.ts";
 import { QueryRegistry } from "../../src/query/registry.ts";
+import { AttachmentSlot, AttachmentSlots } from "../../src/query/attachments.ts";
 import { FieldIndex } from "../../src/query/sorted_index.ts";
 import { SortedList } from "../../src/query/sorted_list.ts";
 import { seededRandom } from "../harness/random.ts";
@@ -89,7 +90,13 @@ test("an index given changes in batches of any size answers as one built from th
     // Some indexes span many chunks, so a one-pass batch keeps some chunks and rebuilds others.
     const count = seed % 5 === 0 ? int(rng, 1000, 3000) : int(rng, 20, 400);
     for (let i = 0; i < count; i++) items.set(`k${i}`, { wire: randomWire(rng), schema: "t@1" });
-    const indexes = ["f", "g", "s"].map((field) => new FieldIndex(field, items));
+    // Entries kept with the item states too, as in a repository: each new state carries the
+    // records of the last one, except now and then (a state that never had them, as after a
+    // restore), when the index must look the key up again.
+    const slots = new AttachmentSlots();
+    const indexes = ["f", "g", "s"].map((field) =>
+      new FieldIndex(field, items, (owner) => new AttachmentSlot(owner, slots.take()))
+    );
     for (let round = 0; round < 8; round++) {
       // A batch is a tick's changes: from one to more than the index holds.
       const batch = int(rng, 1, chance(rng, 0.5) ? 3 : count + 20);
@@ -98,8 +105,10 @@ test("an index given changes in batches of any size answers as one built from th
       for (let n = 0; n < batch; n++) {
         const key = `k${int(rng, 0, count + 10)}`;
         const next = chance(rng, 0.15) ? undefined : randomWire(rng);
-        items.set(key, { wire: next, schema: "t@1" });
-        for (const index of indexes) index.update(key, next);
+        const attached = chance(rng, 0.9) ? items.get(key)?.attached : undefined;
+        const state = { wire: next, schema: "t@1", attached };
+        items.set(key, state);
+        for (const index of indexes) index.update(key, state);
       }
       const fresh = ["f", "g", "s"].map((field) => new FieldIndex(field, items));
       for (let q = 0; q < 6; q++) {
@@ -176,8 +185,9 @@ test("index plans (one lookup, or the union of an or's lookups) give a scan's ma
     for (let step = 0; step < 30; step++) {
       const key = `k${int(rng, 0, 45)}`;
       const next = chance(rng, 0.2) ? undefined : randomWire(rng);
-      items.set(key, { wire: next, schema: "t@1" });
-      for (const index of indexes.values()) index.update(key, next);
+      const state = { wire: next, schema: "t@1" };
+      items.set(key, state);
+      for (const index of indexes.values()) index.update(key, state);
       const filter = randomFilter(rng, 2);
       const where = `seed ${seed} step ${step} ${JSON.stringify(filter)}`;
       const compiled = compileFilter(filter);
