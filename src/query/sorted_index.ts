@@ -64,8 +64,14 @@ interface Changes {
 /** An index range: ranks [from, to) in the sorted entries. */
 type Span = readonly [number, number];
 
-/** A batch is applied in one pass once it holds at least this share of the entries. */
-const ONE_PASS_SHARE = 1 / 16;
+/**
+ * A batch is applied in one pass once it holds at least this share of the entries: about one
+ * change per four chunks of the sorted list, where a pass (which visits every chunk, and rebuilds
+ * only those the batch touches) starts to cost less than placing the changes one by one. 100k
+ * entries, isolated: 1k changes 0.63–0.78 → 0.34–0.49 ms, 3k changes 2.2–2.7 → 1.1–1.3 ms (at
+ * the earlier 1/16); below ~150 changes one by one stays cheaper.
+ */
+export const ONE_PASS_SHARE = 1 / 512;
 
 export class FieldIndex {
   readonly field: string;
