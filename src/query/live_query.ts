@@ -365,7 +365,8 @@ export class LiveQuery<R> {
   #note(key: string, value: ItemValue | undefined): void {
     const old = this.#memberOf(key, value);
     const wire = this.#accept(key, value, old);
-    const matched = old !== undefined && old.placing <= STAYING;
+    const matched = old !== undefined &&
+      (old.placing === PLACED || old.placing === ENTERING || old.placing === STAYING);
     if (wire === undefined) {
       if (!matched) return;
       if (old.placing === ENTERING) old.placing = GONE; // queued already
