@@ -12,7 +12,8 @@
  * rebuilds only the chunks of the sorted entries where old entries leave or new ones land. In
  * the write flow, one change placed on its own cost 1.3–1.7 µs (cache misses, with the write
  * path's allocations in between); 10k changes of 100k entries in one pass cost 3–7 ms, most of it
- * looking the 10k keys up (a cache miss or two each).
+ * looking the 10k keys up (a cache miss or two each). A key's entries are therefore kept with its
+ * item's state too (attachments.ts): only an item's first change here looks its key up.
  */
 import type { FieldRecord, WireValue } from "../core/commit.ts";
 import type { AttachmentHolder, AttachmentSlot } from "./attachments.ts";
@@ -151,7 +152,7 @@ export class FieldIndex {
   }
 
   /** Records the key's new entries (undefined: none) in the map and with its state. */
-  #setEntries(key: string, state: IndexedState | undefined, entries: KeyEntries | undefined) {
+  #setEntries(key: string, state: IndexedState | undefined, entries: KeyEntries | undefined): void {
     if (entries === undefined) this.#byKey.delete(key);
     else this.#byKey.set(key, entries);
     this.#attached?.set(state, entries);
