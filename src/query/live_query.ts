@@ -345,11 +345,7 @@ export class LiveQuery<R> {
     // Unlimited and sorted the same as before: the member stays where it is, untouched.
     const stays = !limited && byOrder && sameSortKey(this.#sortFields, old.wire, wire);
     if (!stays && !list.find(old, byOrder)) throw new Error("live query lost a member");
-    if (old.schema !== value!.schema) {
-      old.schema = value!.schema;
-      old.view = view;
-    } else if (view !== undefined) old.view = view;
-    old.wire = wire;
+    this.#update(old, wire, value!.schema, view);
     this.#touched(stays ? 0 : list.resettle(limited));
   }
 

@@ -38,7 +38,7 @@ export class KeyTable<V> {
 
   get(key: string, hash = stringHash(key)): V | undefined {
     const entry = this.indexOf(key, hash);
-    return entry < 0 ? undefined : this.#entries[2 * entry + 1] as V;
+    return entry < 0 ? undefined : this.valueAt(entry);
   }
 
   /** Sets the value of `key`, adding an entry at the end if it has none. */
