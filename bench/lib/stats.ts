@@ -49,6 +49,34 @@ export function quantileSorted(sorted: readonly number[], q: number): number {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
+/**
+ * A distribution-free confidence interval for the median of `values`: the pair of order
+ * statistics that a median lies between with at least `level` probability, whatever the
+ * distribution (the count of values below the median is binomial with p = 1/2). Needs at least
+ * 6 values for 95 %; with fewer, the interval is the whole range.
+ */
+export function medianInterval(
+  values: readonly number[],
+  level = 0.95,
+): { low: number; high: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  const tail = (1 - level) / 2;
+  // The largest k with P(X < k) ≤ tail for X ~ Binomial(n, 1/2): the interval runs from the
+  // k-th smallest value to the k-th largest.
+  let k = 0;
+  let below = 0;
+  let logChoose = 0; // log C(n, i), built up one i at a time
+  for (let i = 0; i < n; i++) {
+    below += Math.exp(logChoose - n * Math.LN2);
+    if (below > tail) break;
+    k = i + 1;
+    logChoose += Math.log(n - i) - Math.log(i + 1);
+  }
+  if (k === 0) return { low: sorted[0], high: sorted[n - 1] };
+  return { low: sorted[k - 1], high: sorted[n - k] };
+}
+
 export function percentiles(values: readonly number[]): { p50: number; p99: number; p999: number } {
   const sorted = Float64Array.from(values).sort();
   const s = Array.from(sorted);
@@ -72,8 +100,10 @@ export async function collect(
 }
 
 /**
- * Samples two contenders alternately (a, b, a, b, …) after `warmup` rounds of each, so that drift
- * in a shared, noisy machine falls on both alike; their ratio is then best read per round.
+ * Samples two contenders in rounds of one sample each, after `warmup` unrecorded rounds, so that
+ * drift in a shared, noisy machine falls on both alike; their ratio is then best read per round.
+ * Which one goes first alternates from round to round (a b, b a, a b, …): the one sampled second
+ * would otherwise always run with the first one's garbage still to collect.
  */
 export async function collectPaired(
   count: number,
@@ -83,11 +113,18 @@ export async function collectPaired(
 ): Promise<{ a: number[]; b: number[] }> {
   const values = { a: [] as number[], b: [] as number[] };
   for (let i = 0; i < warmup + count; i++) {
-    const first = await a();
-    const second = await b();
+    let sampleA: number;
+    let sampleB: number;
+    if (i % 2 === 0) {
+      sampleA = await a();
+      sampleB = await b();
+    } else {
+      sampleB = await b();
+      sampleA = await a();
+    }
     if (i < warmup) continue;
-    values.a.push(first);
-    values.b.push(second);
+    values.a.push(sampleA);
+    values.b.push(sampleB);
   }
   return values;
 }
