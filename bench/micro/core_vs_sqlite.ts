@@ -4,7 +4,7 @@
  * index a performance-conscious SQLite user would write. Each round samples both (which one goes
  * first alternates; this machine is shared and noisy). Reports medians per operation, the median
  * of the per-round ratios with its 95 % confidence interval, and apart from those, the warm-up
- * rounds: a process that has just started runs Cairn's create at about 0.5× for its first
+ * rounds: a process that has just started runs Cairn's create at 0.43–0.50× for its first
  * ~20 rounds (JIT tiers, the young generation growing to its working size), then settles.
  *
  *   ./node_modules/.bin/deno run -A bench/micro/core_vs_sqlite.ts [--trusted]
