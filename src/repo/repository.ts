@@ -376,7 +376,11 @@ export class Repository {
   snapshot(): RepositorySnapshot | undefined {
     const busy = this.#pending.length > 0 || this.#sealScheduled || this.#sealsInFlight > 0;
     if (busy || this.#unresolved.size > 0) return undefined;
-    return { commitSeq: this.#commitSeq, tips: new Map(this.#tips), items: [...this.#items] };
+    // forEach, not a spread of the map's entries: a checkpoint of 100k items took ~20-40 ms
+    // to copy them through the iterator, all of it a pause of the event loop.
+    const items: [string, ItemState][] = [];
+    this.#items.forEach((state, key) => items.push([key, state]));
+    return { commitSeq: this.#commitSeq, tips: new Map(this.#tips), items };
   }
 
   /**

@@ -19,13 +19,24 @@ export function shouldSliceWork(): boolean {
 /**
  * Resolves once the event loop has had a turn: pending input, rendering and other tasks run
  * first. Uses `scheduler.yield()` where the runtime has it (Chromium: the continuation keeps its
- * priority), else a MessageChannel message (a task without the timer clamp), else a timer.
+ * priority, ahead of the page's other tasks), else nextTurn(). For work a caller waits on.
  */
 export function nextSlice(): Promise<void> {
   const scheduler = (globalThis as { scheduler?: Partial<PrioritizedScheduler> }).scheduler;
   if (scheduler !== undefined && typeof scheduler.yield === "function") {
     return scheduler.yield();
   }
+  return nextTurn();
+}
+
+/**
+ * Resolves in a task of its own, queued behind the page's other tasks, rendering and input: for
+ * background work, which should take turns with the page rather than go ahead of it (a
+ * continuation of `scheduler.yield()` goes first: slicing a checkpoint with it, Chromium was seen
+ * to render no frame for ~100 ms at a time). A MessageChannel message: a task without the timer
+ * clamp.
+ */
+export function nextTurn(): Promise<void> {
   return new Promise((resolve) => {
     if (typeof MessageChannel === "function") {
       const channel = new MessageChannel();

@@ -31,6 +31,7 @@ import type { ChainTip } from "../core/block.ts";
 import { packValue, unpackBytes } from "../core/commit_codec.ts";
 import type { RepositorySnapshot, RestoredSnapshot } from "../core/snapshot.ts";
 import { assertStringArray, corrupt } from "../core/wire_validation.ts";
+import { nextTurn } from "../runtime/scheduling.ts";
 import { ByteReader, ByteWriter } from "./columns.ts";
 import {
   type CheckpointColumns,
@@ -60,8 +61,54 @@ export function encodeCheckpoint(
   snapshot: RepositorySnapshot,
   log: { readonly length: number; readonly crc: number },
 ): Uint8Array {
+  const steps = checkpointSteps(snapshot, log);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The same file as encodeCheckpoint, built in slices of about `sliceMs` with `pause()` between
+ * them, so that a large repository's checkpoint does not hold up a page: 100k items are 100–130
+ * ms of work. By default a pause queues the rest behind the page's other tasks (nextTurn): a
+ * checkpoint is background work. The snapshot's item states are never changed once made, so
+ * writes made between slices do not reach the file.
+ */
+export async function encodeCheckpointInSlices(
+  snapshot: RepositorySnapshot,
+  log: { readonly length: number; readonly crc: number },
+  { sliceMs, pause = nextTurn }: { sliceMs: number; pause?: () => Promise<void> },
+): Promise<Uint8Array> {
+  const steps = checkpointSteps(snapshot, log);
+  let deadline = performance.now() + sliceMs;
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (performance.now() >= deadline) {
+      await pause();
+      deadline = performance.now() + sliceMs;
+    }
+  }
+}
+
+/** Items added to the checkpoint between two steps. */
+const ITEMS_PER_STEP = 256;
+
+/**
+ * Builds a checkpoint file, yielding after each step (a few hundred items, a column, a text),
+ * where a caller may pause; returns the file.
+ */
+function* checkpointSteps(
+  snapshot: RepositorySnapshot,
+  log: { readonly length: number; readonly crc: number },
+): Generator<void, Uint8Array, void> {
   const writer = new CheckpointWriter();
-  for (const [key, item] of snapshot.items) writer.add(key, item);
+  let added = 0;
+  for (const [key, item] of snapshot.items) {
+    writer.add(key, item);
+    if (++added % ITEMS_PER_STEP === 0) yield;
+  }
   const { items, leaves, parents } = writer.counts;
   const tips = [...snapshot.tips].map((
     [session, tip],
@@ -80,8 +127,9 @@ export function encodeCheckpoint(
   const out = new ByteWriter();
   out.u32(meta.length);
   out.bytes(meta);
-  writer.writeTo(out);
+  yield* writer.writeTo(out);
   const file = out.finish(HEADER_LENGTH);
+  yield;
   const view = new DataView(file.buffer);
   file.set(MAGIC);
   view.setUint16(MAGIC.length, VERSION, true);

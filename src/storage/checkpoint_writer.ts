@@ -33,6 +33,12 @@ class Table {
 }
 
 /**
+ * Values packed per run: enough that the `pack` call costs little per value, few enough that a
+ * run is packed in well under a millisecond (see checkpointSteps: the work comes in steps).
+ */
+const MAX_RUN = 1024;
+
+/**
  * MessagePack values back to back. Values to encode are packed in runs, one `pack` call per run
  * (one call per value costs about twice as much); bytes copied from an earlier file end a run.
  */
@@ -42,6 +48,7 @@ class ValueSequence {
 
   add(value: unknown): void {
     this.#run.push(value);
+    if (this.#run.length === MAX_RUN) this.#endRun();
   }
 
   addBytes(bytes: Uint8Array): void {
@@ -100,8 +107,11 @@ export class CheckpointWriter {
     for (const leaf of item.leaves) this.#addCommit(leaf, item);
   }
 
-  /** Columns, then texts, then the values and leaf bodies (see the layout in checkpoint.ts). */
-  writeTo(out: ByteWriter): void {
+  /**
+   * Columns, then texts, then the values and leaf bodies (see the layout in checkpoint.ts), in
+   * steps: it yields after each column and text, where the caller may give the event loop a turn.
+   */
+  *writeTo(out: ByteWriter): Generator<void, void, void> {
     for (
       const column of [
         this.#itemSchema,
@@ -114,9 +124,14 @@ export class CheckpointWriter {
         this.#leafKind,
         this.#leafParents,
       ]
-    ) out.column(column);
+    ) {
+      out.column(column);
+      yield;
+    }
     out.text(this.#keys);
+    yield;
     out.text(this.#parentIds);
+    yield;
     for (const part of this.#values.finish()) out.bytes(part);
     for (const part of this.#bodies.finish()) out.bytes(part);
   }

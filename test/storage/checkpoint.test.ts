@@ -9,8 +9,13 @@ import {
   type Checkpoint,
   decodeCheckpoint,
   encodeCheckpoint,
+  encodeCheckpointInSlices,
 } from "../../src/storage/checkpoint.ts";
 import { crc32c } from "../../src/storage/crc32c.ts";
+import { HybridClock } from "../../src/core/hlc.ts";
+import { defineSchema, SchemaRegistry } from "../../src/core/schema.ts";
+import { Repository } from "../../src/repo/repository.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { commit as commitArb, fieldRecord } from "../harness/arbitrary.ts";
 import { seededRandom } from "../harness/random.ts";
 
@@ -117,6 +122,82 @@ test("every item, value and leaf comes back from a checkpoint, for any snapshot"
     }),
     { seed: 0xc4e7, numRuns: 300 },
   );
+});
+
+test("a checkpoint built in slices is the same file, with a pause between every two steps", async () => {
+  const many = fc.sample(itemArb, { seed: 0x511ce, numRuns: 1500 });
+  const unique = [...new Map(many.map((item) => [item.key, item])).values()];
+  const large = {
+    commitSeq: 7,
+    tips: new Map(),
+    items: unique.map((i) => [i.key, i.state] as const),
+  };
+  const snapshots = [large, ...fc.sample(snapshotArb, { seed: 0x511cf, numRuns: 40 })];
+  for (const snapshot of snapshots) {
+    let pauses = 0;
+    const pause = () => {
+      pauses++;
+      return Promise.resolve();
+    };
+    const sliced = await encodeCheckpointInSlices(snapshot, LOG, { sliceMs: 0, pause });
+    assert.deepEqual(sliced, encodeCheckpoint(snapshot, LOG));
+    assert.deepEqual(contents(decodeCheckpoint(sliced)), expected(snapshot));
+    // Every 256 items, the nine columns, the two texts, the joined file: each ends a step.
+    const steps = Math.floor(snapshot.items.length / 256) + 9 + 2 + 1;
+    assert.equal(pauses, steps, `${snapshot.items.length} items`);
+    // With time to spare, no pause at all.
+    pauses = 0;
+    await encodeCheckpointInSlices(snapshot, LOG, { sliceMs: 60_000, pause });
+    assert.equal(pauses, 0);
+  }
+  assert.ok(large.items.length > 1000, `${large.items.length} distinct items`);
+  // The default pause: the event loop's next turn (a task of its own).
+  const turns = await encodeCheckpointInSlices(large, LOG, { sliceMs: 0 });
+  assert.deepEqual(turns, encodeCheckpoint(large, LOG));
+});
+
+test("writes made between the slices of a repository's checkpoint do not reach it", async () => {
+  const Note = defineSchema({
+    ns: "note",
+    version: 1,
+    fields: { title: { type: "string", required: true }, n: { type: "number" } },
+  });
+  const registry = new SchemaRegistry();
+  registry.register(Note);
+  const repo = new Repository("/notes", {
+    session: "sliced-checkpoint-test",
+    publicKey: new Uint8Array(32),
+    signer: null,
+    suite: await cryptoSuite(),
+    registry,
+    clock: new HybridClock(),
+    isTrusted: () => true,
+  });
+  const note = (i: number, n: number) => Note.createWire({ title: `note ${i}`, n });
+  for (let i = 0; i < 2000; i++) repo.create(`k${i}`, Note.id, note(i, i));
+  for (let i = 0; i < 2000; i += 7) repo.writeChange(`k${i}`, Note.id, note(i, -i), { n: -i }, []);
+  for (let i = 3; i < 2000; i += 11) repo.delete(`k${i}`);
+  await repo.flush();
+  const snapshot = repo.snapshot()!;
+  const file = encodeCheckpoint(snapshot, LOG);
+
+  let round = 0;
+  const writeSome = async () => {
+    round++;
+    const live = (key: string) => repo.value(key) !== undefined;
+    // Updates (as a delta and as a full value), a delete, a deleted item back, a new item.
+    const [delta, full, gone, back] = [round, round + 500, round + 1000, 3 + 11 * round];
+    if (live(`k${delta}`)) repo.writeChange(`k${delta}`, Note.id, note(delta, 1e6), { n: 1e6 }, []);
+    if (live(`k${full}`)) repo.writeValue(`k${full}`, Note.id, note(full, 2e6));
+    if (live(`k${gone}`)) repo.delete(`k${gone}`);
+    if (!live(`k${back}`)) repo.create(`k${back}`, Note.id, note(back, 3e6));
+    repo.create(`new${round}`, Note.id, note(round, 4e6));
+    await repo.flush(); // sealed into a block between two slices
+  };
+  const sliced = await encodeCheckpointInSlices(snapshot, LOG, { sliceMs: 0, pause: writeSome });
+  assert.ok(round > 10, `${round} pauses with writes`);
+  assert.notDeepEqual(encodeCheckpoint(repo.snapshot()!, LOG), file, "the writes changed items");
+  assert.deepEqual(sliced, file);
 });
 
 test("keys are found by the index, and a leaf by session and seq is its item's own object", () => {
