@@ -96,13 +96,18 @@ export async function fillRepo(repo: RepositoryHandle, from: number, to: number)
   await repo.flush();
 }
 
-/** A new repository holding `items` items, written and flushed. */
+/**
+ * A new repository holding `items` items, written and flushed, with the background work the
+ * writing started settled: a stored repository starts a checkpoint once its log has grown enough
+ * (on a browser page it is built in slices), and a setup's checkpoint is not the timed operation.
+ */
 export async function filledRepo(
   ctx: CairnCtx,
   items: number,
 ): Promise<{ db: Cairn; repo: RepositoryHandle; location: string | undefined }> {
   const opened = await openRepo(ctx);
   await fillRepo(opened.repo, 0, items);
+  await opened.db.flush();
   return opened;
 }
 

@@ -325,7 +325,8 @@ function statisticsSection(): string[] {
     "- Each row: setup (not timed), warm-up samples (discarded), then samples: ≥ 30 for " +
     "µs-scale rows, ≥ 7 for ms-scale rows (quick mode: 5 and 3). Per-operation rows time a " +
     "loop of operations and divide. Background work a sample starts (Cairn's block sealing) " +
-    "is awaited inside the clock.",
+    "is awaited inside the clock; background work a setup starts (a checkpoint of the items " +
+    "it wrote) is awaited before the first sample.",
     "- The envelope keeps every raw sample; tables show the median and the robust CV " +
     "(1.4826 × MAD / median); the envelope summary also has mean, stddev, CV and the 10 % " +
     "trimmed mean (`bench/lib/stats.ts`).",
