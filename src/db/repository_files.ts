@@ -8,7 +8,7 @@ import type { SealedBlock } from "../core/block.ts";
 import { isCairnError } from "../core/errors.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import type { Repository } from "../repo/repository.ts";
-import { shouldSliceWork } from "../runtime/scheduling.ts";
+import { sliceBudgetMs } from "../runtime/scheduling.ts";
 import type { StorageBackend } from "../storage/backend.ts";
 import {
   type Checkpoint,
@@ -23,12 +23,6 @@ import type { RepositoryStats } from "./repository_handle.ts";
 
 /** Log bytes written past the last checkpoint before a new one is written, at the least. */
 const CHECKPOINT_AFTER_BYTES = 4 * 1024 * 1024;
-
-/**
- * On a browser page a checkpoint is built in slices of this many milliseconds, the event loop
- * taking a turn between them; elsewhere in one go (see shouldSliceWork).
- */
-const CHECKPOINT_SLICE_MS = 8;
 
 /**
  * Whether the log has grown enough past the last checkpoint for a new one: by 4 MiB, or by the
@@ -178,9 +172,11 @@ export class RepositoryFiles {
     const snapshot = log.idle ? repo.snapshot() : undefined;
     if (!snapshot) return; // writes keep arriving: the next append or close tries again
     const position = log.position();
-    const file = shouldSliceWork()
-      ? await encodeCheckpointInSlices(snapshot, position, { sliceMs: CHECKPOINT_SLICE_MS })
-      : encodeCheckpoint(snapshot, position);
+    // On a browser page in slices, the page taking its turns between them (sliceBudgetMs).
+    const sliceMs = sliceBudgetMs();
+    const file = sliceMs === null
+      ? encodeCheckpoint(snapshot, position)
+      : await encodeCheckpointInSlices(snapshot, position, { sliceMs });
     await this.#backend.writeFileAtomic(this.#checkpointName, file);
     this.#checkpointedLength = position.length;
     this.#checkpointBytes = file.length;

@@ -10,7 +10,7 @@ import { CairnError } from "../core/errors.ts";
 import type { AnySchema, Schema } from "../core/schema_types.ts";
 import type { ItemChange } from "../repo/change_listeners.ts";
 import type { ItemValue } from "../repo/leaf_merge.ts";
-import { nextSlice, shouldSliceWork } from "../runtime/scheduling.ts";
+import { nextSlice, sliceBudgetMs } from "../runtime/scheduling.ts";
 import { AttachmentSlot, AttachmentSlots } from "./attachments.ts";
 import type { Member } from "./comparator.ts";
 import { reportUncaught } from "./failures.ts";
@@ -85,7 +85,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
   constructor(source: QuerySource, adapter: ResultAdapter<R>, options: RegistryOptions = {}) {
     this.#source = source;
     this.#adapter = adapter;
-    this.#sliceMs = options.sliceMs !== undefined ? options.sliceMs : shouldSliceWork() ? 8 : null;
+    this.#sliceMs = options.sliceMs !== undefined ? options.sliceMs : sliceBudgetMs();
     this.#unbuilt = new Set(options.storedIndexes);
     this.#unsubscribe = source.onChange((change) => this.#onChange(change.key));
   }

@@ -1,19 +1,24 @@
 /**
- * Cooperative scheduling for work that may be long (a cold scan of a large repository): whether
- * the runtime wants it cut into slices, and how to give the event loop a turn between slices.
- * The layers above ask these two questions instead of looking at browser globals themselves.
+ * Cooperative scheduling for work that may be long (a cold scan of a large repository, a
+ * checkpoint): whether the runtime wants it cut into slices and how long a slice may run, and how
+ * to give the event loop a turn between slices. The layers above ask these questions instead of
+ * looking at browser globals themselves.
  */
 
 interface PrioritizedScheduler {
   yield(): Promise<void>;
 }
 
+/** How long one slice of long work may run on a browser page before the event loop's turn. */
+const PAGE_SLICE_MS = 8;
+
 /**
- * True on a browser page, whose main thread must stay responsive to input and rendering; false
- * on Deno, Node and in workers, where long synchronous work blocks nobody who is waiting.
+ * The time budget of a slice of long work, or null for "do it in one go": sliced on a browser
+ * page, whose main thread must stay responsive to input and rendering; in one go on Deno, Node
+ * and in workers, where long synchronous work blocks nobody who is waiting.
  */
-export function shouldSliceWork(): boolean {
-  return typeof (globalThis as { document?: unknown }).document === "object";
+export function sliceBudgetMs(): number | null {
+  return typeof (globalThis as { document?: unknown }).document === "object" ? PAGE_SLICE_MS : null;
 }
 
 /**

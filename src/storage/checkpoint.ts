@@ -56,10 +56,16 @@ export interface Checkpoint extends RestoredSnapshot {
   readonly logCrc: number;
 }
 
+/** The log prefix a checkpoint reflects: its length and its CRC-32C. */
+export interface LogPrefix {
+  readonly length: number;
+  readonly crc: number;
+}
+
 /** The checkpoint file of `snapshot`, which reflects the log's first `log.length` bytes. */
 export function encodeCheckpoint(
   snapshot: RepositorySnapshot,
-  log: { readonly length: number; readonly crc: number },
+  log: LogPrefix,
 ): Uint8Array {
   const steps = checkpointSteps(snapshot, log);
   for (;;) {
@@ -77,7 +83,7 @@ export function encodeCheckpoint(
  */
 export async function encodeCheckpointInSlices(
   snapshot: RepositorySnapshot,
-  log: { readonly length: number; readonly crc: number },
+  log: LogPrefix,
   { sliceMs, pause = nextTurn }: { sliceMs: number; pause?: () => Promise<void> },
 ): Promise<Uint8Array> {
   const steps = checkpointSteps(snapshot, log);
@@ -101,7 +107,7 @@ const ITEMS_PER_STEP = 256;
  */
 function* checkpointSteps(
   snapshot: RepositorySnapshot,
-  log: { readonly length: number; readonly crc: number },
+  log: LogPrefix,
 ): Generator<void, Uint8Array, void> {
   const writer = new CheckpointWriter();
   let added = 0;
