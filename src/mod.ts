@@ -2,7 +2,7 @@
  * Cairn — a local-first embedded document database for TypeScript.
  * This is the only module users import; everything exported here is public API (docs/api.md).
  */
-export { Cairn, type CairnOptions, type SessionInfo } from "./db/database.ts";
+export { Cairn, type CairnOptions, type CairnWarning, type SessionInfo } from "./db/database.ts";
 export {
   type CreateOptions,
   RepositoryHandle,
@@ -21,7 +21,12 @@ export type {
   UntypedFilter,
 } from "./query/types.ts";
 export type { ItemChange } from "./repo/change_listeners.ts";
-export type { ImportReport, VersionVector } from "./repo/repository.ts";
+export type {
+  ImportReport,
+  MissingBlocks,
+  MissingHistory,
+  VersionVector,
+} from "./repo/repository.ts";
 export { defineSchema } from "./core/schema.ts";
 export type {
   AnySchema,

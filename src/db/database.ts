@@ -257,12 +257,14 @@ export class Cairn {
       clock: this.#clock,
       isTrusted: (session) => this.#trustedSessions.has(session),
       persist: files && ((sealed) => files.append(sealed)),
+      onRepaired: files && (() => files.repaired()),
     });
     let stats: RepositoryStats = { damaged: [], tornTailBytes: 0, unloadable: [] };
     if (files) {
       const { checkpointProblem, ...found } = await files.loadInto(repo);
       stats = found;
       this.#warnAbout(path, stats);
+      this.#warnAboutMissing(path, repo);
       if (checkpointProblem) {
         this.#onWarning({
           repository: path,
@@ -305,6 +307,20 @@ export class Cairn {
         message: `could not apply stored block ${lost.session}/${lost.seq}: ${lost.error.message}`,
       });
     }
+  }
+
+  #warnAboutMissing(path: string, repo: Repository): void {
+    const { blocks, heldBackCommits, heldBackItems } = repo.missingHistory();
+    if (blocks.length === 0 && heldBackCommits === 0) return;
+    const runs = blocks.map(({ session, first, last }) =>
+      first === last ? `${session}/${first}` : `${session}/${first}-${last}`
+    );
+    this.#onWarning({
+      repository: path,
+      message: `history lost to damage: ${heldBackCommits} commits of ${heldBackItems} items ` +
+        `wait for blocks it held${runs.length > 0 ? ` (${runs.join(", ")})` : ""}; ` +
+        `importing from a peer that holds them repairs it (see docs/storage.md, "Repair")`,
+    });
   }
 
   #checkOpen(): void {

@@ -2,9 +2,10 @@
  * A stored repository's files: its log and its checkpoint. Opening reads the checkpoint (when it
  * matches the log) and replays only the log after it; writing appends blocks with group commit;
  * a new checkpoint is written in the background once enough log has grown past the last one
- * (see checkpointDue), and on close.
+ * (see checkpointDue), and on close. A log with damaged records is written anew, without them,
+ * once every block they held has come back (see #rewriteLog).
  */
-import type { SealedBlock } from "../core/block.ts";
+import { decodeBlock, type SealedBlock } from "../core/block.ts";
 import { isCairnError } from "../core/errors.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import type { Repository } from "../repo/repository.ts";
@@ -37,6 +38,7 @@ export function checkpointDue(logPastCheckpoint: number, lastCheckpointBytes: nu
 
 export class RepositoryFiles {
   readonly #backend: StorageBackend;
+  readonly #suite: CryptoSuite;
   readonly #checkpointName: string;
   readonly #opened: OpenedLog;
   readonly #checkpoint: Checkpoint | undefined;
@@ -47,9 +49,13 @@ export class RepositoryFiles {
   /** Size of the checkpoint file last read or written (0: none). */
   #checkpointBytes: number;
   #checkpointing: Promise<void> | undefined;
+  /** Set while the log holds damaged records; cleared once it is written anew without them. */
+  #damaged: boolean;
+  #rewriting: Promise<void> | undefined;
 
   private constructor(
     backend: StorageBackend,
+    suite: CryptoSuite,
     checkpointName: string,
     opened: OpenedLog,
     checkpoint: Checkpoint | undefined,
@@ -57,7 +63,9 @@ export class RepositoryFiles {
     checkpointProblem: string | undefined,
   ) {
     this.#backend = backend;
+    this.#suite = suite;
     this.#checkpointName = checkpointName;
+    this.#damaged = opened.scan.damaged.length > 0;
     this.#opened = opened;
     this.#checkpoint = checkpoint;
     this.#checkpointProblem = checkpointProblem;
@@ -103,6 +111,7 @@ export class RepositoryFiles {
     const checkpointBytes = stored?.length ?? 0;
     return new RepositoryFiles(
       backend,
+      suite,
       checkpointName,
       opened,
       checkpoint,
@@ -116,13 +125,16 @@ export class RepositoryFiles {
     const appended = this.#opened.log.append(sealed);
     appended.then(() => {
       const grown = this.#opened.log.position().length - this.#checkpointedLength;
-      if (checkpointDue(grown, this.#checkpointBytes)) {
-        this.#checkpointing ??= this.#writeCheckpoint().finally(
-          () => (this.#checkpointing = undefined),
-        );
-      }
+      if (checkpointDue(grown, this.#checkpointBytes)) this.#checkpointInBackground();
     }, () => {});
     return appended;
+  }
+
+  /** Starts writing a checkpoint unless one is being written; resolves when that one is done. */
+  #checkpointInBackground(): Promise<void> {
+    return this.#checkpointing ??= this.#writeCheckpoint().finally(
+      () => (this.#checkpointing = undefined),
+    );
   }
 
   /**
@@ -137,6 +149,9 @@ export class RepositoryFiles {
       repo.restore(this.#checkpoint!, async () => (await log.readPrefix(covered)).blocks);
     }
     const loaded = await repo.load(scan.blocks);
+    // Blocks lost to damage may have come back after it (a repair that stopped before the log
+    // was written anew): then the log can be rewritten now.
+    if (repo.isWhole()) this.repaired();
     return {
       damaged: scan.damaged,
       tornTailBytes: scan.tornTail?.length ?? 0,
@@ -145,19 +160,59 @@ export class RepositoryFiles {
     };
   }
 
+  /**
+   * The repository's history is whole again (the repository's onRepaired hook): the log is
+   * written anew in the background, without its damaged records.
+   */
+  repaired(): void {
+    if (!this.#damaged) return;
+    this.#rewriting ??= this.#rewriteLog().finally(() => (this.#rewriting = undefined));
+  }
+
   /** Everything appended so far on disk (fsync), and any background checkpoint finished. */
   async sync(): Promise<void> {
     await this.#opened.log.sync();
     await this.#checkpointing;
+    await this.#rewriting;
   }
 
   /** Writes a final checkpoint if the log grew since the last one, then closes the log. */
   async close(): Promise<void> {
+    await this.#rewriting;
+    if (this.#damaged && this.#repo?.isWhole()) await this.#rewriteLog();
     await this.#checkpointing;
     if (this.#opened.log.position().length > this.#checkpointedLength) {
       await this.#writeCheckpoint();
     }
     await this.#opened.log.close();
+  }
+
+  /**
+   * Writes the log anew from the repository's blocks, in causal order, so the damaged records are
+   * gone and the file reads whole; then a checkpoint of it. Writes keep going meanwhile: if a
+   * block reaches the log while the new file is made, that attempt is dropped; after three,
+   * close() tries again.
+   */
+  async #rewriteLog(): Promise<void> {
+    const repo = this.#repo;
+    const log = this.#opened.log;
+    if (!repo) return;
+    await this.#checkpointing;
+    let replaced = false;
+    for (let attempt = 0; attempt < 3 && !replaced; attempt++) {
+      await repo.flush(); // the block that completed the repair may still be on its way
+      const at = log.position();
+      const frames = await repo.exportBlocks();
+      const blocks = await Promise.all(
+        frames.map((frame) => decodeBlock(frame, this.#suite, false)),
+      );
+      replaced = await log.replace(blocks, at);
+    }
+    if (!replaced) return;
+    this.#damaged = false;
+    await this.#checkpointing; // one begun meanwhile reflects the old file
+    this.#checkpointedLength = 0;
+    await this.#checkpointInBackground();
   }
 
   /**

@@ -6,7 +6,12 @@ import { CairnError } from "../core/errors.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { AnySchema, CreateInput, Schema } from "../core/schema_types.ts";
 import type { ItemChange } from "../repo/change_listeners.ts";
-import type { ImportReport, Repository, VersionVector } from "../repo/repository.ts";
+import type {
+  ImportReport,
+  MissingHistory,
+  Repository,
+  VersionVector,
+} from "../repo/repository.ts";
 import { LiveQuery } from "../query/live_query.ts";
 import { QueryRegistry } from "../query/registry.ts";
 import type { QueryOptions } from "../query/types.ts";
@@ -186,9 +191,22 @@ export class RepositoryHandle {
 
   // ── exchange: what peers and sync build on ─────────────────────────────────────────────
 
-  /** `{ [session]: last block held }`: send it to a peer to learn what you lack. */
+  /**
+   * `{ [session]: last block held }`: send it to a peer to learn what you lack. Where damage in
+   * storage lost a block, its session's entry stays below it, so the peer sends it back.
+   */
   versionVector(): VersionVector {
     return this.#repo.versionVector();
+  }
+
+  /**
+   * History lost to damage in storage: the blocks known to be missing and the commits held back
+   * until they return. Empty unless opening found damage; an import from a peer or server that
+   * holds the blocks (the usual `importBlocks(await peer.exportBlocks(repo.versionVector()))`)
+   * restores them, and the log is then written anew without the damaged records.
+   */
+  missingHistory(): MissingHistory {
+    return this.#repo.missingHistory();
   }
 
   /** The encoded blocks a peer at `since` lacks, in an order it can import. */

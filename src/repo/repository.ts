@@ -7,8 +7,6 @@
  */
 import {
   type BlockSigner,
-  type ChainTip,
-  checkChain,
   decodeBlock,
   encodeBlockPayload,
   sealBlock,
@@ -39,6 +37,16 @@ import { type ItemValue, mergeLeaves } from "./leaf_merge.ts";
 import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
 import { GeneratedKeys } from "./generated_keys.ts";
 import { isLive, ItemMap } from "./item_map.ts";
+import { causalOrder } from "./block_order.ts";
+import { HeldBackCommits } from "./held_back.ts";
+import {
+  type ChainPlace,
+  type MissingBlocks,
+  SessionChains,
+  type VersionVector,
+} from "./session_chains.ts";
+
+export type { MissingBlocks, VersionVector } from "./session_chains.ts";
 
 /** What a repository needs from the database that owns it. */
 export interface RepositoryContext {
@@ -56,6 +64,21 @@ export interface RepositoryContext {
    * the database's mode promises. Absent for an in-memory database.
    */
   readonly persist?: (sealed: SealedBlock) => Promise<void>;
+  /**
+   * Called when the last block known to be missing (lost to damage in storage) has come back and
+   * every commit held back for it has applied: storage may now rewrite its log whole.
+   */
+  readonly onRepaired?: () => void;
+}
+
+/** History lost to damage in storage, which a peer that holds it can send back. */
+export interface MissingHistory {
+  /** Blocks known to be missing, per session in runs of seqs. */
+  readonly blocks: readonly MissingBlocks[];
+  /** Commits held back (not applied) until the missing blocks come back. */
+  readonly heldBackCommits: number;
+  /** Items those commits belong to: their values stay as they were before the lost history. */
+  readonly heldBackItems: number;
 }
 
 /** What loading a repository's stored blocks found. */
@@ -65,9 +88,6 @@ export interface LoadReport {
   /** Stored blocks that could not be applied (a bad signature, or history lost to damage). */
   readonly unloadable: readonly { session: string; seq: number; error: CairnError }[];
 }
-
-/** Per-session progress: `{ [session]: last block seq held }`. */
-export type VersionVector = Record<string, number>;
 
 export interface ImportReport {
   /** Blocks applied. */
@@ -120,9 +140,12 @@ export class Repository {
    * history from the same bodies.
    */
   #blocks: HeldBlock[] = [];
-  readonly #tips = new Map<string, ChainTip>();
-  /** Block hashes per session, by seq - 1: tells a duplicate from a fork. */
-  readonly #hashes = new Map<string, string[]>();
+  /** False once a block lost to damage came back: it belongs earlier than the end of #blocks. */
+  #blocksInOrder = true;
+  /** Tips, block hashes (a duplicate told from a fork) and blocks known to be missing. */
+  readonly #chains = new SessionChains();
+  /** Commits waiting for history lost to damage. */
+  readonly #heldBack = new HeldBackCommits();
 
   #closed = false;
   /**
@@ -253,8 +276,9 @@ export class Repository {
   /**
    * Applies blocks read from this repository's own storage, in stored order. They were checked
    * when they first entered, so trust is not asked again; signatures are verified (the file may
-   * have been altered). A chain gap is tolerated — damage may have removed a stored record — but
-   * a block whose commits need the lost history cannot apply and is reported.
+   * have been altered). A chain gap is tolerated — damage may have removed a stored record: the
+   * missing blocks are recorded (missingBlocks()), and the commits that need the lost history are
+   * held back until it comes back; every other commit applies.
    */
   async load(blocks: readonly SealedBlock[]): Promise<LoadReport> {
     // Our own blocks after a snapshot only ever name leaves it holds; a peer's may need history.
@@ -267,11 +291,9 @@ export class Repository {
     for (const sealed of blocks) {
       try {
         if (this.#ctx.signer) await verifyBlock(sealed, this.#ctx.suite);
-        if (this.#hashes.get(sealed.block.session)?.[sealed.block.seq - 1] === sealed.hash) {
-          continue;
-        }
-        this.#checkCommits(sealed, false);
-        this.#applyBlock(sealed);
+        const place = this.#chains.place(sealed, true);
+        if (place === "duplicate") continue;
+        this.#applyBlock(sealed, this.#checkCommits(sealed, true), place);
         applied++;
         commits += sealed.block.commits.length;
       } catch (err) {
@@ -371,16 +393,18 @@ export class Repository {
 
   /**
    * The heads as plain data, taken synchronously; undefined unless every write is sealed (and
-   * handed to `persist`) and no item waits for a schema — a snapshot must match the log exactly.
+   * handed to `persist`), no item waits for a schema, and no block is missing — a snapshot must
+   * match the log exactly, and a repository with history lost to damage is read from its log
+   * until repaired (a snapshot cannot carry held-back commits).
    */
   snapshot(): RepositorySnapshot | undefined {
     const busy = this.#pending.length > 0 || this.#sealScheduled || this.#sealsInFlight > 0;
-    if (busy || this.#unresolved.size > 0) return undefined;
+    if (busy || this.#unresolved.size > 0 || !this.isWhole()) return undefined;
     // forEach, not a spread of the map's entries: a checkpoint of 100k items took ~20-40 ms
     // to copy them through the iterator, all of it a pause of the event loop.
     const items: [string, ItemState][] = [];
     this.#items.forEach((state, key) => items.push([key, state]));
-    return { commitSeq: this.#commitSeq, tips: new Map(this.#tips), items };
+    return { commitSeq: this.#commitSeq, tips: this.#chains.tips(), items };
   }
 
   /**
@@ -395,7 +419,7 @@ export class Repository {
     this.#lastState = undefined;
     this.#liveCount = snapshot.items.liveCount;
     this.#graph.findMissingIn((session, seq) => snapshot.leaf(session, seq));
-    for (const [session, tip] of snapshot.tips) this.#tips.set(session, tip);
+    for (const [session, tip] of snapshot.tips) this.#chains.restoreTip(session, tip);
     this.#commitSeq = snapshot.commitSeq;
     this.#history = history;
   }
@@ -410,7 +434,7 @@ export class Repository {
         for (const commit of sealed.block.commits) {
           if (!this.#graph.has(commitId(commit))) this.#graph.add(commit);
         }
-        this.#hashesOf(sealed.block.session)[sealed.block.seq - 1] = sealed.hash;
+        this.#chains.recordHistory(sealed.block.session, sealed.block.seq, sealed.hash);
       }
       // Not unshift(...blocks): a spread of that many arguments can overflow the stack.
       this.#blocks = blocks.map(heldBlock).concat(this.#blocks);
@@ -423,13 +447,13 @@ export class Repository {
 
   async #seal(commits: Commit[]): Promise<void> {
     const { session, publicKey, signer, suite } = this.#ctx;
-    const tip = this.#tips.get(session);
+    const tip = this.#chains.tip(session);
     const sealed = await sealBlock(
       { session, publicKey, seq: (tip?.seq ?? 0) + 1, prev: tip?.hash ?? "", commits },
       signer,
       suite,
     );
-    this.#recordBlock(sealed);
+    this.#recordBlock(sealed, "next");
     this.#persist(sealed);
   }
 
@@ -445,17 +469,28 @@ export class Repository {
 
   // ── exchange ─────────────────────────────────────────────────────────────────────────────
 
-  /** What this repository holds: the last block seq of every session. */
+  /**
+   * What this repository holds: per session, the last block seq held with none missing before
+   * it. A block lost to damage keeps its session's entry below it, so a peer's reply brings it.
+   */
   versionVector(): VersionVector {
-    const vector: VersionVector = {};
-    for (const [session, tip] of this.#tips) vector[session] = tip.seq;
-    return vector;
+    return this.#chains.versionVector();
+  }
+
+  /** Blocks known to be missing (lost to damage in storage) and the commits waiting for them. */
+  missingHistory(): MissingHistory {
+    return {
+      blocks: this.#chains.missing(),
+      heldBackCommits: this.#heldBack.size,
+      heldBackItems: this.#heldBack.items(),
+    };
   }
 
   /** Encoded blocks a peer at `since` lacks, in an order it can apply (causal). */
   async exportBlocks(since: VersionVector = {}): Promise<Uint8Array[]> {
     await this.#ensureHistory();
     await this.flush();
+    if (!this.#blocksInOrder) this.#orderBlocks();
     const frames: Uint8Array[] = [];
     for (const held of this.#blocks) {
       if (held.seq > (since[held.session] ?? 0)) {
@@ -483,10 +518,10 @@ export class Repository {
       try {
         sealed = await decodeBlock(frame, this.#ctx.suite);
         await this.#authenticate(sealed);
-        if (this.#isDuplicate(sealed)) duplicates++;
+        const place = this.#chains.place(sealed);
+        if (place === "duplicate") duplicates++;
         else {
-          this.#checkCommits(sealed);
-          this.#applyBlock(sealed);
+          this.#applyBlock(sealed, this.#checkCommits(sealed, false), place);
           this.#persist(sealed);
           applied++;
           commits += sealed.block.commits.length;
@@ -517,45 +552,43 @@ export class Repository {
     await verifyBlock(sealed, this.#ctx.suite);
   }
 
-  /** True for a block already held; a different block at a held place is a fork. */
-  #isDuplicate(sealed: SealedBlock): boolean {
-    const { session, seq } = sealed.block;
-    const held = this.#hashes.get(session)?.[seq - 1];
-    if (held === undefined) {
-      checkChain(this.#tips.get(session), sealed);
-      return false;
-    }
-    if (held !== sealed.hash) {
-      throw new CairnError("E_CHAIN_FORK", `block ${session}/${seq} differs from the one held`);
-    }
-    return true;
-  }
-
   /**
    * Graph rules for incoming commits: known parents of the same key, stamped before the child;
-   * and (`checkValues`) values matching their schema — skipped for blocks from our own storage,
-   * whose values were checked when they first entered.
+   * and values matching their schema — not checked again for blocks from our own storage
+   * (`stored`), whose values were checked when they first entered.
+   *
+   * Returns the commits that must wait, each with a parent it waits for: a parent held back, or
+   * — in a stored block only, after damage — a parent not held at all. Undefined when every
+   * commit can apply, the usual case.
    */
-  #checkCommits(sealed: SealedBlock, checkValues = true): void {
+  #checkCommits(sealed: SealedBlock, stored: boolean): Map<Commit, string> | undefined {
     const inBlock = new Map<string, Commit>();
+    let waits: Map<Commit, string> | undefined;
     for (const commit of sealed.block.commits) {
       const id = commitId(commit);
-      if (this.#graph.has(id)) throw badCommit(id, "is already held");
+      if (this.#graph.has(id) || this.#heldBack.has(id)) throw badCommit(id, "is already held");
       const seen = new Set<string>();
       for (const parentId of commit.parents) {
-        const parent = inBlock.get(parentId) ?? this.#heldLeaf(commit.key, parentId) ??
-          this.#graph.get(parentId);
-        if (!parent) throw badCommit(id, `names unknown parent ${parentId}`);
         if (seen.has(parentId)) throw badCommit(id, `names parent ${parentId} twice`);
         seen.add(parentId);
-        if (parent.key !== commit.key) throw badCommit(id, `has parent ${parentId} of another key`);
-        if (compareStamps(parent, commit) >= 0) {
-          throw badCommit(id, `is not stamped after parent ${parentId}`);
+        const parent = inBlock.get(parentId) ?? this.#heldLeaf(commit.key, parentId) ??
+          this.#graph.get(parentId) ?? this.#heldBack.get(parentId);
+        if (!parent && !stored) throw badCommit(id, `names unknown parent ${parentId}`);
+        if (parent) {
+          if (parent.key !== commit.key) {
+            throw badCommit(id, `has parent ${parentId} of another key`);
+          }
+          if (compareStamps(parent, commit) >= 0) {
+            throw badCommit(id, `is not stamped after parent ${parentId}`);
+          }
         }
+        const mustWait = !parent || this.#heldBack.has(parentId) || waits?.has(parent);
+        if (mustWait && !waits?.has(commit)) (waits ??= new Map()).set(commit, parentId);
       }
-      if (checkValues) this.#checkValue(commit, id);
+      if (!stored) this.#checkValue(commit, id);
       inBlock.set(id, commit);
     }
+    return waits;
   }
 
   /** The leaf `id` of the item `key`, if it is one: found without decoding history. */
@@ -586,15 +619,69 @@ export class Repository {
     }
   }
 
-  #applyBlock(sealed: SealedBlock): void {
+  /**
+   * Applies a checked block's commits, except those that `waits` holds back; then the commits
+   * that waited for any of them. `place` says where the block stands in its chain.
+   */
+  #applyBlock(
+    sealed: SealedBlock,
+    waits: Map<Commit, string> | undefined,
+    place: ChainPlace,
+  ): void {
     let newest = 0;
     for (const commit of sealed.block.commits) {
-      this.#graph.add(commit);
-      this.#applyRemoteCommit(commit);
+      const parent = waits?.get(commit);
+      if (parent !== undefined) {
+        this.#heldBack.hold(commit, parent);
+        continue;
+      }
+      this.#applyCommit(commit);
       if (commit.hlc > newest) newest = commit.hlc;
     }
     this.#ctx.clock.observe(newest);
-    this.#recordBlock(sealed);
+    this.#recordBlock(sealed, place);
+    if (place === "gap" && this.isWhole()) this.#ctx.onRepaired?.();
+  }
+
+  /** Applies a commit whose parents are all applied, then any commits held back for it. */
+  #applyCommit(commit: Commit): void {
+    this.#graph.add(commit);
+    this.#applyRemoteCommit(commit);
+    if (this.#heldBack.size === 0) return;
+    const applied = [commitId(commit)];
+    while (applied.length > 0) {
+      for (const waiter of this.#heldBack.release(applied.pop()!)) {
+        const missing = waiter.parents.find((parent) => !this.#graph.has(parent));
+        if (missing !== undefined) {
+          this.#heldBack.hold(waiter, missing);
+          continue;
+        }
+        this.#graph.add(waiter);
+        this.#applyRemoteCommit(waiter);
+        this.#ctx.clock.observe(waiter.hlc);
+        applied.push(commitId(waiter));
+      }
+    }
+  }
+
+  /** Whether no block is known to be missing and no commit waits for one. */
+  isWhole(): boolean {
+    return this.#chains.whole && this.#heldBack.size === 0;
+  }
+
+  /** Puts the held blocks back in a causal order after a lost block came back. */
+  #orderBlocks(): void {
+    this.#blocks = causalOrder(this.#blocks, (held) => this.#parentsIn(held));
+    this.#blocksInOrder = true;
+  }
+
+  /** The parent ids of a held block's commits. */
+  *#parentsIn(held: HeldBlock): Iterable<string> {
+    for (let seq = held.firstCommitSeq; seq <= held.lastCommitSeq; seq++) {
+      const id = `${held.session}.${seq}`;
+      const commit = this.#graph.get(id) ?? this.#heldBack.get(id);
+      if (commit) yield* commit.parents;
+    }
   }
 
   #applyRemoteCommit(commit: Commit): void {
@@ -665,8 +752,8 @@ export class Repository {
     return state;
   }
 
-  #recordBlock(sealed: SealedBlock): void {
-    const { session, seq, commits } = sealed.block;
+  #recordBlock(sealed: SealedBlock, place: ChainPlace): void {
+    const { session, commits } = sealed.block;
     // Our own session's blocks can come back (a session restored on another device, or our
     // log read on open): the next local commit must follow them, or it would reuse their ids.
     if (session === this.#ctx.session) {
@@ -674,19 +761,9 @@ export class Repository {
     }
     const held = heldBlock(sealed);
     this.#blocks.push(held);
+    if (place === "gap") this.#blocksInOrder = false;
     this.#graph.keepEncoded(sealed.block, held.body, sealed.commitOffsets);
-    this.#tips.set(session, {
-      seq,
-      hash: sealed.hash,
-      lastCommitSeq: commits[commits.length - 1].seq,
-    });
-    this.#hashesOf(session)[seq - 1] = sealed.hash;
-  }
-
-  #hashesOf(session: string): string[] {
-    let hashes = this.#hashes.get(session);
-    if (!hashes) this.#hashes.set(session, hashes = []);
-    return hashes;
+    this.#chains.record(sealed);
   }
 }
 
@@ -703,12 +780,18 @@ function heldKey(state: ItemState): string {
 interface HeldBlock {
   readonly session: string;
   readonly seq: number;
+  /** Its commits' seqs, first to last: where a lost block's commits belong (block_order.ts). */
+  readonly firstCommitSeq: number;
+  readonly lastCommitSeq: number;
   readonly body: Uint8Array;
   readonly signature: Uint8Array;
 }
 
 function heldBlock({ block, body }: SealedBlock): HeldBlock {
-  return { session: block.session, seq: block.seq, body, signature: block.signature };
+  const { session, seq, commits, signature } = block;
+  const firstCommitSeq = commits[0].seq;
+  const lastCommitSeq = commits[commits.length - 1].seq;
+  return { session, seq, firstCommitSeq, lastCommitSeq, body, signature };
 }
 
 /** The ids of a state's leaves: the parents of the next commit on its key. */

@@ -36,7 +36,7 @@ export interface LogPosition {
 export class RepositoryLog {
   readonly #backend: StorageBackend;
   readonly #name: string;
-  readonly #file: AppendFile;
+  #file: AppendFile;
   readonly #format: LogFormat;
   readonly #durability: Durability;
   readonly #suite: CryptoSuite;
@@ -142,6 +142,36 @@ export class RepositoryLog {
   async close(): Promise<void> {
     await this.#draining;
     await this.#file.close();
+  }
+
+  /**
+   * Replaces the whole file with `blocks` — a history made whole again after damage, without the
+   * damaged records — atomically: a crash leaves the old file or the new one. Done only if the
+   * log is idle and still ends at `at`, so no block appended meanwhile can be left out; returns
+   * whether it was done. Appends that arrive during the replacement wait for it.
+   */
+  async replace(blocks: readonly SealedBlock[], at: LogPosition): Promise<boolean> {
+    if (!this.idle || this.#length !== at.length || this.#failure !== undefined) return false;
+    const bytes = concat(this.#format.header(), this.#format.encode(blocks).bytes);
+    const replacing = this.#replaceWith(bytes);
+    const drainAfter = () => this.#drain();
+    this.#draining = replacing.then(drainAfter, drainAfter);
+    await replacing;
+    return true;
+  }
+
+  async #replaceWith(bytes: Uint8Array): Promise<void> {
+    // The append handle is closed first: OPFS allows one handle per file, and the rename must
+    // not leave this handle on the old file.
+    await this.#file.close();
+    try {
+      await this.#backend.writeFileAtomic(this.#name, bytes);
+      this.#length = bytes.length;
+      this.#crc = crc32c(bytes);
+    } finally {
+      // Replaced or not (the old file stays whole when the write fails), appends go on.
+      this.#file = await this.#backend.openAppend(this.#name);
+    }
   }
 
   /** Appends `bytes`; `crc`, when known, is crc32c(bytes) (spares reading them again). */

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn, defineSchema, isCairnError } from "cairndb";
+import { recordSpans } from "../harness/log_records.ts";
 
 const Note = defineSchema({
   ns: "note",
@@ -95,6 +96,67 @@ test("a second database on the same OPFS directory gets E_LOCKED until the first
     await db.close();
     const again = await Cairn.open({ path });
     await again.close();
+  } finally {
+    await removeDirectory(path);
+  }
+});
+
+test("OPFS: a damaged log record costs only what depends on it; a peer repairs it and the log is written anew", async () => {
+  const path = uniquePath();
+  const logFile = async () => {
+    let directory = await navigator.storage.getDirectory();
+    for (const part of path.split("/")) directory = await directory.getDirectoryHandle(part);
+    return await directory.getFileHandle("notes.log");
+  };
+  try {
+    const db = await Cairn.open({ path });
+    const notes = await db.open("/notes");
+    for (let round = 0; round < 6; round++) {
+      notes.create(Note, { title: `Note ${round}` }, { key: `n${round}` });
+      if (round > 0) notes.get(`n${round - 1}`, Note)!.set("title", `edited ${round}`);
+      await notes.flush(); // one block per round
+    }
+    const peer = await Cairn.open({ trust: [db.session.publicKey] });
+    const peerNotes = await peer.open("/notes");
+    await peerNotes.importBlocks(await notes.exportBlocks());
+    const final = [...notes.keys()].sort().map((key) => notes.get(key, Note)!.toObject());
+    await db.close();
+
+    // Round 3's record: creates n3, edits n2. Every other item keeps its last value.
+    const handle = await logFile();
+    const bytes = new Uint8Array(await (await handle.getFile()).arrayBuffer());
+    const [start, end] = recordSpans("binary", bytes)[3];
+    bytes[(start + end) >> 1] ^= 0x40;
+    const writable = await handle.createWritable();
+    await writable.write(bytes);
+    await writable.close();
+
+    const again = await Cairn.open({ path, onWarning: () => {} });
+    const reopened = await again.open("/notes");
+    assert.equal(reopened.stats().damaged.length, 1);
+    assert.equal(reopened.has("n3"), false, "created in the lost block");
+    assert.equal(reopened.get("n2", Note)?.get("title"), "edited 2", "as before the lost block");
+    assert.equal(reopened.get("n0", Note)?.get("title"), "edited 1");
+    assert.equal(reopened.get("n5", Note)?.get("title"), "Note 5");
+
+    const report = await reopened.importBlocks(
+      await peerNotes.exportBlocks(reopened.versionVector()),
+    );
+    assert.deepEqual(report.rejected, []);
+    assert.deepEqual(
+      [...reopened.keys()].sort().map((key) => reopened.get(key, Note)!.toObject()),
+      final,
+    );
+    await again.close();
+    const third = await Cairn.open({ path, onWarning: (w) => assert.fail(w.message) });
+    const repaired = await third.open("/notes");
+    assert.deepEqual(repaired.stats().damaged, [], "the log was written anew, whole");
+    assert.deepEqual(
+      [...repaired.keys()].sort().map((key) => repaired.get(key, Note)!.toObject()),
+      final,
+    );
+    await third.close();
+    await peer.close();
   } finally {
     await removeDirectory(path);
   }
