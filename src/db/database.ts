@@ -261,7 +261,10 @@ export class Cairn {
     });
     let stats: RepositoryStats = { damaged: [], tornTailBytes: 0, unloadable: [] };
     if (files) {
-      const { checkpointProblem, ...found } = await files.loadInto(repo);
+      const { checkpointProblem, ...found } = await files.loadInto(
+        repo,
+        (message) => this.#onWarning({ repository: path, message }),
+      );
       stats = found;
       this.#warnAbout(path, stats);
       this.#warnAboutMissing(path, repo);

@@ -52,6 +52,14 @@ export class RepositoryFiles {
   /** Set while the log holds damaged records; cleared once it is written anew without them. */
   #damaged: boolean;
   #rewriting: Promise<void> | undefined;
+  /**
+   * While the log is being loaded, a repair only sets this: a rewrite then would take the
+   * repository's blocks before the rest of the log is loaded, and drop those.
+   */
+  #loading = false;
+  #repairedWhileLoading = false;
+  /** Told about trouble that loses nothing (set by loadInto): a rewrite that failed. */
+  #warn: (message: string) => void = () => {};
 
   private constructor(
     backend: StorageBackend,
@@ -141,17 +149,27 @@ export class RepositoryFiles {
    * Fills the repository from storage: the checkpoint (with its history read lazily from the
    * log) and the log after it, or the whole log. Returns what opening found.
    */
-  async loadInto(repo: Repository): Promise<RepositoryStats & { checkpointProblem?: string }> {
+  async loadInto(
+    repo: Repository,
+    warn: (message: string) => void,
+  ): Promise<RepositoryStats & { checkpointProblem?: string }> {
     this.#repo = repo;
+    this.#warn = warn;
     const { log, scan, fromCheckpoint } = this.#opened;
     if (fromCheckpoint) {
       const covered = this.#checkpoint!.logLength;
       repo.restore(this.#checkpoint!, async () => (await log.readPrefix(covered)).blocks);
     }
-    const loaded = await repo.load(scan.blocks);
-    // Blocks lost to damage may have come back after it (a repair that stopped before the log
-    // was written anew): then the log can be rewritten now.
-    if (repo.isWhole()) this.repaired();
+    this.#loading = true;
+    let loaded;
+    try {
+      loaded = await repo.load(scan.blocks);
+    } finally {
+      this.#loading = false;
+    }
+    // A lost block found further on in the log (a repair that stopped before the log was written
+    // anew) made the history whole: the log can be written anew now.
+    if (this.#repairedWhileLoading) this.repaired();
     return {
       damaged: scan.damaged,
       tornTailBytes: scan.tornTail?.length ?? 0,
@@ -165,8 +183,25 @@ export class RepositoryFiles {
    * written anew in the background, without its damaged records.
    */
   repaired(): void {
-    if (!this.#damaged) return;
+    if (this.#loading) {
+      this.#repairedWhileLoading = true;
+      return;
+    }
     this.#rewriting ??= this.#rewriteLog().finally(() => (this.#rewriting = undefined));
+  }
+
+  /**
+   * Writes the log anew if it is damaged and nothing is missing any more. A failure loses
+   * nothing — the old file stays whole, with every block — so it is reported, not thrown, and
+   * the next close tries again.
+   */
+  async #rewriteLog(): Promise<void> {
+    if (!this.#damaged || !this.#repo?.isWhole()) return;
+    try {
+      await this.#replaceLog();
+    } catch (err) {
+      this.#warn(`could not write the repaired log anew: ${(err as Error).message}`);
+    }
   }
 
   /** Everything appended so far on disk (fsync), and any background checkpoint finished. */
@@ -179,7 +214,7 @@ export class RepositoryFiles {
   /** Writes a final checkpoint if the log grew since the last one, then closes the log. */
   async close(): Promise<void> {
     await this.#rewriting;
-    if (this.#damaged && this.#repo?.isWhole()) await this.#rewriteLog();
+    await this.#rewriteLog();
     await this.#checkpointing;
     if (this.#opened.log.position().length > this.#checkpointedLength) {
       await this.#writeCheckpoint();
@@ -188,15 +223,14 @@ export class RepositoryFiles {
   }
 
   /**
-   * Writes the log anew from the repository's blocks, in causal order, so the damaged records are
+   * Replaces the log with the repository's blocks, in causal order, so the damaged records are
    * gone and the file reads whole; then a checkpoint of it. Writes keep going meanwhile: if a
    * block reaches the log while the new file is made, that attempt is dropped; after three,
    * close() tries again.
    */
-  async #rewriteLog(): Promise<void> {
-    const repo = this.#repo;
+  async #replaceLog(): Promise<void> {
+    const repo = this.#repo!;
     const log = this.#opened.log;
-    if (!repo) return;
     await this.#checkpointing;
     let replaced = false;
     for (let attempt = 0; attempt < 3 && !replaced; attempt++) {

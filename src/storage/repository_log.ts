@@ -46,6 +46,8 @@ export class RepositoryLog {
   #waiters: Waiter[] = [];
   #draining: Promise<void> | undefined;
   #failure: unknown;
+  /** The last sync() call's fsync, settled: a replacement waits for it before closing the file. */
+  #syncing: Promise<void> = Promise.resolve();
 
   private constructor(
     backend: StorageBackend,
@@ -136,7 +138,9 @@ export class RepositoryLog {
   async sync(): Promise<void> {
     await this.#draining;
     if (this.#failure !== undefined) throw this.#failure;
-    await this.#file.sync();
+    const syncing = this.#file.sync();
+    this.#syncing = syncing.catch(() => {});
+    await syncing;
   }
 
   async close(): Promise<void> {
@@ -162,7 +166,8 @@ export class RepositoryLog {
 
   async #replaceWith(bytes: Uint8Array): Promise<void> {
     // The append handle is closed first: OPFS allows one handle per file, and the rename must
-    // not leave this handle on the old file.
+    // not leave this handle on the old file. A sync() begun before is let finish on it first.
+    await this.#syncing;
     await this.#file.close();
     try {
       await this.#backend.writeFileAtomic(this.#name, bytes);
