@@ -135,7 +135,7 @@ test("OPFS: a damaged log record costs only what depends on it; a peer repairs i
     const reopened = await again.open("/notes");
     assert.equal(reopened.stats().damaged.length, 1);
     assert.equal(reopened.has("n3"), false, "created in the lost block");
-    assert.equal(reopened.get("n2", Note)?.get("title"), "edited 2", "as before the lost block");
+    assert.equal(reopened.get("n2", Note)?.get("title"), "Note 2", "as before the lost block");
     assert.equal(reopened.get("n0", Note)?.get("title"), "edited 1");
     assert.equal(reopened.get("n5", Note)?.get("title"), "Note 5");
 
