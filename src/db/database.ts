@@ -189,7 +189,8 @@ export class Cairn {
 
   /**
    * Resolves when every write so far, in every open repository, is sealed and on disk (fsynced,
-   * whatever the durability mode).
+   * whatever the durability mode). Fails with E_IO when a write fails (a full disk); nothing is
+   * lost then: the next flush (or close) writes it again.
    */
   async flush(): Promise<void> {
     await Promise.allSettled(this.#opening.values());
@@ -257,6 +258,7 @@ export class Cairn {
       clock: this.#clock,
       isTrusted: (session) => this.#trustedSessions.has(session),
       persist: files && ((sealed) => files.append(sealed)),
+      persisted: files && (() => files.flush()),
     });
     let stats: RepositoryStats = { damaged: [], tornTailBytes: 0, unloadable: [] };
     if (files) {

@@ -126,6 +126,14 @@ export class RepositoryFiles {
   }
 
   /**
+   * Resolves when every block appended so far is stored (the repository's persisted hook),
+   * writing again those a failed write left queued.
+   */
+  flush(): Promise<void> {
+    return this.#opened.log.flush();
+  }
+
+  /**
    * Fills the repository from storage: the checkpoint (with its history read lazily from the
    * log) and the log after it, or the whole log. Returns what opening found.
    */
