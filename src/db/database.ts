@@ -69,6 +69,8 @@ interface OpenRepository {
   readonly repo: Repository;
   readonly files: RepositoryFiles | undefined;
   readonly indexes: IndexDeclarations | undefined;
+  /** The close in progress, or the one that succeeded; cleared when one fails. */
+  closing?: Promise<void>;
 }
 
 interface Storage {
@@ -201,24 +203,50 @@ export class Cairn {
     }));
   }
 
-  /** Flushes and closes one repository, or (without a path) every repository and the database. */
+  /**
+   * Flushes and closes one repository, or (without a path) every repository and the database.
+   * Fails with E_IO when a repository's log cannot be written (a full disk): that repository
+   * then stays open with everything it holds — reads work, writes fail with E_CLOSED — and so
+   * does the database (and its lock), so close() can be called again once there is room.
+   */
   async close(path?: string): Promise<void> {
     await Promise.allSettled(this.#opening.values());
     const paths = path === undefined ? [...this.#repositories.keys()] : [path];
+    let failure: unknown;
     for (const repoPath of paths) {
       const open = this.#repositories.get(repoPath);
       if (!open) continue;
-      this.#repositories.delete(repoPath);
-      const { repo, files, indexes } = open;
-      await repo.flush();
-      repo.close();
-      await files?.close();
-      await indexes?.close();
+      try {
+        await this.#closeRepository(open);
+      } catch (err) {
+        failure ??= err;
+        continue;
+      }
+      if (this.#repositories.get(repoPath) === open) this.#repositories.delete(repoPath);
     }
+    if (failure !== undefined) throw failure;
     if (path === undefined && !this.#closed) {
       this.#closed = true;
       await this.#storage?.backend.close();
     }
+  }
+
+  /**
+   * Refuses the repository's writes first, so that what the flush writes is all there is. One
+   * close at a time per repository: concurrent calls share it, a failed one can be retried.
+   */
+  #closeRepository(open: OpenRepository): Promise<void> {
+    open.closing ??= (async () => {
+      const { repo, files, indexes } = open;
+      repo.close();
+      await repo.flush();
+      await files?.close();
+      await indexes?.close();
+    })().catch((err) => {
+      open.closing = undefined;
+      throw err;
+    });
+    return open.closing;
   }
 
   /**
@@ -236,7 +264,14 @@ export class Cairn {
         path,
         (message) => this.#onWarning({ repository: path, message }),
       ),
-      RepositoryFiles.open(storage.backend, path, storage.format, storage.durability, this.#suite),
+      RepositoryFiles.open(
+        storage.backend,
+        path,
+        storage.format,
+        storage.durability,
+        this.#suite,
+        (message) => this.#onWarning({ repository: path, message }),
+      ),
     ]);
     if (indexes.status === "rejected") {
       if (files.status === "fulfilled") await files.value.close();

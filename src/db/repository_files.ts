@@ -2,7 +2,8 @@
  * A stored repository's files: its log and its checkpoint. Opening reads the checkpoint (when it
  * matches the log) and replays only the log after it; writing appends blocks with group commit;
  * a new checkpoint is written in the background once enough log has grown past the last one
- * (see checkpointDue), and on close.
+ * (see checkpointDue), and on close. A checkpoint that cannot be written is reported and skipped:
+ * it is derived, the log holds everything.
  */
 import type { SealedBlock } from "../core/block.ts";
 import { isCairnError } from "../core/errors.ts";
@@ -42,6 +43,7 @@ export class RepositoryFiles {
   readonly #checkpoint: Checkpoint | undefined;
   /** Why an existing checkpoint file could not be used, if it could not. */
   readonly #checkpointProblem: string | undefined;
+  readonly #warn: (message: string) => void;
   #repo: Repository | undefined;
   #checkpointedLength: number;
   /** Size of the checkpoint file last read or written (0: none). */
@@ -55,8 +57,10 @@ export class RepositoryFiles {
     checkpoint: Checkpoint | undefined,
     checkpointBytes: number,
     checkpointProblem: string | undefined,
+    warn: (message: string) => void,
   ) {
     this.#backend = backend;
+    this.#warn = warn;
     this.#checkpointName = checkpointName;
     this.#opened = opened;
     this.#checkpoint = checkpoint;
@@ -71,6 +75,7 @@ export class RepositoryFiles {
     formatName: LogFormatName,
     durability: Durability,
     suite: CryptoSuite,
+    warn: (message: string) => void,
   ): Promise<RepositoryFiles> {
     const format = logFormatNamed(formatName);
     const checkpointName = logFileName(path, ".ckpt");
@@ -108,6 +113,7 @@ export class RepositoryFiles {
       checkpoint,
       checkpointBytes,
       problem,
+      warn,
     );
   }
 
@@ -159,9 +165,14 @@ export class RepositoryFiles {
     await this.#checkpointing;
   }
 
-  /** Writes a final checkpoint if the log grew since the last one, then closes the log. */
+  /**
+   * Writes what the log has queued, a final checkpoint if the log grew since the last one, then
+   * closes the log. Fails (E_IO) when the log cannot be written: the files then stay open and the
+   * blocks queued, for another close() once there is room.
+   */
   async close(): Promise<void> {
     await this.#checkpointing;
+    await this.#opened.log.flush();
     if (this.#opened.log.position().length > this.#checkpointedLength) {
       await this.#writeCheckpoint();
     }
@@ -170,9 +181,20 @@ export class RepositoryFiles {
 
   /**
    * Snapshot and log position are taken in the same synchronous step, when nothing is being
-   * sealed or appended, so the checkpoint reflects exactly the log prefix it names.
+   * sealed or appended, so the checkpoint reflects exactly the log prefix it names. Never
+   * rejects: a checkpoint that cannot be written (a full disk) is reported, and the next one
+   * (the log growing further, or close) tries again; meanwhile opening replays more log.
    */
   async #writeCheckpoint(): Promise<void> {
+    try {
+      await this.#tryCheckpoint();
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      this.#warn(`could not write its checkpoint (${why}); the log holds everything`);
+    }
+  }
+
+  async #tryCheckpoint(): Promise<void> {
     const repo = this.#repo;
     const log = this.#opened.log;
     if (!repo) return;
