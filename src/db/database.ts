@@ -73,6 +73,24 @@ interface OpenRepository {
   closing?: Promise<void>;
 }
 
+/** Opens a database directory's storage: this runtime's backend, or one given by a test. */
+type BackendOpener = (path: string) => Promise<StorageBackend>;
+
+/**
+ * `Cairn.open` on storage made by `openStorageBackend` instead of this runtime's backend: the
+ * seam through which tests wrap the real backend (fault injection). Internal: mod.ts does not
+ * export it.
+ */
+export function openCairnOn(
+  options: CairnOptions,
+  openStorageBackend: BackendOpener,
+): Promise<Cairn> {
+  return openCairn(options, openStorageBackend);
+}
+
+/** Set by Cairn's static block: opening needs its private constructor. */
+let openCairn: (options: CairnOptions, openStorageBackend: BackendOpener) => Promise<Cairn>;
+
 interface Storage {
   readonly backend: StorageBackend;
   readonly format: LogFormatName;
@@ -116,10 +134,20 @@ export class Cairn {
    * session (key pair) and log format in a settings file, and takes a writer lock: a second
    * process or tab opening it gets `E_LOCKED`.
    */
-  static async open(options: CairnOptions = {}): Promise<Cairn> {
+  static open(options: CairnOptions = {}): Promise<Cairn> {
+    return Cairn.#open(options, openBackend);
+  }
+
+  static {
+    openCairn = (options, openStorageBackend) => Cairn.#open(options, openStorageBackend);
+  }
+
+  static async #open(options: CairnOptions, openStorageBackend: BackendOpener): Promise<Cairn> {
     const suite = await cryptoSuite();
     checkOptions(options);
-    const storage = options.path === undefined ? undefined : await openStorage(options, suite);
+    const storage = options.path === undefined
+      ? undefined
+      : await openStorage(options, suite, openStorageBackend);
     try {
       // A stored database is always its stored session; otherwise the given one, or a new one.
       const secret = storage?.secretKey ?? options.secretKey;
@@ -375,8 +403,9 @@ function checkOptions(options: CairnOptions): void {
 async function openStorage(
   options: CairnOptions,
   suite: CryptoSuite,
+  openStorageBackend: BackendOpener,
 ): Promise<Storage & { secretKey: Uint8Array }> {
-  const backend = await openBackend(options.path!);
+  const backend = await openStorageBackend(options.path!);
   await backend.acquireLock();
   try {
     let settings = await readSettings(backend);
