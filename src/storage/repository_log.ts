@@ -46,8 +46,9 @@ export class RepositoryLog {
   readonly #durability: Durability;
   readonly #suite: CryptoSuite;
   /**
-   * Where the log's good content ends, and the CRC-32C of all of it: advanced only once a write
-   * has succeeded (in durable mode: and been synced), so it never counts bytes of a failed one.
+   * Where the log's good content ends, and the CRC-32C of all of it: advanced once an append
+   * succeeds, moved back to the last successful sync when a sync fails, so it never counts bytes
+   * of a failed write.
    */
   #length: number;
   #crc: number;
