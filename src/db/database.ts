@@ -69,7 +69,27 @@ interface OpenRepository {
   readonly repo: Repository;
   readonly files: RepositoryFiles | undefined;
   readonly indexes: IndexDeclarations | undefined;
+  /** The close in progress, or the one that succeeded; cleared when one fails. */
+  closing?: Promise<void>;
 }
+
+/** Opens a database directory's storage: this runtime's backend, or one given by a test. */
+type BackendOpener = (path: string) => Promise<StorageBackend>;
+
+/**
+ * `Cairn.open` on storage made by `openStorageBackend` instead of this runtime's backend: the
+ * seam through which tests wrap the real backend (fault injection). Internal: mod.ts does not
+ * export it.
+ */
+export function openCairnOn(
+  options: CairnOptions,
+  openStorageBackend: BackendOpener,
+): Promise<Cairn> {
+  return openCairn(options, openStorageBackend);
+}
+
+/** Set by Cairn's static block: opening needs its private constructor. */
+let openCairn: (options: CairnOptions, openStorageBackend: BackendOpener) => Promise<Cairn>;
 
 interface Storage {
   readonly backend: StorageBackend;
@@ -114,10 +134,20 @@ export class Cairn {
    * session (key pair) and log format in a settings file, and takes a writer lock: a second
    * process or tab opening it gets `E_LOCKED`.
    */
-  static async open(options: CairnOptions = {}): Promise<Cairn> {
+  static open(options: CairnOptions = {}): Promise<Cairn> {
+    return Cairn.#open(options, openBackend);
+  }
+
+  static {
+    openCairn = (options, openStorageBackend) => Cairn.#open(options, openStorageBackend);
+  }
+
+  static async #open(options: CairnOptions, openStorageBackend: BackendOpener): Promise<Cairn> {
     const suite = await cryptoSuite();
     checkOptions(options);
-    const storage = options.path === undefined ? undefined : await openStorage(options, suite);
+    const storage = options.path === undefined
+      ? undefined
+      : await openStorage(options, suite, openStorageBackend);
     try {
       // A stored database is always its stored session; otherwise the given one, or a new one.
       const secret = storage?.secretKey ?? options.secretKey;
@@ -189,7 +219,8 @@ export class Cairn {
 
   /**
    * Resolves when every write so far, in every open repository, is sealed and on disk (fsynced,
-   * whatever the durability mode).
+   * whatever the durability mode). Fails with E_IO when a write fails (a full disk); nothing is
+   * lost then: the next flush (or close) writes it again.
    */
   async flush(): Promise<void> {
     await Promise.allSettled(this.#opening.values());
@@ -200,24 +231,50 @@ export class Cairn {
     }));
   }
 
-  /** Flushes and closes one repository, or (without a path) every repository and the database. */
+  /**
+   * Flushes and closes one repository, or (without a path) every repository and the database.
+   * Fails with E_IO when a repository's log cannot be written (a full disk): that repository
+   * then stays open with everything it holds — reads work, writes fail with E_CLOSED — and so
+   * does the database (and its lock), so close() can be called again once there is room.
+   */
   async close(path?: string): Promise<void> {
     await Promise.allSettled(this.#opening.values());
     const paths = path === undefined ? [...this.#repositories.keys()] : [path];
+    let failure: unknown;
     for (const repoPath of paths) {
       const open = this.#repositories.get(repoPath);
       if (!open) continue;
-      this.#repositories.delete(repoPath);
-      const { repo, files, indexes } = open;
-      await repo.flush();
-      repo.close();
-      await files?.close();
-      await indexes?.close();
+      try {
+        await this.#closeRepository(open);
+      } catch (err) {
+        failure ??= err;
+        continue;
+      }
+      if (this.#repositories.get(repoPath) === open) this.#repositories.delete(repoPath);
     }
+    if (failure !== undefined) throw failure;
     if (path === undefined && !this.#closed) {
       this.#closed = true;
       await this.#storage?.backend.close();
     }
+  }
+
+  /**
+   * Refuses the repository's writes first, so that what the flush writes is all there is. One
+   * close at a time per repository: concurrent calls share it, a failed one can be retried.
+   */
+  #closeRepository(open: OpenRepository): Promise<void> {
+    open.closing ??= (async () => {
+      const { repo, files, indexes } = open;
+      repo.close();
+      await repo.flush();
+      await files?.close();
+      await indexes?.close();
+    })().catch((err) => {
+      open.closing = undefined;
+      throw err;
+    });
+    return open.closing;
   }
 
   /**
@@ -235,7 +292,14 @@ export class Cairn {
         path,
         (message) => this.#onWarning({ repository: path, message }),
       ),
-      RepositoryFiles.open(storage.backend, path, storage.format, storage.durability, this.#suite),
+      RepositoryFiles.open(
+        storage.backend,
+        path,
+        storage.format,
+        storage.durability,
+        this.#suite,
+        (message) => this.#onWarning({ repository: path, message }),
+      ),
     ]);
     if (indexes.status === "rejected") {
       if (files.status === "fulfilled") await files.value.close();
@@ -258,13 +322,11 @@ export class Cairn {
       isTrusted: (session) => this.#trustedSessions.has(session),
       persist: files && ((sealed) => files.append(sealed)),
       onRepaired: files && (() => files.repaired()),
+      persisted: files && (() => files.flush()),
     });
     let stats: RepositoryStats = { damaged: [], tornTailBytes: 0, unloadable: [] };
     if (files) {
-      const { checkpointProblem, ...found } = await files.loadInto(
-        repo,
-        (message) => this.#onWarning({ repository: path, message }),
-      );
+      const { checkpointProblem, ...found } = await files.loadInto(repo);
       stats = found;
       this.#warnAbout(path, stats);
       this.#warnAboutMissing(path, repo);
@@ -357,8 +419,9 @@ function checkOptions(options: CairnOptions): void {
 async function openStorage(
   options: CairnOptions,
   suite: CryptoSuite,
+  openStorageBackend: BackendOpener,
 ): Promise<Storage & { secretKey: Uint8Array }> {
-  const backend = await openBackend(options.path!);
+  const backend = await openStorageBackend(options.path!);
   await backend.acquireLock();
   try {
     let settings = await readSettings(backend);

@@ -2,8 +2,9 @@
  * A stored repository's files: its log and its checkpoint. Opening reads the checkpoint (when it
  * matches the log) and replays only the log after it; writing appends blocks with group commit;
  * a new checkpoint is written in the background once enough log has grown past the last one
- * (see checkpointDue), and on close. A log with damaged records is written anew, without them,
- * once every block they held has come back (see #rewriteLog).
+ * (see checkpointDue), and on close. A checkpoint that cannot be written is reported and skipped:
+ * it is derived, the log holds everything. A log with damaged records is written anew, without
+ * them, once every block they held has come back (see #rewriteLog).
  */
 import { decodeBlock, type SealedBlock } from "../core/block.ts";
 import { isCairnError } from "../core/errors.ts";
@@ -44,6 +45,7 @@ export class RepositoryFiles {
   readonly #checkpoint: Checkpoint | undefined;
   /** Why an existing checkpoint file could not be used, if it could not. */
   readonly #checkpointProblem: string | undefined;
+  readonly #warn: (message: string) => void;
   #repo: Repository | undefined;
   #checkpointedLength: number;
   /** Size of the checkpoint file last read or written (0: none). */
@@ -58,8 +60,6 @@ export class RepositoryFiles {
    */
   #loading = false;
   #repairedWhileLoading = false;
-  /** Told about trouble that loses nothing (set by loadInto): a rewrite that failed. */
-  #warn: (message: string) => void = () => {};
 
   private constructor(
     backend: StorageBackend,
@@ -69,9 +69,11 @@ export class RepositoryFiles {
     checkpoint: Checkpoint | undefined,
     checkpointBytes: number,
     checkpointProblem: string | undefined,
+    warn: (message: string) => void,
   ) {
     this.#backend = backend;
     this.#suite = suite;
+    this.#warn = warn;
     this.#checkpointName = checkpointName;
     this.#damaged = opened.scan.damaged.length > 0;
     this.#opened = opened;
@@ -87,6 +89,7 @@ export class RepositoryFiles {
     formatName: LogFormatName,
     durability: Durability,
     suite: CryptoSuite,
+    warn: (message: string) => void,
   ): Promise<RepositoryFiles> {
     const format = logFormatNamed(formatName);
     const checkpointName = logFileName(path, ".ckpt");
@@ -125,6 +128,7 @@ export class RepositoryFiles {
       checkpoint,
       checkpointBytes,
       problem,
+      warn,
     );
   }
 
@@ -146,15 +150,19 @@ export class RepositoryFiles {
   }
 
   /**
+   * Resolves when every block appended so far is stored (the repository's persisted hook),
+   * writing again those a failed write left queued.
+   */
+  flush(): Promise<void> {
+    return this.#opened.log.flush();
+  }
+
+  /**
    * Fills the repository from storage: the checkpoint (with its history read lazily from the
    * log) and the log after it, or the whole log. Returns what opening found.
    */
-  async loadInto(
-    repo: Repository,
-    warn: (message: string) => void,
-  ): Promise<RepositoryStats & { checkpointProblem?: string }> {
+  async loadInto(repo: Repository): Promise<RepositoryStats & { checkpointProblem?: string }> {
     this.#repo = repo;
-    this.#warn = warn;
     const { log, scan, fromCheckpoint } = this.#opened;
     if (fromCheckpoint) {
       const covered = this.#checkpoint!.logLength;
@@ -211,11 +219,16 @@ export class RepositoryFiles {
     await this.#rewriting;
   }
 
-  /** Writes a final checkpoint if the log grew since the last one, then closes the log. */
+  /**
+   * Writes what the log has queued, a final checkpoint if the log grew since the last one, then
+   * closes the log. Fails (E_IO) when the log cannot be written: the files then stay open and the
+   * blocks queued, for another close() once there is room.
+   */
   async close(): Promise<void> {
     await this.#rewriting;
     await this.#rewriteLog();
     await this.#checkpointing;
+    await this.#opened.log.flush();
     if (this.#opened.log.position().length > this.#checkpointedLength) {
       await this.#writeCheckpoint();
     }
@@ -251,9 +264,20 @@ export class RepositoryFiles {
 
   /**
    * Snapshot and log position are taken in the same synchronous step, when nothing is being
-   * sealed or appended, so the checkpoint reflects exactly the log prefix it names.
+   * sealed or appended, so the checkpoint reflects exactly the log prefix it names. Never
+   * rejects: a checkpoint that cannot be written (a full disk) is reported, and the next one
+   * (the log growing further, or close) tries again; meanwhile opening replays more log.
    */
   async #writeCheckpoint(): Promise<void> {
+    try {
+      await this.#tryCheckpoint();
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      this.#warn(`could not write its checkpoint (${why}); the log holds everything`);
+    }
+  }
+
+  async #tryCheckpoint(): Promise<void> {
     const repo = this.#repo;
     const log = this.#opened.log;
     if (!repo) return;

@@ -61,9 +61,15 @@ export interface RepositoryContext {
   readonly isTrusted: (session: string, publicKey: Uint8Array) => boolean;
   /**
    * Persists a block that entered (sealed here or imported); resolves when it is as durable as
-   * the database's mode promises. Absent for an in-memory database.
+   * the database's mode promises. Absent for an in-memory database. A rejection is not final:
+   * the block stays queued and `persisted` writes it again.
    */
   readonly persist?: (sealed: SealedBlock) => Promise<void>;
+  /**
+   * Resolves when every block handed to `persist` so far is as durable as the mode promises,
+   * writing again those a failed write left queued; rejects (E_IO) when that write fails too.
+   */
+  readonly persisted?: () => Promise<void>;
   /**
    * Called when the last block known to be missing (lost to damage in storage) has come back and
    * every commit held back for it has applied: storage may now rewrite its log whole.
@@ -160,9 +166,6 @@ export class Repository {
   #sealScheduled = false;
   #sealing: Promise<void> = Promise.resolve();
   #sealFailure: unknown;
-  /** The latest persist call: the log resolves them in order, so awaiting it awaits all. */
-  #persisting: Promise<void> = Promise.resolve();
-  #persistFailure: unknown;
 
   constructor(path: string, ctx: RepositoryContext) {
     this.path = path;
@@ -263,14 +266,16 @@ export class Repository {
     this.#commitLocal(key, state.schema, state, "delete", undefined);
   }
 
-  /** Resolves when every local write so far is sealed into a block. */
-  /** Resolves when every write so far is sealed and persisted as the mode promises. */
+  /**
+   * Resolves when every write so far is sealed and persisted as the mode promises. A failed
+   * write rejects it (E_IO) but loses nothing: the next flush writes those blocks again, and
+   * resolves once they, and everything before, are persisted.
+   */
   async flush(): Promise<void> {
     if (this.#pending.length > 0) this.#queueSeal();
     await this.#sealing;
     if (this.#sealFailure !== undefined) throw this.#sealFailure;
-    await this.#persisting.catch(() => {});
-    if (this.#persistFailure !== undefined) throw this.#persistFailure;
+    await this.#ctx.persisted?.();
   }
 
   /**
@@ -458,13 +463,8 @@ export class Repository {
   }
 
   #persist(sealed: SealedBlock): void {
-    if (!this.#ctx.persist) return;
-    const persisted = this.#ctx.persist(sealed);
-    // Recorded here so a failure is never an unhandled rejection; flush() reports it.
-    persisted.catch((err) => {
-      this.#persistFailure ??= err;
-    });
-    this.#persisting = persisted;
+    // A failure leaves the block queued for the next write; flush() retries and reports it.
+    this.#ctx.persist?.(sealed).catch(() => {});
   }
 
   // ── exchange ─────────────────────────────────────────────────────────────────────────────

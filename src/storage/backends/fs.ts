@@ -68,14 +68,20 @@ export async function openFsBackend(directory: string): Promise<StorageBackend> 
     async writeFileAtomic(name, bytes) {
       const temp = path(`${name}.tmp`);
       await io(`write ${name}`, async () => {
-        const handle = await fs.open(temp, "w");
         try {
-          await handle.writeFile(bytes);
-          await handle.sync();
-        } finally {
-          await handle.close();
+          const handle = await fs.open(temp, "w");
+          try {
+            await handle.writeFile(bytes);
+            await handle.sync();
+          } finally {
+            await handle.close();
+          }
+          await fs.rename(temp, path(name));
+        } catch (err) {
+          // A part-written temporary file would hold on to space a full disk needs back.
+          await fs.rm(temp, { force: true }).catch(() => {});
+          throw err;
         }
-        await fs.rename(temp, path(name));
       });
       await syncDirectory(fs, directory);
     },
