@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { readEnvelope } from "./lib/envelope.ts";
-import { buildReport } from "./lib/report.ts";
+import { buildReport } from "./report/markdown.ts";
 
 const RESULTS = "bench/results";
 const DOC = "docs/benchmarks.md";

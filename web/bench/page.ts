@@ -3,9 +3,9 @@
  * message through `__benchEmit`; opened by a person (`deno task bench:serve`) it has a Run button
  * and shows the tables. Cairn runs on this page's main thread; SQLite WASM in a worker on OPFS.
  */
-import { renderRuntimeTable } from "../../bench/lib/console_table.ts";
+import { renderRuntimeTable } from "../../bench/report/console_table.ts";
 import type { RuntimeResult } from "../../bench/lib/envelope.ts";
-import { type Platform, runSuite } from "../../bench/lib/suite.ts";
+import { type Platform, runSuite } from "../../bench/entry/suite.ts";
 import type { Message, Settings } from "../../bench/lib/types.ts";
 import { SqliteWorker } from "./worker_client.ts";
 

@@ -5,9 +5,9 @@
  */
 import { contenderInfo } from "../contenders/list.ts";
 import { WORKLOADS } from "../workloads/index.ts";
-import type { RuntimeResult } from "./envelope.ts";
-import { compare, type Comparison, summarize, type Summary } from "./stats.ts";
-import type { Row } from "./types.ts";
+import type { RuntimeResult } from "../lib/envelope.ts";
+import { compare, type Comparison, summarize, type Summary } from "../lib/stats.ts";
+import type { Row } from "../lib/types.ts";
 
 export interface Cell {
   row: Row;

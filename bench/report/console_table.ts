@@ -1,13 +1,8 @@
 /** The console table of one runtime's results, plus its latency table and footnotes. */
 import { contenderInfo } from "../contenders/list.ts";
-import type { RuntimeResult } from "./envelope.ts";
-import { num } from "./format.ts";
-import type { Feature, RuntimeName } from "./types.ts";
-
-/** A latency below the clock's step cannot be told from 0: say so. */
-export function belowStep(value: number, step: number): string {
-  return value < step ? `<${num(step)}` : num(value);
-}
+import type { RuntimeResult } from "../lib/envelope.ts";
+import { belowStep, num } from "../lib/format.ts";
+import type { Feature, RuntimeName } from "../lib/types.ts";
 import { type Line, missingMark, tableLines, verdictText } from "./view.ts";
 
 function pad(text: string, width: number, right = false): string {

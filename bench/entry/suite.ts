@@ -6,9 +6,9 @@
 import { type CairnCtx, cairnCtx, detectFeatures } from "../contenders/cairn.ts";
 import { BASELINE, type ContenderInfo, contendersFor } from "../contenders/list.ts";
 import { WORKLOADS } from "../workloads/index.ts";
-import { percentiles, timerResolutionUs } from "./stats.ts";
-import { planFor, type Progress, runSide, type SideResult } from "./measure.ts";
-import type { SqlCtx } from "./sql.ts";
+import { percentiles, timerResolutionUs } from "../lib/stats.ts";
+import { planFor, type Progress, runSide, type SideResult } from "../lib/measure.ts";
+import type { SqlCtx } from "../lib/sql.ts";
 import {
   type Feature,
   FEATURE_ISSUE,
@@ -21,7 +21,7 @@ import {
   type Settings,
   type Variant,
   type Workload,
-} from "./types.ts";
+} from "../lib/types.ts";
 
 export type BenchWorkload = Workload<CairnCtx, SqlCtx>;
 
