@@ -206,6 +206,7 @@ const count: BenchWorkload = {
   id: "W17.v1",
   title: "Count",
   family: "reads",
+  differentWork: "Cairn reading the counter it keeps against SQLite counting the rows",
   unit: "µs/op",
   better: "lower",
   scale: "us",
