@@ -1,30 +1,54 @@
 /**
- * The runner's live progress line: on a terminal one line rewritten in place (workload,
- * runtime, contender, sample i/n); in a log (CI) one plain line per workload instead.
+ * The runner's live progress line: on a terminal one line rewritten in place (cell k of N over
+ * every runtime of the run, the time left, then workload, runtime, contender, sample i/n); in a
+ * log (CI) one plain line per workload instead, with the same count and time left.
  */
-import type { Message } from "./types.ts";
+import { cellKey, durationText, type TimeLeft } from "./time_left.ts";
+import type { Message, Row, RuntimeName } from "./types.ts";
 
 type ProgressMessage = Extract<Message, { type: "progress" }>;
 
 export class ProgressLine {
   readonly #tty = Deno.stderr.isTerminal();
   readonly #encoder = new TextEncoder();
+  readonly #timeLeft: TimeLeft;
+  /** Cells of the runtimes before each runtime, to count k over the whole run. */
+  readonly #offsets: Partial<Record<RuntimeName, number>>;
   #shown = false;
   #lastWorkload = "";
+  #current?: { key: string; started: number };
 
-  update(runtime: string, m: ProgressMessage): void {
+  constructor(timeLeft: TimeLeft, offsets: Partial<Record<RuntimeName, number>>) {
+    this.#timeLeft = timeLeft;
+    this.#offsets = offsets;
+  }
+
+  update(runtime: RuntimeName, m: ProgressMessage): void {
+    const key = cellKey(runtime, m);
+    if (this.#current?.key !== key) this.#current = { key, started: performance.now() };
+    const k = (this.#offsets[runtime] ?? 0) + m.cell;
+    const left = this.#timeLeft.estimate(key, performance.now() - this.#current.started);
+    const count = `${k} of ${this.#timeLeft.total}`;
+    const eta = left === undefined ? "estimating time left" : `about ${durationText(left)} left`;
     if (!this.#tty) {
       if (m.workload !== this.#lastWorkload) {
         this.#lastWorkload = m.workload;
-        console.error(`  ${runtime} ${m.workload}…`);
+        console.error(`  ${runtime} ${m.workload}… (row ${count}, ${eta})`);
       }
       return;
     }
-    const text =
-      `  ${runtime} ▸ ${m.workload} · ${m.variant} · ${m.contender} · ${m.phase} ${m.i}/${m.n}`;
+    const text = `  [${count} · ${eta}] ${runtime} ▸ ${m.workload} · ${m.variant} · ` +
+      `${m.contender} · ${m.phase} ${m.i}/${m.n}`;
     const width = Deno.consoleSize?.().columns ?? 120;
     this.#write(`\r\x1b[K${text.slice(0, width - 1)}`);
     this.#shown = true;
+  }
+
+  /** A row arrived: its cell is done. */
+  finished(runtime: RuntimeName, row: Row): void {
+    const key = cellKey(runtime, row);
+    const ms = this.#current?.key === key ? performance.now() - this.#current.started : row.ms;
+    this.#timeLeft.finished(key, ms);
   }
 
   /** Clears the line so ordinary output starts on a clean row. */

@@ -157,6 +157,9 @@ export type Message =
     workload: string;
     variant: string;
     contender: string;
+    /** Which cell of the runtime's run this is (1-based), of how many. */
+    cell: number;
+    cells: number;
     phase: string;
     i: number;
     n: number;
