@@ -22,7 +22,8 @@ import {
   statisticsSection,
   workloadSection,
 } from "./markdown_prose.ts";
-import { comparisonText, RATIO_DIRECTION, summarizeRatios, summaryText } from "./ratio.ts";
+import { RATIO_DIRECTION, summarizeRatios, summaryText } from "./ratio.ts";
+import { textTable } from "./table.ts";
 import {
   byFamily,
   charted,
@@ -218,48 +219,12 @@ function setupSection(envelope: Envelope, source: string): string[] {
   return out;
 }
 
-function cellText(line: Line, contender: string): string {
-  const c = line.cells.get(contender);
-  if (!c) return "";
-  if (c.summary) return `${num(c.summary.median)} ±${(c.summary.robustCv * 100).toFixed(0)}%`;
-  return c.missing?.mark ?? "";
-}
-
-function workloadText(line: Line): string {
-  const label = `${line.workload} ${line.title}`;
-  return line.differentWork && line.ratios.size > 0
-    ? `${label} (compares ${line.differentWork})`
-    : label;
-}
-
-function table(lines: readonly Line[], contenders: readonly string[], base: string): string[] {
-  const cairns = contenders.filter((c) =>
-    contenderInfo(c).family === "cairn" && lines.some((l) => l.ratios.has(c))
-  );
-  const header = [
-    "Workload",
-    "Size",
-    "Unit",
-    ...contenders.map((c) => contenderInfo(c).short),
-    ...cairns.map((c) => `${contenderInfo(c).short} vs ${base}`),
-  ];
+function markdownTable(lines: readonly Line[], contenders: readonly string[], base: string) {
+  const { header, rows } = textTable(lines, contenders, base);
   return [
     `| ${header.join(" | ")} |`,
     `| ${header.map(() => "---").join(" | ")} |`,
-    ...lines.map((line) =>
-      `| ${
-        [
-          workloadText(line),
-          line.variant,
-          line.unit,
-          ...contenders.map((c) => cellText(line, c)),
-          ...cairns.map((c) => {
-            const r = line.ratios.get(c);
-            return r ? comparisonText(r) : "";
-          }),
-        ].join(" | ")
-      } |`
-    ),
+    ...rows.map((cells) => `| ${cells.join(" | ")} |`),
   ];
 }
 
@@ -300,7 +265,7 @@ function runtimeSection(
       charts[file] = chart;
       out.push(`![${title} · ${familyTitle(family)}](benchmarks/${file})`, "");
     }
-    out.push(...table(lines, info.contenders, base), "");
+    out.push(...markdownTable(lines, info.contenders, base), "");
   }
   const latency = rt.lines.flatMap((line) =>
     [...line.cells.values()].filter((c) => c.row.latency).map((c) => ({ line, row: c.row }))
