@@ -4,21 +4,14 @@
  * (or the newest other run, in bench/results/local/, when there is no full one).
  */
 import { join } from "node:path";
-import { listEnvelopes, readEnvelope, RESULTS_DIR } from "./lib/envelope.ts";
+import { newestEnvelope, readEnvelope, RESULTS_DIR } from "./lib/results_dir.ts";
 import { buildReport } from "./report/markdown.ts";
 
 const DOC = "docs/benchmarks.md";
 const CHARTS = "docs/benchmarks";
 
-async function newestEnvelope(): Promise<string> {
-  const paths = await listEnvelopes();
-  const pick = paths.find((p) => p.startsWith(`${RESULTS_DIR}/`) && !p.includes("/local/")) ??
-    paths[0];
-  if (!pick) throw new Error(`no envelope in ${RESULTS_DIR}: run deno task bench first`);
-  return pick;
-}
-
 const source = Deno.args[0] ?? await newestEnvelope();
+if (!source) throw new Error(`no envelope in ${RESULTS_DIR}: run deno task bench first`);
 const { markdown, charts } = buildReport(await readEnvelope(source), source);
 await Deno.mkdir(CHARTS, { recursive: true });
 // Charts this report no longer draws (a runtime or family gone, an older layout) go.

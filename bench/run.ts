@@ -19,13 +19,8 @@ import { runServerRuntime } from "./drivers/server.ts";
 import { compareWithBaseline } from "./report/baseline.ts";
 import { renderRuntimeTable } from "./report/console_table.ts";
 import { plannedCells } from "./entry/suite.ts";
-import {
-  defaultEnvelopePath,
-  type Envelope,
-  ENVELOPE_FORMAT,
-  listEnvelopes,
-  readEnvelope,
-} from "./lib/envelope.ts";
+import { type Envelope, ENVELOPE_FORMAT } from "./lib/envelope.ts";
+import { defaultEnvelopePath, listEnvelopes, readEnvelope } from "./lib/results_dir.ts";
 import { describeCommit, describeMachine } from "./lib/machine.ts";
 import { ProgressLine } from "./lib/progress.ts";
 import { cellKey, earlierTimes, TimeLeft } from "./lib/time_left.ts";

@@ -1,10 +1,9 @@
 /**
  * The JSON envelope one `deno task bench` run writes: the machine, every runtime's versions and
- * raw rows, and the settings. Also where runs go, reading envelopes back and finding a row in
- * one.
+ * raw rows, and the settings; reading one back and finding a row in one. Runs unchanged on the
+ * bench page (where runs are kept on disk: results_dir.ts).
  */
-import { join } from "node:path";
-import { type Row, type RuntimeInfo, type RuntimeName, RUNTIMES, type Settings } from "./types.ts";
+import type { Row, RuntimeInfo, RuntimeName, Settings } from "./types.ts";
 
 export const ENVELOPE_FORMAT = "cairn-bench/1";
 
@@ -57,43 +56,11 @@ export function envelopeFileName(envelope: Envelope): string {
   return `${stamp}_${envelope.machine.fingerprint}_${envelope.commit}${quick}.json`;
 }
 
-/** Full runs of every workload on every runtime: the ones to commit. */
-export const RESULTS_DIR = "bench/results";
-/** Every other run (quick, filtered, some runtimes only): git ignores this folder. */
-export const LOCAL_RESULTS_DIR = "bench/results/local";
-
-/** Whether a run is a full one, to be committed and reported in docs/benchmarks.md. */
-export function isFullRun(envelope: Envelope): boolean {
-  const { quick, filter, runtimes } = envelope.settings;
-  return !quick && !filter && RUNTIMES.every((r) => runtimes.includes(r));
-}
-
-/** Where a run goes when no --json path is given. */
-export function defaultEnvelopePath(envelope: Envelope): string {
-  return join(isFullRun(envelope) ? RESULTS_DIR : LOCAL_RESULTS_DIR, envelopeFileName(envelope));
-}
-
-/** Envelope files in bench/results/ and bench/results/local/, newest first. */
-export async function listEnvelopes(): Promise<string[]> {
-  const found: { path: string; time: number }[] = [];
-  for (const dir of [RESULTS_DIR, LOCAL_RESULTS_DIR]) {
-    try {
-      for await (const entry of Deno.readDir(dir)) {
-        if (!entry.isFile || !entry.name.endsWith(".json")) continue;
-        const path = join(dir, entry.name);
-        found.push({ path, time: (await Deno.stat(path)).mtime?.getTime() ?? 0 });
-      }
-    } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
-    }
-  }
-  return found.sort((a, b) => b.time - a.time).map((f) => f.path);
-}
-
-export async function readEnvelope(path: string): Promise<Envelope> {
-  const envelope = JSON.parse(await Deno.readTextFile(path)) as Envelope;
-  if (envelope.format !== ENVELOPE_FORMAT) {
-    throw new Error(`${path} is not a ${ENVELOPE_FORMAT} envelope`);
+/** An envelope from JSON text, or an error naming `source` when the text is not one. */
+export function parseEnvelope(text: string, source: string): Envelope {
+  const envelope = JSON.parse(text) as Envelope;
+  if (envelope?.format !== ENVELOPE_FORMAT || typeof envelope.runtimes !== "object") {
+    throw new Error(`${source} is not a ${ENVELOPE_FORMAT} envelope`);
   }
   return envelope;
 }

@@ -3,7 +3,7 @@
  * every runtime of the run, the time left, then workload, runtime, contender, sample i/n); in a
  * log (CI) one plain line per workload instead, with the same count and time left.
  */
-import { cellKey, durationText, type TimeLeft } from "./time_left.ts";
+import { cellKey, type TimeLeft, timeLeftText } from "./time_left.ts";
 import type { Message, Row, RuntimeName } from "./types.ts";
 
 type ProgressMessage = Extract<Message, { type: "progress" }>;
@@ -16,7 +16,6 @@ export class ProgressLine {
   readonly #offsets: Partial<Record<RuntimeName, number>>;
   #shown = false;
   #lastWorkload = "";
-  #current?: { key: string; started: number };
 
   constructor(timeLeft: TimeLeft, offsets: Partial<Record<RuntimeName, number>>) {
     this.#timeLeft = timeLeft;
@@ -24,12 +23,9 @@ export class ProgressLine {
   }
 
   update(runtime: RuntimeName, m: ProgressMessage): void {
-    const key = cellKey(runtime, m);
-    if (this.#current?.key !== key) this.#current = { key, started: performance.now() };
-    const k = (this.#offsets[runtime] ?? 0) + m.cell;
-    const left = this.#timeLeft.estimate(key, performance.now() - this.#current.started);
-    const count = `${k} of ${this.#timeLeft.total}`;
-    const eta = left === undefined ? "estimating time left" : `about ${durationText(left)} left`;
+    this.#timeLeft.running(cellKey(runtime, m));
+    const count = `${(this.#offsets[runtime] ?? 0) + m.cell} of ${this.#timeLeft.total}`;
+    const eta = timeLeftText(this.#timeLeft.estimate());
     if (!this.#tty) {
       if (m.workload !== this.#lastWorkload) {
         this.#lastWorkload = m.workload;
@@ -46,9 +42,7 @@ export class ProgressLine {
 
   /** A row arrived: its cell is done. */
   finished(runtime: RuntimeName, row: Row): void {
-    const key = cellKey(runtime, row);
-    const ms = this.#current?.key === key ? performance.now() - this.#current.started : row.ms;
-    this.#timeLeft.finished(key, ms);
+    this.#timeLeft.finished(cellKey(runtime, row), row.ms);
   }
 
   /** Clears the line so ordinary output starts on a clean row. */

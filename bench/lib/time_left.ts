@@ -32,6 +32,8 @@ export class TimeLeft {
   /** How much earlier-run time the scale needs before it moves far from 1. */
   readonly #inertiaMs: number;
   readonly #done = new Set<string>();
+  /** The cell running now, and when it started (performance.now()). */
+  #current?: { key: string; started: number };
   #doneMs = 0;
   #doneWithEarlierMs = 0;
   #earlierOfDoneMs = 0;
@@ -52,8 +54,18 @@ export class TimeLeft {
     return this.#done.size;
   }
 
-  /** A cell finished after `ms`. */
-  finished(key: string, ms: number): void {
+  /** The cell `key` is running: its first report starts its clock. */
+  running(key: string, now = performance.now()): void {
+    if (this.#current?.key !== key) this.#current = { key, started: now };
+  }
+
+  /**
+   * The cell `key` finished (its row arrived). Its time counts from its first report, or is
+   * `reportedMs` (the row's own time) when it sent none.
+   */
+  finished(key: string, reportedMs: number, now = performance.now()): void {
+    const ms = this.#current?.key === key ? now - this.#current.started : reportedMs;
+    if (this.#current?.key === key) this.#current = undefined;
     if (this.#done.has(key)) return;
     this.#done.add(key);
     this.#doneMs += ms;
@@ -64,11 +76,10 @@ export class TimeLeft {
     }
   }
 
-  /**
-   * ms left, with `current` running for `runningMs` so far; undefined while there is nothing
-   * to go by (no earlier run, no cell finished).
-   */
-  estimate(current?: string, runningMs = 0): number | undefined {
+  /** ms left; undefined while there is nothing to go by (no earlier run, no cell finished). */
+  estimate(now = performance.now()): number | undefined {
+    const current = this.#current?.key;
+    const runningMs = this.#current ? now - this.#current.started : 0;
     const scale = (this.#doneWithEarlierMs + this.#inertiaMs) /
       (this.#earlierOfDoneMs + this.#inertiaMs);
     const mean = this.#done.size > 0 ? this.#doneMs / this.#done.size : undefined;
@@ -82,6 +93,11 @@ export class TimeLeft {
     }
     return left;
   }
+}
+
+/** "about 4 min 20 s left", or that there is no estimate yet. */
+export function timeLeftText(ms: number | undefined): string {
+  return ms === undefined ? "estimating the time left" : `about ${durationText(ms)} left`;
 }
 
 /** "45 s", "4 min 20 s", "14 min", "1 h 5 min": coarser as the estimate grows. */
