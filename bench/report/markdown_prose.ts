@@ -131,6 +131,8 @@ export function pageSection(): string[] {
     "",
     "![A quick run in progress beside the committed run](benchmarks/page-running.png)",
     "",
+    "![The quick run done, beside the committed run](benchmarks/page-compare.png)",
+    "",
     "Screenshots: `CAIRN_PAGE_SHOTS=docs/benchmarks ./node_modules/.bin/deno test -A " +
     "test/server/bench_page.test.ts`.",
     "",
