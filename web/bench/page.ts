@@ -14,75 +14,14 @@ import {
 import { countLabel } from "../../bench/lib/format.ts";
 import { cellKey, earlierTimes, TimeLeft, timeLeftText } from "../../bench/lib/time_left.ts";
 import type { Message, Settings } from "../../bench/lib/types.ts";
-import { plannedCells, type Platform, runSuite } from "../../bench/entry/suite.ts";
+import { plannedCells, runSuite } from "../../bench/entry/suite.ts";
 import { big } from "../../bench/workloads/common.ts";
+import { driver, pagePlatform } from "./page_platform.ts";
 import { renderResults, type Slot } from "./results_view.ts";
 import { SelectionControls } from "./selection.ts";
 import { SqliteWorker } from "./worker_client.ts";
 
-interface Driver {
-  __benchEmit?: (message: Message) => Promise<void>;
-  __benchHeap?: () => Promise<number>;
-}
-
-const driver = globalThis as unknown as Driver;
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-
-function chromeVersion(): string {
-  return navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? navigator.userAgent;
-}
-
-async function heapBytes(): Promise<number | undefined> {
-  if (driver.__benchHeap) return await driver.__benchHeap();
-  // Without the runner there is no GC to force: Chromium's coarse figure, or none.
-  const memory = (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory;
-  return memory?.usedJSHeapSize;
-}
-
-/** Bytes of all files in an OPFS directory such as "cairn-bench/x-1". */
-async function storedBytes(location: string): Promise<number> {
-  let dir = await navigator.storage.getDirectory();
-  for (const part of location.split("/")) dir = await dir.getDirectoryHandle(part);
-  let sum = 0;
-  const entries = dir as unknown as { values(): AsyncIterable<FileSystemHandle> };
-  for await (const handle of entries.values()) {
-    if (handle.kind === "file") sum += (await (handle as FileSystemFileHandle).getFile()).size;
-  }
-  return sum;
-}
-
-/** Resolves once the page has drawn what changed (or at once in a hidden tab, which does not). */
-function drawn(): Promise<void> {
-  if (document.visibilityState === "hidden") return Promise.resolve();
-  return new Promise((resolve) => {
-    const fallback = setTimeout(resolve, 200);
-    requestAnimationFrame(() =>
-      setTimeout(() => {
-        clearTimeout(fallback);
-        resolve();
-      }, 0)
-    );
-  });
-}
-
-let locations = 0;
-
-function platform(worker: SqliteWorker, wasmVersion: string): Platform {
-  return {
-    runtime: "browser",
-    version: chromeVersion(),
-    engine: "Chromium",
-    sqliteVersions: () => Promise.resolve({ wasm: wasmVersion }),
-    storageLocation: () => `cairn-bench/${Date.now().toString(36)}-${++locations}`,
-    heapBytes,
-    storedBytes,
-    gc() {},
-    // Redrawing the charts after a row happens here, between cells, not inside the next one.
-    settle: drawn,
-    runSqlite: (_contender, workload, variant, plan, progress) =>
-      worker.run(workload.id, variant, plan, progress),
-  };
-}
 
 // ── What the page shows ─────────────────────────────────────────────────────────────────────
 
@@ -224,7 +163,7 @@ async function run(settings: Settings): Promise<void> {
   try {
     const worker = new SqliteWorker();
     const wasmVersion = await worker.init();
-    await runSuite(settings, platform(worker, wasmVersion), emit);
+    await runSuite(settings, pagePlatform(worker, wasmVersion), emit);
     result.ms = performance.now() - started;
     showProgress(
       plan.length,

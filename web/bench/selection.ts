@@ -3,7 +3,7 @@
  * include. Built from what the shown envelopes hold; a choice survives a rebuild (a new row, a
  * newly loaded envelope), and what appears for the first time starts selected.
  */
-import { contenderInfo, CONTENDERS } from "../../bench/contenders/list.ts";
+import { CONTENDERS } from "../../bench/contenders/list.ts";
 import type { Envelope } from "../../bench/lib/envelope.ts";
 import { RUNTIMES } from "../../bench/lib/types.ts";
 import { FAMILIES, RUNTIME_TITLE, shortId } from "../../bench/report/view.ts";
