@@ -1,7 +1,8 @@
 /**
  * The one benchmark runner (`deno task bench`): runs every workload on every contender in Deno,
- * Node 24 and Chromium, prints a table per runtime, writes a JSON envelope to bench/results/,
- * and optionally compares with an earlier envelope.
+ * Node 24 and Chromium, shows which row of how many it is on and the time left, prints a table
+ * per runtime, writes a JSON envelope (a full run to bench/results/, to be committed; any other
+ * run to bench/results/local/, which git ignores), and optionally compares with an earlier one.
  *
  *   deno task bench [--runtime=deno|node|browser|all] [--filter=REGEX] [--quick]
  *                   [--json=PATH] [--baseline=PATH] [--threshold=PERCENT]
@@ -15,11 +16,14 @@ import { runBrowserRuntime } from "./drivers/browser.ts";
 import { stopBundler } from "../scripts/lib/bundles.ts";
 import { Collector } from "./drivers/collect.ts";
 import { runServerRuntime } from "./drivers/server.ts";
-import { compareWithBaseline } from "./lib/baseline.ts";
-import { renderRuntimeTable } from "./lib/console_table.ts";
-import { type Envelope, ENVELOPE_FORMAT, envelopeFileName, readEnvelope } from "./lib/envelope.ts";
+import { compareWithBaseline } from "./report/baseline.ts";
+import { renderRuntimeTable } from "./report/console_table.ts";
+import { plannedCells } from "./entry/suite.ts";
+import { type Envelope, ENVELOPE_FORMAT } from "./lib/envelope.ts";
+import { defaultEnvelopePath, listEnvelopes, readEnvelope } from "./lib/results_dir.ts";
 import { describeCommit, describeMachine } from "./lib/machine.ts";
 import { ProgressLine } from "./lib/progress.ts";
+import { cellKey, earlierTimes, TimeLeft } from "./lib/time_left.ts";
 import { type RuntimeName, RUNTIMES, type Settings } from "./lib/types.ts";
 
 const USAGE = "usage: deno task bench [--runtime=deno|node|browser|all] [--filter=REGEX] " +
@@ -63,6 +67,40 @@ function options(): Options {
   };
 }
 
+/**
+ * The run's cells over every runtime, where each runtime's count starts, and the time each cell
+ * took in the newest earlier run of the same mode (preferably on this machine).
+ */
+async function timeLeft(
+  envelope: Envelope,
+): Promise<[TimeLeft, Partial<Record<RuntimeName, number>>]> {
+  const plan: string[] = [];
+  const offsets: Partial<Record<RuntimeName, number>> = {};
+  for (const runtime of envelope.settings.runtimes) {
+    offsets[runtime] = plan.length;
+    for (const { workload, variant, contender } of plannedCells(runtime, envelope.settings)) {
+      plan.push(
+        cellKey(runtime, {
+          workload: workload.id,
+          variant: variant.label,
+          contender: contender.id,
+        }),
+      );
+    }
+  }
+  let earlier: Envelope | undefined;
+  for (const path of await listEnvelopes()) {
+    const candidate = await readEnvelope(path).catch(() => undefined);
+    if (candidate?.settings.quick !== envelope.settings.quick) continue;
+    earlier ??= candidate;
+    if (candidate.machine.fingerprint === envelope.machine.fingerprint) {
+      earlier = candidate;
+      break;
+    }
+  }
+  return [new TimeLeft(plan, earlier ? earlierTimes(earlier) : undefined), offsets];
+}
+
 async function main(): Promise<number> {
   const opts = options();
   const previous = opts.baseline ? await readEnvelope(opts.baseline) : undefined;
@@ -74,7 +112,7 @@ async function main(): Promise<number> {
     settings: { ...opts.settings, runtimes: opts.runtimes },
     runtimes: {},
   };
-  const progress = new ProgressLine();
+  const progress = new ProgressLine(...await timeLeft(envelope));
   const echo = (text: string) => {
     progress.clear();
     console.error(text);
@@ -101,7 +139,7 @@ async function main(): Promise<number> {
   }
   await stopBundler();
 
-  const path = opts.json ?? `bench/results/${envelopeFileName(envelope)}`;
+  const path = opts.json ?? defaultEnvelopePath(envelope);
   await Deno.mkdir(dirname(path), { recursive: true });
   await Deno.writeTextFile(path, JSON.stringify(envelope, null, 1) + "\n");
   console.log(`\nenvelope: ${path}  (docs: deno task bench:report)`);

@@ -25,6 +25,7 @@ export class Collector {
         break;
       case "row":
         this.result.rows.push(message.row);
+        this.#progress.finished(this.#runtime, message.row);
         break;
       case "done":
         this.done = true;

@@ -11,7 +11,7 @@ import { NATIVE_IDS, nativeEngine, nativeSqliteVersion } from "../contenders/sql
 import { wasmMemoryEngine, wasmSqliteVersion } from "../contenders/sqlite_wasm.ts";
 import { runSide } from "../lib/measure.ts";
 import type { SqlCtx, SqlEngine } from "../lib/sql.ts";
-import { type Platform, runSuite } from "../lib/suite.ts";
+import { type Platform, runSuite } from "./suite.ts";
 import type { Message, Settings } from "../lib/types.ts";
 import { MESSAGE_PREFIX } from "./prefix.ts";
 

@@ -1,7 +1,7 @@
 /**
- * The JSON envelope one `deno task bench` run writes to bench/results/: the machine, every
- * runtime's versions and raw rows, and the settings. Also reading envelopes back and finding
- * a row in one.
+ * The JSON envelope one `deno task bench` run writes: the machine, every runtime's versions and
+ * raw rows, and the settings; reading one back and finding a row in one. Runs unchanged on the
+ * bench page (where runs are kept on disk: results_dir.ts).
  */
 import type { Row, RuntimeInfo, RuntimeName, Settings } from "./types.ts";
 
@@ -56,10 +56,11 @@ export function envelopeFileName(envelope: Envelope): string {
   return `${stamp}_${envelope.machine.fingerprint}_${envelope.commit}${quick}.json`;
 }
 
-export async function readEnvelope(path: string): Promise<Envelope> {
-  const envelope = JSON.parse(await Deno.readTextFile(path)) as Envelope;
-  if (envelope.format !== ENVELOPE_FORMAT) {
-    throw new Error(`${path} is not a ${ENVELOPE_FORMAT} envelope`);
+/** An envelope from JSON text, or an error naming `source` when the text is not one. */
+export function parseEnvelope(text: string, source: string): Envelope {
+  const envelope = JSON.parse(text) as Envelope;
+  if (envelope?.format !== ENVELOPE_FORMAT || typeof envelope.runtimes !== "object") {
+    throw new Error(`${source} is not a ${ENVELOPE_FORMAT} envelope`);
   }
   return envelope;
 }

@@ -18,6 +18,7 @@ export function num(value: number): string {
   return value.toPrecision(2);
 }
 
-export function ratioLabel(speedup: number): string {
-  return speedup >= 1 ? `${num(speedup)}× faster` : `${num(1 / speedup)}× slower`;
+/** A latency below the clock's step cannot be told from 0: say so. */
+export function belowStep(value: number, step: number): string {
+  return value < step ? `<${num(step)}` : num(value);
 }

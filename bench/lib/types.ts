@@ -68,10 +68,16 @@ export function side<C, S>(definition: TypedSide<C, S>): Side<C> {
 
 export type Unit = "µs/op" | "µs" | "ms" | "ops/s" | "B/item";
 
+/** The kind of work a workload does: charts and summaries group rows by it. */
+export type Family = "startup" | "writes" | "reads" | "queries" | "mixed" | "footprint";
+
 export interface Workload<CairnCtx = unknown, SqlCtx = unknown> {
   /** Versioned id: change the version whenever what is timed changes. */
   id: string;
+  /** What is done, never the database's size: that is in each variant's label (quick mode
+   *  changes it). */
   title: string;
+  family: Family;
   unit: Unit;
   /** Whether a smaller number is better (time) or a larger one (throughput). */
   better: "lower" | "higher";
@@ -86,6 +92,17 @@ export interface Workload<CairnCtx = unknown, SqlCtx = unknown> {
   fairness: string;
   /** False when the two sides measure different things (memory): no ratio is shown. */
   comparable?: boolean;
+  /**
+   * Set when the two sides do different work by design (Cairn hands back a cached result,
+   * SQLite runs the query again); says what the ratio compares. Such rows stay in the tables,
+   * labelled with it, and out of charts and summaries, whose scale they would swamp.
+   */
+  differentWork?: string;
+  /**
+   * Set when a sample of 0 or less means the side measured nothing (memory that did not grow);
+   * says why. Such a row shows n/a with this reason instead of a figure.
+   */
+  zeroSample?: string;
   cairn: Side<CairnCtx>;
   sqlite: Side<SqlCtx>;
 }
@@ -140,6 +157,9 @@ export type Message =
     workload: string;
     variant: string;
     contender: string;
+    /** Which cell of the runtime's run this is (1-based), of how many. */
+    cell: number;
+    cells: number;
     phase: string;
     i: number;
     n: number;

@@ -72,7 +72,8 @@ function sqlDone(state: SqlFilled): void {
 
 const writeAll: BenchWorkload = {
   id: "W09.v1",
-  title: "Write 100k items",
+  title: "Write all items",
+  family: "writes",
   unit: "ms",
   better: "lower",
   scale: "ms",
@@ -113,7 +114,8 @@ const writeAll: BenchWorkload = {
 
 const readCold: BenchWorkload = {
   id: "W10.v1",
-  title: "Read 100k items, cold",
+  title: "Read all items, cold",
+  family: "reads",
   unit: "ms",
   better: "lower",
   scale: "ms",
@@ -166,7 +168,8 @@ const readCold: BenchWorkload = {
 
 const readWarm: BenchWorkload = {
   id: "W11.v1",
-  title: "Read 100k items, warm",
+  title: "Read all items, warm",
+  family: "reads",
   unit: "ms",
   better: "lower",
   scale: "ms",
@@ -202,6 +205,8 @@ const readWarm: BenchWorkload = {
 const count: BenchWorkload = {
   id: "W17.v1",
   title: "Count",
+  family: "reads",
+  differentWork: "Cairn reading the counter it keeps against SQLite counting the rows",
   unit: "µs/op",
   better: "lower",
   scale: "us",
@@ -239,6 +244,7 @@ const count: BenchWorkload = {
 const keys: BenchWorkload = {
   id: "W18.v1",
   title: "Keys",
+  family: "reads",
   unit: "ms",
   better: "lower",
   scale: "ms",

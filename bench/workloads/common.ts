@@ -34,6 +34,7 @@ export function requirePersistent(ctx: SqlCtx): void {
 
 /** Rows that measure bytes per item of a big repository (memory, disk): no ratio, no clock. */
 export const PER_ITEM = {
+  family: "footprint",
   unit: "B/item",
   better: "lower",
   scale: "memory",

@@ -16,6 +16,7 @@ import {
 const createInstance: BenchWorkload = {
   id: "W01.v1",
   title: "Create instance",
+  family: "startup",
   unit: "µs/op",
   better: "lower",
   scale: "us",
@@ -56,6 +57,7 @@ const createInstance: BenchWorkload = {
 const openEmpty: BenchWorkload = {
   id: "W02.v1",
   title: "Open database (empty)",
+  family: "startup",
   unit: "µs/op",
   better: "lower",
   scale: "us",
@@ -105,7 +107,8 @@ const openEmpty: BenchWorkload = {
 
 const openFull: BenchWorkload = {
   id: "W03.v1",
-  title: "Open database (100k items)",
+  title: "Open database (filled)",
+  family: "startup",
   unit: "ms",
   better: "lower",
   scale: "ms",

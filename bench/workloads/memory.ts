@@ -16,6 +16,8 @@ const memory: BenchWorkload = {
   id: "M01.v2",
   title: "Memory per item",
   ...PER_ITEM,
+  zeroSample: "SQLite reuses memory the process already holds, and RSS and WebAssembly memory " +
+    "change in whole pages, so this measure cannot see SQLite's share",
   timed: {
     cairn: "JS heap plus ArrayBuffer memory in use (after a full GC) with the repository open " +
       "holding N items, minus the same before, divided by N. With storage: just after opening N " +

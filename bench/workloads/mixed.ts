@@ -61,6 +61,7 @@ async function slice(mix: Mix, record: boolean): Promise<number> {
 const mixed: BenchWorkload = {
   id: "W19.v1",
   title: "Mixed 80 % reads / 20 % updates",
+  family: "mixed",
   unit: "ops/s",
   better: "higher",
   scale: "fixed",

@@ -113,6 +113,7 @@ async function latencies(ops: number, op: () => unknown): Promise<number[]> {
 const createItem: BenchWorkload = {
   id: "W04.v1",
   title: "Create item",
+  family: "writes",
   unit: "µs/op",
   better: "lower",
   scale: "us",
@@ -144,6 +145,7 @@ const createItem: BenchWorkload = {
 const readItem: BenchWorkload = {
   id: "W05.v1",
   title: "Read item (one field)",
+  family: "reads",
   unit: "µs/op",
   better: "lower",
   scale: "us",
@@ -181,6 +183,7 @@ const readItem: BenchWorkload = {
 const updateItem: BenchWorkload = {
   id: "W06.v1",
   title: "Update item",
+  family: "writes",
   unit: "µs/op",
   better: "lower",
   scale: "us",
@@ -215,6 +218,7 @@ const updateItem: BenchWorkload = {
 const bulkCreate: BenchWorkload = {
   id: "W07.v1",
   title: "Bulk create 100 items",
+  family: "writes",
   unit: "µs",
   better: "lower",
   scale: "us",
@@ -246,6 +250,7 @@ const bulkCreate: BenchWorkload = {
 const bulkRead: BenchWorkload = {
   id: "W08.v1",
   title: "Bulk read 100 items",
+  family: "reads",
   unit: "µs",
   better: "lower",
   scale: "us",

@@ -114,6 +114,7 @@ function coldPair(
   return {
     id,
     title,
+    family: "queries",
     unit: "µs",
     better: "lower",
     scale: "us",
@@ -170,6 +171,8 @@ function warmPair(
   return {
     id,
     title,
+    family: "queries",
+    differentWork: "Cairn's cached live result against SQLite running the query again",
     unit: "µs/op",
     better: "lower",
     scale: "us",
@@ -248,6 +251,7 @@ async function outAndBackIn(move: (out: boolean) => Promise<void> | void): Promi
 const liveUpdate: BenchWorkload = {
   id: "W16.v2",
   title: "Live query update",
+  family: "queries",
   unit: "ms",
   better: "lower",
   scale: "ms",

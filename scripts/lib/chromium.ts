@@ -1,9 +1,14 @@
 /**
  * Launches the system Chromium through playwright-core with a fresh persistent profile
  * (an incognito context's OPFS is 15–150× slower) and flags that keep it off the network.
+ * Node APIs only, so tests on Node (the bench page test) launch it the same way as the scripts.
  */
 import { type BrowserContext, chromium } from "playwright-core";
 import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
 
 const FLAGS = [
   "--headless",
@@ -17,7 +22,7 @@ const FLAGS = [
 ];
 
 export function chromiumPath(): string {
-  const path = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
+  const path = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
   if (!existsSync(path)) {
     throw new Error(`Chromium not found at ${path}: run scripts/setup.sh or set CHROMIUM_PATH`);
   }
@@ -29,18 +34,21 @@ export interface LaunchedBrowser {
   close(): Promise<void>;
 }
 
-export async function launchChromium(): Promise<LaunchedBrowser> {
-  const profile = await Deno.makeTempDir({ prefix: "cairn-chromium-" });
+export async function launchChromium(
+  options: { viewport?: { width: number; height: number } } = {},
+): Promise<LaunchedBrowser> {
+  const profile = await mkdtemp(join(tmpdir(), "cairn-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath(),
     args: FLAGS,
     headless: true,
+    ...options,
   });
   return {
     context,
     async close() {
       await context.close();
-      await Deno.remove(profile, { recursive: true }).catch(() => {});
+      await rm(profile, { recursive: true, force: true }).catch(() => {});
     },
   };
 }

@@ -4,9 +4,9 @@
  * (ties are ignored).
  */
 import { contenderInfo } from "../contenders/list.ts";
-import { type Envelope, findRow } from "./envelope.ts";
-import { compare, summarize } from "./stats.ts";
-import { RUNTIMES } from "./types.ts";
+import { type Envelope, findRow } from "../lib/envelope.ts";
+import { compare, summarize } from "../lib/stats.ts";
+import { RUNTIMES } from "../lib/types.ts";
 
 export interface BaselineReport {
   lines: string[];

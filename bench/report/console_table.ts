@@ -1,14 +1,10 @@
 /** The console table of one runtime's results, plus its latency table and footnotes. */
 import { contenderInfo } from "../contenders/list.ts";
-import type { RuntimeResult } from "./envelope.ts";
-import { num } from "./format.ts";
-import type { Feature, RuntimeName } from "./types.ts";
-
-/** A latency below the clock's step cannot be told from 0: say so. */
-export function belowStep(value: number, step: number): string {
-  return value < step ? `<${num(step)}` : num(value);
-}
-import { type Line, missingMark, tableLines, verdictText } from "./view.ts";
+import type { RuntimeResult } from "../lib/envelope.ts";
+import { belowStep, num } from "../lib/format.ts";
+import type { RuntimeName } from "../lib/types.ts";
+import { comparisonText } from "./ratio.ts";
+import { type Line, runtimeNotes, tableLines } from "./view.ts";
 
 function pad(text: string, width: number, right = false): string {
   const cut = text.length > width ? `${text.slice(0, width - 1)}…` : text;
@@ -18,8 +14,7 @@ function pad(text: string, width: number, right = false): string {
 function cellText(line: Line, contender: string): string {
   const cell = line.cells.get(contender);
   if (!cell) return "";
-  if (cell.summary) return num(cell.summary.median);
-  return missingMark(cell.row);
+  return cell.summary ? num(cell.summary.median) : cell.missing?.mark ?? "";
 }
 
 export function renderRuntimeTable(runtime: RuntimeName, result: RuntimeResult): string {
@@ -34,7 +29,8 @@ export function renderRuntimeTable(runtime: RuntimeName, result: RuntimeResult):
   out.push(
     `── ${runtime} ${info.version} (${info.engine}; SQLite native ${
       info.sqlite.native ?? "—"
-    }, WASM ${info.sqlite.wasm ?? "—"}) — medians; ratios vs ${info.baseline}`,
+    }, WASM ${info.sqlite.wasm ?? "—"}) — medians; ratios: Cairn's time ÷ ${baseShort}'s ` +
+      "(2× = twice as long, 1/2 = half)",
   );
   const head = [
     pad("workload", 44),
@@ -50,9 +46,12 @@ export function renderRuntimeTable(runtime: RuntimeName, result: RuntimeResult):
       ...contenders.map((c) => pad(cellText(line, c), 10, true)),
       ...ratioCols.map((c) => {
         const ratio = line.ratios.get(c);
-        return pad(ratio ? verdictText(ratio) : "", 20, true);
+        return pad(ratio ? comparisonText(ratio) : "", 20, true);
       }),
     ].join(" "));
+    if (line.differentWork && line.ratios.size > 0) {
+      out.push(`    ↳ compares ${line.differentWork}`);
+    }
   }
   const latency = lines.flatMap((line) =>
     [...line.cells.values()].filter((c) => c.row.latency).map((c) => ({ line, cell: c }))
@@ -70,31 +69,6 @@ export function renderRuntimeTable(runtime: RuntimeName, result: RuntimeResult):
       );
     }
   }
-  out.push("", ...footnotes(result));
+  out.push("", ...runtimeNotes(result, lines).map((n) => `· ${n}`));
   return out.join("\n");
-}
-
-function footnotes(result: RuntimeResult): string[] {
-  const notes = new Set<string>();
-  const errors: string[] = [];
-  for (const row of result.rows) {
-    if (row.note) notes.add(row.note);
-    if (row.status === "not-available") notes.add(`"n/a yet #N": ${row.reason}`);
-    if (row.status === "not-applicable") {
-      notes.add(`"n/a" ${contenderInfo(row.contender).short}: ${row.reason}`);
-    }
-    if (row.status === "error") {
-      errors.push(`ERROR ${row.workload} ${row.variant} ${row.contender}: ${row.reason}`);
-    }
-  }
-  const features = result.info?.features;
-  const why = result.info?.featureNotes ?? {};
-  const featureLine = features
-    ? `features detected: ${
-      Object.entries(features).map(([f, on]) =>
-        `${f} ${on ? "yes" : `no${why[f as Feature] ? ` (${why[f as Feature]})` : ""}`}`
-      ).join(", ")
-    }`
-    : "";
-  return [featureLine, ...[...notes].map((n) => `· ${n}`), ...errors].filter(Boolean);
 }

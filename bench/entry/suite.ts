@@ -6,9 +6,9 @@
 import { type CairnCtx, cairnCtx, detectFeatures } from "../contenders/cairn.ts";
 import { BASELINE, type ContenderInfo, contendersFor } from "../contenders/list.ts";
 import { WORKLOADS } from "../workloads/index.ts";
-import { percentiles, timerResolutionUs } from "./stats.ts";
-import { planFor, type Progress, runSide, type SideResult } from "./measure.ts";
-import type { SqlCtx } from "./sql.ts";
+import { percentiles, timerResolutionUs } from "../lib/stats.ts";
+import { planFor, type Progress, runSide, type SideResult } from "../lib/measure.ts";
+import type { SqlCtx } from "../lib/sql.ts";
 import {
   type Feature,
   FEATURE_ISSUE,
@@ -21,7 +21,7 @@ import {
   type Settings,
   type Variant,
   type Workload,
-} from "./types.ts";
+} from "../lib/types.ts";
 
 export type BenchWorkload = Workload<CairnCtx, SqlCtx>;
 
@@ -37,6 +37,11 @@ export interface Platform {
   /** Bytes of all files in a storage location (a directory, an OPFS directory). */
   storedBytes(location: string): Promise<number>;
   gc(): void;
+  /**
+   * Awaited after each row is emitted: lets the platform finish its own work (the bench page
+   * draws the new row) before the next cell starts, outside every clock.
+   */
+  settle?(): Promise<void>;
   /** Runs the SQLite side of `workload` on a SQLite contender (locally or in a worker). */
   runSqlite(
     contender: string,
@@ -50,6 +55,26 @@ export interface Platform {
 export function selectWorkloads(filter: string): BenchWorkload[] {
   const pattern = filter ? new RegExp(filter, "i") : undefined;
   return WORKLOADS.filter((w) => !pattern || pattern.test(`${w.id} ${w.title}`));
+}
+
+/** One row to be measured: a workload variant on one contender. */
+export interface PlannedCell {
+  workload: BenchWorkload;
+  variant: Variant;
+  contender: ContenderInfo;
+}
+
+/**
+ * Every cell a run of `settings` measures in `runtime`, in the order it measures them. The
+ * runner and the page count "k of N" and estimate the time left from the same list.
+ */
+export function plannedCells(runtime: RuntimeName, settings: Settings): PlannedCell[] {
+  const contenders = contendersFor(runtime);
+  return selectWorkloads(settings.filter).flatMap((workload) =>
+    workload.variants(settings.quick).flatMap((variant) =>
+      contenders.map((contender) => ({ workload, variant, contender }))
+    )
+  );
 }
 
 export async function runSuite(
@@ -72,38 +97,28 @@ export async function runSuite(
     baseline: BASELINE[platform.runtime],
   };
   emit({ type: "info", info });
-  for (const workload of selectWorkloads(settings.filter)) {
+  const cells = plannedCells(platform.runtime, settings);
+  for (const [index, { workload, variant, contender }] of cells.entries()) {
+    const base = {
+      workload: workload.id,
+      variant: variant.label,
+      contender: contender.id,
+      unit: workload.unit,
+      better: workload.better,
+    };
+    const position = { cell: index + 1, cells: cells.length };
+    let last = 0;
+    const progress: Progress = (phase, i, n) => {
+      const t = performance.now();
+      if (phase === "sample" && i !== 1 && i !== n && t - last < 100) return;
+      last = t;
+      emit({ type: "progress", ...base, ...position, phase, i, n });
+    };
     const plan = planFor(workload, settings.quick);
-    const variants = workload.variants(settings.quick);
-    for (let v = 0; v < variants.length; v++) {
-      for (const contender of contenders) {
-        const base = {
-          workload: workload.id,
-          variant: variants[v].label,
-          contender: contender.id,
-          unit: workload.unit,
-          better: workload.better,
-        };
-        let last = 0;
-        const progress: Progress = (phase, i, n) => {
-          const t = performance.now();
-          if (phase === "sample" && i !== 1 && i !== n && t - last < 100) return;
-          last = t;
-          emit({ type: "progress", ...base, phase, i, n });
-        };
-        const row = await runCell(
-          workload,
-          variants[v],
-          contender,
-          plan,
-          features,
-          platform,
-          progress,
-        );
-        emit({ type: "row", row: { ...base, ...row } });
-        platform.gc();
-      }
-    }
+    const row = await runCell(workload, variant, contender, plan, features, platform, progress);
+    emit({ type: "row", row: { ...base, ...row } });
+    platform.gc();
+    await platform.settle?.();
   }
   emit({ type: "done", ms: performance.now() - started });
 }

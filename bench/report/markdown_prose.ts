@@ -1,0 +1,161 @@
+/**
+ * The sections of docs/benchmarks.md that do not depend on a run: what to expect elsewhere,
+ * every workload's definition (taken from the workload modules, so the docs say exactly what the
+ * code times), how the numbers are made, the bench page and where the code is.
+ */
+import { WORKLOADS } from "../workloads/index.ts";
+import { planFor } from "../lib/measure.ts";
+import { familyTitle } from "./view.ts";
+
+export function expectationsSection(): string[] {
+  return [
+    "## What to expect on your hardware",
+    "",
+    "- **Absolute figures move with the machine; ratios move less.** These runs come from a " +
+    "small shared cloud VM (2 cores, other work running at the same time). A desktop CPU runs " +
+    "both engines faster; in-memory work (Cairn reads, queries) scales with single-core speed " +
+    "and memory latency, SQLite's file rows also with the disk.",
+    "- **fsync dominates SQLite's `synchronous=FULL` writes** (W04, W06, W07): on an NVMe " +
+    "laptop an fsync takes tens of µs, on cloud block storage milliseconds, so those rows can " +
+    "differ by 10–100× between machines. WAL + NORMAL and OFF do not wait for the disk.",
+    "- **Cairn signs every block** (Ed25519 through WebCrypto) unless trusted: one-item writes " +
+    "pay one signature each (compare Cairn with trusted), batches pay one per batch.",
+    "- **Cairn loads a repository whole**: reads, counts, keys and cached query results are " +
+    "memory lookups, so they win by orders of magnitude. Opening maps the checkpoint and " +
+    "decodes each value on first access (W03), so the first full pass over all values (W10) " +
+    "pays that decoding, and memory per item grows as values are read (M01 is taken just " +
+    "after opening).",
+    "- **Warm query rows (W13, W15) measure the design, not a faster scan**: Cairn hands back " +
+    "a result cached until an item changes, SQLite runs the query again. The same holds for " +
+    "Count (W17): Cairn reads a counter it keeps, SQLite counts rows. These rows stay in the " +
+    "tables, out of the charts and summaries. The cold rows (W12, W14) and the live-update " +
+    "rows (W16) compare query evaluation itself.",
+    "- **The browser's clock is coarse** (5 µs with cross-origin isolation): per-operation " +
+    "rows there time loops of at least 10 ms, and latency percentiles below the step show " +
+    'as "< 5".',
+    "- **Noise**: on a busy machine CVs grow; the runner calls a difference only when it " +
+    'exceeds twice the larger robust CV (at least 3 %), otherwise "tie". Compare runs on ' +
+    "one machine with `--baseline`, never across machines.",
+    "",
+  ];
+}
+
+export function workloadSection(): string[] {
+  const out = [
+    "## Workloads",
+    "",
+    "Each id is versioned: when what a workload times changes, its version changes, and " +
+    '`--baseline` stops comparing it with older runs. "N" is 100k items in a full run ' +
+    '(5k with `--quick`). Item: `{ title: "Item i", count: i, tags: {"tag"+i, ' +
+    '"category"+(i % 5)} }` (a Cairn `set` field; a JSON text column in SQLite, table ' +
+    "`items(id TEXT PRIMARY KEY, title, count, tags)`); both sides use the keys `k<i>`.",
+    "",
+  ];
+  for (const w of WORKLOADS) {
+    const full = planFor(w, false);
+    const quick = planFor(w, true);
+    const sizes = (quickMode: boolean) => w.variants(quickMode).map((v) => v.label).join("; ");
+    const cairnNeeds = w.cairn.requires?.length ? ` (needs ${w.cairn.requires.join(", ")})` : "";
+    out.push(
+      `### ${w.id} ${w.title}`,
+      "",
+      `${familyTitle(w.family)}. Unit: ${w.unit} (${w.better} is better). Sizes: ${
+        sizes(false)
+      } (quick: ${
+        sizes(true)
+      }). Samples: ${full.warmup} warm-up + ${full.samples} (quick ${quick.warmup} + ${quick.samples})${
+        w.scale === "fixed" ? `, each ${full.sliceMs} ms (quick ${quick.sliceMs} ms)` : ""
+      }.`,
+      "",
+      `- **Cairn timed${cairnNeeds}:** ${w.timed.cairn}`,
+      `- **SQLite timed:** ${w.timed.sqlite}`,
+      `- **Indexes:** Cairn: ${w.indexes.cairn}. SQLite: ${w.indexes.sqlite}.`,
+      `- **Fairness:** ${w.fairness}`,
+      ...(w.differentWork
+        ? [`- **Kept out of charts and summaries:** the ratio compares ${w.differentWork}.`]
+        : []),
+      ...(w.zeroSample ? [`- **A sample of 0 or less shows n/a:** ${w.zeroSample}.`] : []),
+      "",
+    );
+  }
+  return out;
+}
+
+export function statisticsSection(): string[] {
+  return [
+    "## How the numbers are made",
+    "",
+    "- Each row: setup (not timed), warm-up samples (discarded), then samples: ≥ 30 for " +
+    "µs-scale rows, ≥ 7 for ms-scale rows (quick mode: 5 and 3). Per-operation rows time a " +
+    "loop of operations and divide. Background work a sample starts (Cairn's block sealing) " +
+    "is awaited inside the clock; background work a setup starts (a checkpoint of the items " +
+    "it wrote) is awaited before the first sample.",
+    "- The envelope keeps every raw sample; tables show the median and the robust CV " +
+    "(1.4826 × MAD / median); the envelope summary also has mean, stddev, CV and the 10 % " +
+    "trimmed mean (`bench/lib/stats.ts`).",
+    "- Ratios: Cairn's median time ÷ the baseline's (for ops/s rows, the time per operation: " +
+    "the baseline's throughput ÷ Cairn's). 2× = Cairn takes twice as long, 1/2 = half as " +
+    "long. The mark beside it says whether the difference counts: it does when it exceeds " +
+    'twice the larger robust CV of the two rows and 3 % ("faster", "slower"); otherwise ' +
+    '"tie".',
+    "- Family summaries: the geometric mean of the family's ratios (each size of a workload " +
+    "one row), with how many rows were faster, slower or a tie; a mean within 3 % of 1× is " +
+    "drawn grey. Rows whose two sides do different work by design (W13, W15, W17) are left " +
+    "out.",
+    "- Charts share one log axis, 1/1000 to 1000×: a ratio beyond it ends in an arrow and a " +
+    "break, and its text gives the true value.",
+    "- Latency tables time single operations (≥ 20k for point reads; every operation of the " +
+    "mixed workload).",
+    "- Memory: Cairn's JS heap plus ArrayBuffer memory after a forced GC (Deno and Node: " +
+    "`--expose-gc`, heap used + external; Chromium: the DevTools protocol, heap used + backing " +
+    "stores); SQLite: process RSS (native) or WebAssembly memory growth (WASM). Where a " +
+    "sample saw no growth the cell shows n/a: that measure cannot see SQLite's share.",
+    "- Disk: all files of the database after close, divided by the items it holds.",
+    "",
+  ];
+}
+
+export function pageSection(): string[] {
+  return [
+    "## The bench page",
+    "",
+    "`deno task bench:serve` serves a page that runs the browser rows by hand and draws the " +
+    "charts above as rows complete, with how many rows are done of how many and the time " +
+    "left. It opens with the newest committed run loaded; Run puts the new run beside it. " +
+    "Pick runtimes, contenders and workloads to show; load any envelope (or a JSON the page " +
+    "downloaded) to compare side by side. It redraws between rows, never inside one, but its " +
+    "figures are for looking: the ones above come from the runner, whose page draws nothing " +
+    "until the run ends.",
+    "",
+    "![The bench page with the committed run](benchmarks/page-results.png)",
+    "",
+    "![A quick run in progress beside the committed run](benchmarks/page-running.png)",
+    "",
+    "![The quick run done, beside the committed run](benchmarks/page-compare.png)",
+    "",
+    "Screenshots: `CAIRN_PAGE_SHOTS=docs/benchmarks ./node_modules/.bin/deno test -A " +
+    "test/server/bench_page.test.ts`.",
+    "",
+  ];
+}
+
+export function codeSection(): string[] {
+  return [
+    "## Where the code is",
+    "",
+    "- `bench/run.ts` (CLI), `bench/drivers/` (Deno and Node child processes, Chromium through " +
+    "playwright-core, esbuild bundles), `bench/entry/` (the suite every runtime runs, and the " +
+    "Deno/Node entry), `web/bench/` (the page, its SQLite worker).",
+    "- `bench/workloads/`: one module per family; a workload is an id, its family, its sizes, " +
+    "the text above, and a Cairn side and a SQLite side (`setup`, `sample`, `teardown`, " +
+    'optional `latency`). A side that needs an engine feature declares `requires: ["storage"]` ' +
+    'or `["query"]`; add it to `bench/workloads/index.ts` and it runs everywhere.',
+    "- `bench/contenders/`: `list.ts` (every contender as data), `cairn.ts` (profiles, feature " +
+    "probes, the query adapter), `sqlite_native.ts`, `sqlite_wasm.ts`.",
+    "- `bench/lib/`: what every side shares — statistics, sampling, the envelope, progress and " +
+    "its time estimate.",
+    "- `bench/report/`: what a run shows — table lines, ratios, charts, the console table, this " +
+    "page, `--baseline`.",
+    "",
+  ];
+}

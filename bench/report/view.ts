@@ -1,0 +1,183 @@
+/**
+ * Turns one runtime's rows into lines of a table: every workload variant with each contender's
+ * cell and each Cairn contender's comparison with the runtime's SQLite baseline. The console
+ * table, the page, the charts and docs/benchmarks.md all render from this, so a cell reads the
+ * same everywhere: a figure, or a mark with the reason it has none.
+ */
+import { contenderInfo } from "../contenders/list.ts";
+import { WORKLOADS } from "../workloads/index.ts";
+import type { RuntimeResult } from "../lib/envelope.ts";
+import { compare, type Comparison, summarize, type Summary } from "../lib/stats.ts";
+import type { Family, Row, RuntimeName, Workload } from "../lib/types.ts";
+
+export const RUNTIME_TITLE: Record<RuntimeName, string> = {
+  deno: "Deno",
+  node: "Node",
+  browser: "Chromium",
+};
+
+export interface Cell {
+  row: Row;
+  /** Set when the cell has a figure. */
+  summary?: Summary;
+  /** Set when it has none: a short mark for the table and why, for the notes. */
+  missing?: { mark: string; reason?: string };
+}
+
+/** Workloads an envelope has but this code no longer knows are grouped apart. */
+export type LineFamily = Family | "other";
+
+export interface Line {
+  /** Versioned id, e.g. "W05.v1". */
+  workload: string;
+  title: string;
+  variant: string;
+  unit: Row["unit"];
+  better: Row["better"];
+  family: LineFamily;
+  comparable: boolean;
+  /** What the ratio compares when the two sides do different work by design. */
+  differentWork?: string;
+  cells: Map<string, Cell>;
+  /** Cairn contender id → its comparison with the baseline (when both have a figure). */
+  ratios: Map<string, Comparison>;
+}
+
+export const FAMILIES: readonly { id: LineFamily; title: string }[] = [
+  { id: "startup", title: "Open and start" },
+  { id: "writes", title: "Writes" },
+  { id: "reads", title: "Reads" },
+  { id: "queries", title: "Queries" },
+  { id: "mixed", title: "Mixed reads and writes" },
+  { id: "footprint", title: "Memory and disk" },
+  { id: "other", title: "Other (workloads this code no longer has)" },
+];
+
+export function familyTitle(family: LineFamily): string {
+  return FAMILIES.find((f) => f.id === family)!.title;
+}
+
+export function tableLines(result: RuntimeResult): Line[] {
+  const baseline = result.info?.baseline;
+  const lines = new Map<string, Line>();
+  for (const row of result.rows) {
+    const id = `${row.workload}|${row.variant}`;
+    const workload = WORKLOADS.find((w) => w.id === row.workload);
+    let line = lines.get(id);
+    if (!line) {
+      line = {
+        workload: row.workload,
+        title: workload?.title ?? row.workload,
+        variant: row.variant,
+        unit: row.unit,
+        better: row.better,
+        family: workload?.family ?? "other",
+        comparable: workload?.comparable !== false,
+        differentWork: workload?.differentWork,
+        cells: new Map(),
+        ratios: new Map(),
+      };
+      lines.set(id, line);
+    }
+    line.cells.set(row.contender, cellOf(row, workload));
+  }
+  for (const line of lines.values()) {
+    const base = baseline ? line.cells.get(baseline)?.summary : undefined;
+    if (!base || !line.comparable) continue;
+    for (const [contender, cell] of line.cells) {
+      if (cell.summary && contenderInfo(contender).family === "cairn") {
+        line.ratios.set(contender, compare(cell.summary, base, line.better));
+      }
+    }
+  }
+  return [...lines.values()];
+}
+
+function cellOf(row: Row, workload: Workload<unknown, unknown> | undefined): Cell {
+  switch (row.status) {
+    case "ok": {
+      if (row.samples.length === 0) return { row, missing: { mark: "n/a", reason: "no samples" } };
+      const empty = row.samples.filter((v) => v <= 0).length;
+      if (workload?.zeroSample && empty > 0) {
+        return {
+          row,
+          missing: {
+            mark: "n/a",
+            reason:
+              `no figure where a sample saw nothing (≤ 0 ${row.unit}): ${workload.zeroSample}`,
+          },
+        };
+      }
+      return { row, summary: summarize(row.samples) };
+    }
+    case "not-available":
+      return {
+        row,
+        missing: {
+          mark: `n/a yet ${(row.reason ?? "").match(/#\d+/g)?.join(",") ?? ""}`.trim(),
+          reason: row.reason,
+        },
+      };
+    case "not-applicable":
+      return { row, missing: { mark: "n/a", reason: row.reason } };
+    case "error":
+      return { row, missing: { mark: "ERROR", reason: row.reason?.split("\n")[0] } };
+  }
+}
+
+/** "W05" from "W05.v1": charts leave the version out. */
+export function shortId(workload: string): string {
+  return workload.split(".")[0];
+}
+
+/** Lines whose ratios go into charts and summaries: comparable work that has a ratio. */
+export function charted(line: Line): boolean {
+  return line.ratios.size > 0 && !line.differentWork;
+}
+
+/** Lines grouped by family, in the order of FAMILIES; families without lines are left out. */
+export function byFamily(lines: readonly Line[]): { family: LineFamily; lines: Line[] }[] {
+  return FAMILIES
+    .map(({ id }) => ({ family: id, lines: lines.filter((l) => l.family === id) }))
+    .filter((group) => group.lines.length > 0);
+}
+
+/**
+ * What a reader must know about a runtime's figures, one sentence each: the features the
+ * runner detected, the notes rows carry, why cells have no figure (one sentence per reason,
+ * naming every contender it applies to) and errors.
+ */
+export function runtimeNotes(result: RuntimeResult, lines: readonly Line[]): string[] {
+  const notes: string[] = [];
+  const info = result.info;
+  for (const [feature, on] of Object.entries(info?.features ?? {})) {
+    const why = info?.featureNotes?.[feature as keyof typeof info.features];
+    notes.push(`Feature ${feature}: ${on ? "detected" : `not detected${why ? ` (${why})` : ""}`}`);
+  }
+  const rowNotes = new Set<string>();
+  const missing = new Map<string, { workloads: Set<string>; contenders: Set<string> }>();
+  const errors: string[] = [];
+  for (const line of lines) {
+    for (const [contender, cell] of line.cells) {
+      if (cell.row.note) rowNotes.add(cell.row.note);
+      if (!cell.missing) continue;
+      const label = contenderInfo(contender).short;
+      if (cell.row.status === "error") {
+        errors.push(
+          `ERROR in ${line.workload} ${line.variant} on ${label}: ${cell.missing.reason}`,
+        );
+        continue;
+      }
+      const reason = cell.missing.reason ?? "no figure";
+      const entry = missing.get(reason) ?? { workloads: new Set(), contenders: new Set() };
+      missing.set(reason, entry);
+      entry.workloads.add(shortId(line.workload));
+      entry.contenders.add(label);
+    }
+  }
+  notes.push(...rowNotes);
+  for (const [reason, { workloads, contenders }] of missing) {
+    notes.push(`n/a in ${[...workloads].join(", ")} for ${[...contenders].join(", ")}: ${reason}`);
+  }
+  return [...notes, ...errors];
+}

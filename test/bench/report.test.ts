@@ -1,0 +1,192 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { Envelope } from "../../bench/lib/envelope.ts";
+import { countLabel } from "../../bench/lib/format.ts";
+import type { Row, RuntimeInfo } from "../../bench/lib/types.ts";
+import { familyChart, runtimeLinesOf, summaryChart } from "../../bench/report/charts.ts";
+import { renderRuntimeTable } from "../../bench/report/console_table.ts";
+import { buildReport } from "../../bench/report/markdown.ts";
+import { ratioText } from "../../bench/report/ratio.ts";
+import { AXIS_DECADES, barEnd, svgChart } from "../../bench/report/svg_chart.ts";
+import { textTable } from "../../bench/report/table.ts";
+import { runtimeNotes, tableLines } from "../../bench/report/view.ts";
+import { big } from "../../bench/workloads/common.ts";
+import { WORKLOADS } from "../../bench/workloads/index.ts";
+
+const INFO: RuntimeInfo = {
+  runtime: "deno",
+  version: "2.9.5",
+  engine: "V8",
+  sqlite: { native: "3.53.2", wasm: "3.54.1" },
+  timerResolutionUs: 0.4,
+  features: { storage: true, query: true },
+  contenders: ["cairn", "sqlite-wal", "sqlite-wasm-mem"],
+  baseline: "sqlite-wal",
+};
+
+function row(
+  workload: string,
+  variant: string,
+  contender: string,
+  samples: number[],
+  extra: Partial<Row> = {},
+): Row {
+  const w = WORKLOADS.find((w) => w.id === workload)!;
+  return {
+    workload,
+    variant,
+    contender,
+    status: "ok",
+    unit: w.unit,
+    better: w.better,
+    samples,
+    ms: 10,
+    ...extra,
+  };
+}
+
+/** Five samples with the given median, spread by ±`spread` of it. */
+function around(median: number, spread = 0.005): number[] {
+  return [-2, -1, 0, 1, 2].map((k) => median * (1 + k * spread));
+}
+
+function envelope(rows: Row[], quick = false): Envelope {
+  return {
+    format: "cairn-bench/1",
+    createdAt: "2026-11-25T08:44:41.199Z",
+    commit: "test",
+    machine: { cpu: "test CPU", cores: 2, memoryBytes: 2 ** 33, os: "test", fingerprint: "t" },
+    settings: { quick, filter: "", runtimes: ["deno"] },
+    runtimes: { deno: { info: INFO, rows, ms: 1000 } },
+  };
+}
+
+const RUN = envelope([
+  // W09 on Deno as reported in #21: Cairn 539 ms (noisy), SQLite 387 ms: a tie, but Cairn's
+  // time is 1.39× SQLite's, never "0.72×".
+  row("W09.v1", "100k items", "cairn", [400, 450, 539, 650, 700]),
+  row("W09.v1", "100k items", "sqlite-wal", around(387)),
+  // Throughput: more ops/s is less time per operation.
+  row("W19.v1", "100k items", "cairn", around(81_651)),
+  row("W19.v1", "100k items", "sqlite-wal", around(63_337)),
+  row("W05.v1", "100k items", "cairn", around(0.859)),
+  row("W05.v1", "100k items", "sqlite-wal", around(8.05)),
+  row("W04.v1", "one at a time", "cairn", around(96.8)),
+  row("W04.v1", "one at a time", "sqlite-wal", around(25.7)),
+  // Beyond the axis: 2,433× more time.
+  row("W03.v1", "100k items", "cairn", around(2_433)),
+  row("W03.v1", "100k items", "sqlite-wal", around(1)),
+  row("W03.v1", "100k items", "sqlite-wasm-mem", [], {
+    status: "not-applicable",
+    reason: "in-memory database: there is nothing to reopen",
+  }),
+  // A cached result against a query run again: in the table, out of the charts.
+  row("W13.v1", "100k → 10k", "cairn", around(0.033)),
+  row("W13.v1", "100k → 10k", "sqlite-wal", around(60_745)),
+  // Memory that did not grow is no figure.
+  row("M01.v2", "100k items", "cairn", around(105)),
+  row("M01.v2", "100k items", "sqlite-wal", [0.37, -813, 0.41]),
+  row("M01.v2", "100k items", "sqlite-wasm-mem", [17, 0, 0]),
+  row("D01.v1", "100k items", "cairn", [], {
+    status: "not-available",
+    reason: "not available yet — needs #4 (storage)",
+  }),
+  row("D01.v1", "100k items", "sqlite-wal", around(70)),
+]);
+
+function ratioCell(workload: string): string {
+  const lines = tableLines(RUN.runtimes.deno!).filter((l) => l.workload === workload);
+  const table = textTable(lines, INFO.contenders, "SQL WAL");
+  return table.rows[0][table.header.indexOf("Cairn vs SQL WAL")];
+}
+
+test("ratios read as Cairn's time relative to SQLite's, the mark apart", () => {
+  assert.equal(ratioCell("W09.v1"), "1.39× · tie");
+  assert.equal(ratioCell("W19.v1"), "1/1.29 · faster");
+  assert.equal(ratioCell("W05.v1"), "1/9.4 · faster");
+  assert.equal(ratioCell("W04.v1"), "3.8× · slower");
+  assert.equal(ratioText(1_826_813), "1,826,813×");
+  assert.equal(ratioText(1 / 1_826_813), "1/1,826,813");
+});
+
+test("docs, charts and the terminal write every ratio the same way", () => {
+  const { markdown, charts } = buildReport(RUN, "bench/results/test.json");
+  const terminal = renderRuntimeTable("deno", RUN.runtimes.deno!);
+  const svg = Object.values(charts).join("\n");
+  for (const text of [markdown, terminal, svg]) {
+    assert.ok(text.includes("1.39× · tie"), "W09 reads 1.39× · tie");
+    assert.ok(!/0\.72/.test(text), "no inverse ratio");
+    assert.ok(!/tie \(\d/.test(text), "no ratio folded into the tie mark");
+  }
+  assert.ok(markdown.includes("2× = Cairn takes twice as long, 1/2 = half as long"));
+  assert.ok(svg.includes("1/1.29 · faster"));
+});
+
+test("a bar beyond the axis ends at the axis with an arrow and a break, and says its value", () => {
+  const edge = barEnd(10 ** AXIS_DECADES).x;
+  assert.equal(barEnd(2_433).x, edge);
+  assert.equal(barEnd(2_433).overflow, "right");
+  assert.equal(barEnd(1 / 1_826_813).x, barEnd(10 ** -AXIS_DECADES).x);
+  assert.equal(barEnd(1 / 1_826_813).overflow, "left");
+  assert.equal(barEnd(500).overflow, undefined);
+  assert.ok(barEnd(500).x < edge, "a value inside the axis stops short of its end");
+
+  const rt = runtimeLinesOf(RUN, "deno")!;
+  const startup = familyChart(rt, "startup", ["cairn"])!;
+  assert.match(startup, /data-overflow="right"/);
+  assert.match(startup, /<polygon/);
+  assert.ok(startup.includes("2,433× · slower"), "the true value, not the axis end");
+  const writes = familyChart(rt, "writes", ["cairn"])!;
+  assert.ok(!writes.includes("data-overflow"), "nothing beyond the axis, no mark");
+
+  const drawn = svgChart({
+    title: "t",
+    groups: [{ label: "g", bars: [{ label: "a", ratio: 1e-6, verdict: "faster", text: "x" }] }],
+  });
+  assert.match(drawn, /data-overflow="left"/);
+});
+
+test("rows comparing different work stay in the tables, labelled, and out of charts", () => {
+  const rt = runtimeLinesOf(RUN, "deno")!;
+  const queries = familyChart(rt, "queries", ["cairn"]);
+  assert.equal(queries, undefined, "W13 alone makes no queries chart");
+  const summary = summaryChart(rt, ["cairn"])!;
+  assert.ok(!summary.includes(">Queries<"), "nor a queries summary");
+  assert.match(summary, /Left out: W13 \(Cairn's cached live result/);
+  const lines = tableLines(RUN.runtimes.deno!).filter((l) => l.workload === "W13.v1");
+  const table = textTable(lines, INFO.contenders, "SQL WAL");
+  assert.match(table.rows[0][0], /^W13\.v1 Filter query, warm \(compares Cairn's cached/);
+  assert.equal(table.rows[0][table.header.indexOf("Cairn vs SQL WAL")], "1/1,840,758 · faster");
+});
+
+test("cells without a figure show n/a and the notes say why", () => {
+  const lines = tableLines(RUN.runtimes.deno!);
+  const memory = textTable(lines.filter((l) => l.workload === "M01.v2"), INFO.contenders, "x");
+  assert.deepEqual(memory.rows[0].slice(3), ["105 ±1%", "n/a", "n/a"]);
+  const disk = textTable(lines.filter((l) => l.workload === "D01.v1"), INFO.contenders, "x");
+  assert.equal(disk.rows[0][3], "n/a yet #4");
+  const open = textTable(lines.filter((l) => l.workload === "W03.v1"), INFO.contenders, "x");
+  assert.equal(open.rows[0][5], "n/a");
+
+  const notes = runtimeNotes(RUN.runtimes.deno!, lines);
+  assert.ok(
+    notes.some((n) => /^n\/a in M01 for SQL WAL, WASM mem: .*memory/.test(n)),
+    notes.join("\n"),
+  );
+  assert.ok(
+    notes.some((n) => n === "n/a in D01 for Cairn: not available yet — needs #4 (storage)"),
+  );
+  assert.ok(notes.some((n) => /^n\/a in W03 for WASM mem: in-memory database/.test(n)));
+  assert.ok(!/\s0\.0\s/.test(renderRuntimeTable("deno", RUN.runtimes.deno!)), "no 0.0 figure");
+});
+
+test("titles never name the database size, which quick mode changes", () => {
+  const fullSize = countLabel(big(false));
+  for (const w of WORKLOADS) assert.ok(!w.title.includes(fullSize), `${w.id} ${w.title}`);
+  const quick = envelope([
+    row("W03.v1", "5k items", "cairn", around(3)),
+    row("W03.v1", "5k items", "sqlite-wal", around(0.2)),
+  ], true);
+  const [line] = tableLines(quick.runtimes.deno!);
+  assert.equal(`${line.title} · ${line.variant}`, "Open database (filled) · 5k items");
+});

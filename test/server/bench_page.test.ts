@@ -1,0 +1,124 @@
+// The bench page as a person uses it (`deno task bench:serve`), in headless Chromium: it opens
+// with the committed run's charts and fits a 1,400 px window, the picks change what is drawn,
+// and a quick run shows "row k of N" with the time left, then its own charts beside the
+// committed ones, labelled with the sizes it ran. With CAIRN_PAGE_SHOTS=<dir> it saves the
+// screenshots docs/benchmarks.md shows (page-results.png, page-running.png, page-compare.png).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import process from "node:process";
+import type { Page } from "playwright-core";
+import { buildBrowserBench } from "../../bench/drivers/build.ts";
+import { launchChromium } from "../../scripts/lib/chromium.ts";
+import { serveStatic } from "../../scripts/lib/static_server.ts";
+
+const WINDOW = { width: 1400, height: 900 };
+const SHOTS = process.env.CAIRN_PAGE_SHOTS;
+/** A small quick run: two workloads, five contenders, ten rows. */
+const RUN_FILTER = "W0[45]";
+
+async function committedEnvelope(): Promise<string> {
+  const names = (await readdir("bench/results")).filter((n) => n.endsWith(".json")).sort();
+  assert.ok(names.length > 0, "bench/results/ holds a committed full run");
+  return `bench/results/${names[names.length - 1]}`;
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  if (SHOTS) await page.screenshot({ path: join(SHOTS, name) });
+}
+
+/** The text of every ratio drawn on the page. */
+function barTexts(page: Page, scope = "main"): Promise<string[]> {
+  return page.$$eval(
+    `${scope} svg.ratio-chart g.bar`,
+    (bars) => bars.map((bar) => bar.querySelector("text")?.textContent ?? ""),
+  );
+}
+
+const ONE_WAY = /^(\d[\d,.]*×|1\/[\d,.]+) · (faster|slower|tie|\d+ (faster|slower|tie).*)$/;
+
+test("the bench page draws charts that fit the window, follows the picks and shows progress", {
+  timeout: 240_000,
+}, async () => {
+  await buildBrowserBench();
+  const server = await serveStatic(".");
+  const browser = await launchChromium({ viewport: WINDOW });
+  const errors: string[] = [];
+  try {
+    const page = await browser.context.newPage();
+    page.on("pageerror", (err) => errors.push(err.message));
+    const committed = await committedEnvelope();
+    await page.goto(`${server.origin}/web/bench/index.html?load=${committed}`);
+    await page.waitForSelector("svg.ratio-chart");
+
+    // Opened with the committed run: charts for every runtime, nothing wider than the window.
+    const charts = await page.$$eval("main svg.ratio-chart", (svgs) => svgs.length);
+    assert.ok(charts >= 10, `charts drawn: ${charts}`);
+    assert.equal(
+      await page.evaluate(() => document.documentElement.scrollWidth),
+      WINDOW.width,
+      "the page fits a 1,400 px window",
+    );
+    const texts = (await barTexts(page)).filter((t) => /\d/.test(t));
+    assert.ok(texts.length > 0);
+    for (const text of texts) assert.match(text, ONE_WAY);
+    await shot(page, "page-results.png");
+
+    // Unticking a contender takes its bars away; ticking it brings them back.
+    const trusted = 'g.bar[data-key="cairn-trusted"]';
+    assert.ok((await page.$$(trusted)).length > 0);
+    await page.click('input[data-choice="contender:cairn-trusted"]');
+    assert.equal((await page.$$(trusted)).length, 0);
+    await page.click('input[data-choice="contender:cairn-trusted"]');
+    assert.ok((await page.$$(trusted)).length > 0);
+
+    // A quick run of this browser, beside the committed run's Chromium rows: "row k of N" and
+    // the time left while it runs, its charts filling in.
+    await page.click('input[data-choice="runtime:deno"]');
+    await page.click('input[data-choice="runtime:node"]');
+    assert.deepEqual(
+      await page.$$eval("section.runtime", (s) => s.map((e) => e.getAttribute("data-runtime"))),
+      ["browser"],
+    );
+    await page.check("#quick");
+    await page.fill("#filter", RUN_FILTER);
+    await page.click("#run");
+    await page.waitForFunction(
+      () =>
+        /^Row ([6-9]|10) of 10 · about .+ left/.test(
+          document.getElementById("progress")?.textContent ?? "",
+        ),
+      undefined,
+      { timeout: 120_000 },
+    );
+    await page.evaluate(() => scrollTo(0, 0));
+    await shot(page, "page-running.png");
+    await page.waitForSelector('#progress[data-state="done"]', { timeout: 180_000 });
+    assert.match(await page.textContent("#progress") ?? "", /^Done: 10 rows in/);
+
+    // The run's column: its own charts, its rows labelled with the size they ran.
+    const heads = await page.$$eval(".slot-head strong", (els) => els.map((e) => e.textContent));
+    assert.deepEqual(heads, ["This run", committed]);
+    const liveRows = await page.$$eval(
+      'section[data-runtime="browser"] details .table-wrap:first-child tbody tr',
+      (rows) => rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent)),
+    );
+    assert.deepEqual(liveRows.map((r) => r[0]), [
+      "W04.v1 Create item",
+      "W05.v1 Read item (one field)",
+    ]);
+    assert.equal(liveRows[1][1], "5k items");
+    for (const text of (await barTexts(page)).filter((t) => /\d/.test(t))) {
+      assert.match(text, ONE_WAY);
+    }
+    await page.evaluate(() =>
+      document.querySelector('section[data-runtime="browser"]')?.scrollIntoView()
+    );
+    await shot(page, "page-compare.png");
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+});

@@ -1,0 +1,72 @@
+/**
+ * The Platform the suite runs on in the bench page: Chromium's version, OPFS locations and
+ * sizes, heap figures (through the runner's DevTools session when it drives the page), and the
+ * SQLite worker for the SQLite sides.
+ */
+import type { Platform } from "../../bench/entry/suite.ts";
+import type { Message } from "../../bench/lib/types.ts";
+import type { SqliteWorker } from "./worker_client.ts";
+
+/** What the runner (bench/drivers/browser.ts) exposes to the page when it drives it. */
+export interface Driver {
+  __benchEmit?: (message: Message) => Promise<void>;
+  __benchHeap?: () => Promise<number>;
+}
+
+export const driver = globalThis as unknown as Driver;
+
+function chromeVersion(): string {
+  return navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? navigator.userAgent;
+}
+
+async function heapBytes(): Promise<number | undefined> {
+  if (driver.__benchHeap) return await driver.__benchHeap();
+  // Without the runner there is no GC to force: Chromium's coarse figure, or none.
+  const memory = (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory;
+  return memory?.usedJSHeapSize;
+}
+
+/** Bytes of all files in an OPFS directory such as "cairn-bench/x-1". */
+async function storedBytes(location: string): Promise<number> {
+  let dir = await navigator.storage.getDirectory();
+  for (const part of location.split("/")) dir = await dir.getDirectoryHandle(part);
+  let sum = 0;
+  const entries = dir as unknown as { values(): AsyncIterable<FileSystemHandle> };
+  for await (const handle of entries.values()) {
+    if (handle.kind === "file") sum += (await (handle as FileSystemFileHandle).getFile()).size;
+  }
+  return sum;
+}
+
+/** Resolves once the page has drawn what changed (or at once in a hidden tab, which does not). */
+function drawn(): Promise<void> {
+  if (document.visibilityState === "hidden") return Promise.resolve();
+  return new Promise((resolve) => {
+    const fallback = setTimeout(resolve, 200);
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        clearTimeout(fallback);
+        resolve();
+      }, 0)
+    );
+  });
+}
+
+let locations = 0;
+
+export function pagePlatform(worker: SqliteWorker, wasmVersion: string): Platform {
+  return {
+    runtime: "browser",
+    version: chromeVersion(),
+    engine: "Chromium",
+    sqliteVersions: () => Promise.resolve({ wasm: wasmVersion }),
+    storageLocation: () => `cairn-bench/${Date.now().toString(36)}-${++locations}`,
+    heapBytes,
+    storedBytes,
+    gc() {},
+    // Redrawing the charts after a row happens here, between cells, not inside the next one.
+    settle: drawn,
+    runSqlite: (_contender, workload, variant, plan, progress) =>
+      worker.run(workload.id, variant, plan, progress),
+  };
+}
