@@ -28,10 +28,16 @@ export interface MergedValue extends ItemValue {
   readonly complete: boolean;
 }
 
+/**
+ * `isDocument(field)`: the field is a text field held as a document (repo/text_fields.ts), whose
+ * text is the document's whatever the leaves: it is present when any live leaf has it, and its
+ * value here is a stand-in the caller replaces with the document's text.
+ */
 export function mergeLeaves(
   graph: CommitGraph,
   leafCommits: readonly Commit[],
   registry: SchemaRegistry,
+  isDocument: (field: string) => boolean = () => false,
 ): MergedValue {
   const leaves = [...leafCommits].sort(compareStamps);
   const newest = leaves[leaves.length - 1];
@@ -57,6 +63,10 @@ export function mergeLeaves(
 
   const merged: FieldRecord = {};
   for (const field of target.fieldNames) {
+    if (target.fields[field].type === "text" && isDocument(field)) {
+      if (sides.some((side) => side.value[field] !== undefined)) merged[field] = "";
+      continue;
+    }
     const fieldSides: MergeSide<WireValue>[] = sides.map((side) => ({
       stamp: side.stamp,
       value: side.value[field],

@@ -33,8 +33,12 @@ class Replica {
   /** How many edits of each replica are applied here. */
   readonly applied: number[];
   readonly edits: Edit[] = [];
+  readonly id: number;
+  readonly session: string;
 
-  constructor(readonly id: number, readonly session: string, replicas: number) {
+  constructor(id: number, session: string, replicas: number) {
+    this.id = id;
+    this.session = session;
     this.applied = new Array(replicas).fill(0);
   }
 

@@ -16,13 +16,7 @@
  * split a surrogate pair.
  */
 import { CairnError } from "../errors.ts";
-import {
-  type CharId,
-  type DeleteOp,
-  type InsertOp,
-  sameChar,
-  type TextOp,
-} from "./text_ops.ts";
+import { type CharId, type DeleteOp, type InsertOp, sameChar, type TextOp } from "./text_ops.ts";
 
 /** A change of the visible text: at `index`, `deleted` code units removed, then `inserted` put. */
 export interface TextChange {
@@ -32,26 +26,34 @@ export interface TextChange {
 }
 
 class Run {
+  readonly session: string;
+  readonly clock: number;
   /** The characters' text; "" once they are deleted (the length is kept for their identities). */
   content: string;
   length: number;
   deleted: boolean;
+  /** The character this run's first one was typed after, and the one that followed it then. */
+  readonly left: CharId | null;
+  readonly right: CharId | null;
   prev: Run | null = null;
   next: Run | null = null;
 
   constructor(
-    readonly session: string,
-    readonly clock: number,
+    session: string,
+    clock: number,
     content: string,
     length: number,
     deleted: boolean,
-    /** The character this run's first one was typed after, and the one that followed it then. */
-    readonly left: CharId | null,
-    readonly right: CharId | null,
+    left: CharId | null,
+    right: CharId | null,
   ) {
+    this.session = session;
+    this.clock = clock;
     this.content = content;
     this.length = length;
     this.deleted = deleted;
+    this.left = left;
+    this.right = right;
   }
 
   get visible(): number {
@@ -68,6 +70,30 @@ class Run {
 
   last(): CharId {
     return { session: this.session, clock: this.clock + this.length - 1 };
+  }
+}
+
+/**
+ * Characters inserted by operations checked but not applied yet: the earlier commits of a block
+ * being checked, which its later commits may name.
+ */
+export class PendingInserts {
+  readonly #ranges = new Map<string, { from: number; end: number }[]>();
+
+  add(session: string, from: number, length: number): void {
+    const ranges = this.#ranges.get(session);
+    const range = { from, end: from + length };
+    if (ranges) ranges.push(range);
+    else this.#ranges.set(session, [range]);
+  }
+
+  nextClock(session: string): number {
+    return this.#ranges.get(session)?.at(-1)?.end ?? 0;
+  }
+
+  endOf(id: CharId): number | undefined {
+    const range = this.#ranges.get(id.session)?.find((r) => r.from <= id.clock && id.clock < r.end);
+    return range?.end;
   }
 }
 
@@ -115,7 +141,15 @@ export class TextDoc {
     let last: Run | null = null;
     const parts: string[] = [];
     for (const { session, clock, length, content, left, right } of stored) {
-      const run = new Run(session, clock, content ?? "", length, content === undefined, left, right);
+      const run = new Run(
+        session,
+        clock,
+        content ?? "",
+        length,
+        content === undefined,
+        left,
+        right,
+      );
       doc.#link(run, last);
       doc.#file(run);
       if (content !== undefined) parts.push(content);
@@ -179,24 +213,33 @@ export class TextDoc {
   // ── operations from commits ───────────────────────────────────────────────────────────────
 
   /**
-   * Throws E_BAD_COMMIT unless `op`, by `session`, can apply: the characters it names exist, and
-   * an insert's clocks are new for its session. Changes nothing.
+   * Throws E_BAD_COMMIT unless `op`, by `session`, can apply: the characters it names exist (here,
+   * or in `pending`: inserts checked but not applied yet), and an insert's clocks are new for its
+   * session. Changes nothing; records an insert's characters in `pending`.
    */
-  check(op: TextOp, session: string): void {
+  check(op: TextOp, session: string, pending = new PendingInserts()): void {
     if (op.kind === "insert") {
-      if (op.clock < this.nextClock(session)) {
+      if (op.clock < Math.max(this.nextClock(session), pending.nextClock(session))) {
         throw badEdit(`an insert reuses clock ${op.clock} of session ${session}`);
       }
       for (const id of [op.left, op.right]) {
-        if (id !== null && !this.#find(id)) throw badEdit(`it names a character it lacks`);
+        if (id !== null && this.#endOfKnown(id, pending) === undefined) {
+          throw badEdit(`it names a character it lacks`);
+        }
       }
+      pending.add(session, op.clock, op.text.length);
     } else {
       for (let clock = op.from.clock; clock < op.from.clock + op.length;) {
-        const run = this.#find({ session: op.from.session, clock });
-        if (!run) throw badEdit(`a delete names a character it lacks`);
-        clock = run.end;
+        const end = this.#endOfKnown({ session: op.from.session, clock }, pending);
+        if (end === undefined) throw badEdit(`a delete names a character it lacks`);
+        clock = end;
       }
     }
+  }
+
+  /** The clock after the known stretch that holds `id`, or undefined when `id` is unknown. */
+  #endOfKnown(id: CharId, pending: PendingInserts): number | undefined {
+    return this.#find(id)?.end ?? pending.endOf(id);
   }
 
   /** Applies a checked operation by `session`; returns what it changed in the visible text. */
@@ -407,14 +450,31 @@ export class TextDoc {
   }
 
   #checkPosition(index: number, name: string): void {
-    if (!Number.isSafeInteger(index) || index < 0 || index > this.#text.length) {
-      throw new CairnError(
-        "E_BAD_ARGUMENT",
-        `${name} must be an integer from 0 to the text's length (${this.#text.length})`,
-      );
-    }
-    const code = (i: number) => this.#text.charCodeAt(i);
-    if (index > 0 && index < this.#text.length && isHigh(code(index - 1)) && isLow(code(index))) {
+    checkPosition(this.#text, index, name);
+  }
+}
+
+/**
+ * Throws E_BAD_ARGUMENT unless `change` fits `text`: positions within it, not inside a surrogate
+ * pair. Checked before a document is touched, so a refused edit changes nothing.
+ */
+export function checkTextEdit(text: string, change: TextChange): void {
+  checkPosition(text, change.index, "index");
+  checkPosition(text, change.index + change.deleted, "index + length");
+  if (!Number.isSafeInteger(change.deleted) || change.deleted < 0) {
+    throw new CairnError("E_BAD_ARGUMENT", "a length is a non-negative integer");
+  }
+}
+
+function checkPosition(text: string, index: number, name: string): void {
+  if (!Number.isSafeInteger(index) || index < 0 || index > text.length) {
+    throw new CairnError(
+      "E_BAD_ARGUMENT",
+      `${name} must be an integer from 0 to the text's length (${text.length})`,
+    );
+  }
+  if (index > 0 && index < text.length) {
+    if (isHigh(text.charCodeAt(index - 1)) && isLow(text.charCodeAt(index))) {
       throw new CairnError("E_BAD_ARGUMENT", `${name} ${index} splits a surrogate pair`);
     }
   }

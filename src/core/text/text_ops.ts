@@ -126,7 +126,9 @@ function charFromWire(
 }
 
 function checkClock(clock: unknown, length: number, where: string): asserts clock is number {
-  if (!Number.isSafeInteger(clock) || (clock as number) < 1 || (clock as number) + length > MAX_CLOCK) {
+  if (
+    !Number.isSafeInteger(clock) || (clock as number) < 1 || (clock as number) + length > MAX_CLOCK
+  ) {
     throw corrupt(`${where}: a clock is a positive integer below 2^48`);
   }
 }
