@@ -160,6 +160,8 @@ export class Repository {
   readonly #heldBack = new HeldBackCommits();
   /** The items' text fields, one document each. */
   readonly #texts: TextFields;
+  /** The lowest common ancestor each merged state was made from (see #merged). */
+  readonly #mergeBases = new WeakMap<ItemState, Commit | null>();
 
   #closed = false;
   /**
@@ -776,8 +778,11 @@ export class Repository {
     leaves.push(commit);
     this.#unresolved.delete(key);
     let next: ItemState;
-    if (leaves.length > 1) next = this.#merged(key, leaves);
-    else if (this.#extendsHeldValue(commit, state)) {
+    if (leaves.length > 1) {
+      // A commit on one of several leaves leaves their common ancestors as they were.
+      const extendsLeaf = commit.parents.length === 1 && leaves.length === state!.leaves.length;
+      next = this.#merged(key, leaves, extendsLeaf ? state : undefined);
+    } else if (this.#extendsHeldValue(commit, state)) {
       // Fast path: a delta on the value we already hold.
       const wire = this.#texts.overlay(key, commit.schema, applyDelta({ ...state!.wire }, commit));
       next = new SoleLeafState(commit, wire, commit.schema, state!.deltas + 1);
@@ -798,12 +803,20 @@ export class Repository {
     return leaf !== undefined && commit.parents[0] === commitId(leaf);
   }
 
-  #merged(key: string, leaves: readonly Commit[]): ItemState {
+  /**
+   * The merged state of `leaves`. `sameAncestorAs`: a state whose leaves have the same common
+   * ancestors (one of them replaced by a child of it): the lowest one it was merged from is taken
+   * again instead of walking the history since then, so applying N concurrent commits one by one
+   * costs N merges, not N walks through N commits.
+   */
+  #merged(key: string, leaves: readonly Commit[], sameAncestorAs?: ItemState): ItemState {
     const isDocument = (field: string) => this.#texts.has(key, field);
-    const merged = mergeLeaves(this.#graph, leaves, this.#ctx.registry, isDocument);
+    const known = sameAncestorAs && this.#mergeBases.get(sameAncestorAs);
+    const merged = mergeLeaves(this.#graph, leaves, this.#ctx.registry, isDocument, known);
     if (!merged.complete) this.#unresolved.add(key);
     const wire = this.#texts.overlay(key, merged.schema, merged.wire);
     const next = { leaves, wire, schema: merged.schema, deltas: Infinity, attached: undefined };
+    if (merged.ancestor !== undefined) this.#mergeBases.set(next, merged.ancestor);
     this.#awaitSchemaForText(key, next);
     return next;
   }
