@@ -41,7 +41,7 @@ import { isLive, ItemMap } from "./item_map.ts";
 import { causalOrder } from "./block_order.ts";
 import { HeldBackCommits } from "./held_back.ts";
 import { type BlockTextCheck, type TextFieldChange, TextFields } from "./text_fields.ts";
-import { checkTextEdit, type TextChange } from "../core/text/text_doc.ts";
+import type { TextChange } from "../core/text/text_doc.ts";
 import type { TextOp } from "../core/text/text_ops.ts";
 import {
   type ChainPlace,
@@ -286,7 +286,7 @@ export class Repository {
     const state = this.#requireLive(key);
     this.#checkOpen();
     const current = state.wire![field];
-    checkTextEdit(typeof current === "string" ? current : "", change);
+    this.#texts.checkEdit(key, field, current, change);
     const session = this.#ctx.session;
     const edited = this.#texts.edit(key, field, current, session, (doc) => {
       const ops: TextOp[] = doc.delete(change.index, change.deleted);

@@ -14,7 +14,7 @@ import type { Commit, FieldRecord, WireValue } from "../core/commit.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { Schema } from "../core/schema_types.ts";
 import type { RestoredTexts, TextSnapshot } from "../core/snapshot.ts";
-import { PendingInserts, type TextChange, TextDoc } from "../core/text/text_doc.ts";
+import { checkTextEdit, PendingInserts, type TextChange, TextDoc } from "../core/text/text_doc.ts";
 import { type TextOp, textOpsFromWire, textOpsToWire } from "../core/text/text_ops.ts";
 import { textEdits } from "../core/merge/text.ts";
 
@@ -124,6 +124,13 @@ export class TextFields {
     return carried && { record: carried, changes };
   }
 
+  /** Throws E_BAD_ARGUMENT unless `change` fits the field's text (`current`: its value now). */
+  checkEdit(key: string, field: string, current: WireValue | undefined, change: TextChange): void {
+    const doc = current === undefined ? undefined : this.doc(key, field);
+    if (doc) doc.checkEdit(change);
+    else checkTextEdit(typeof current === "string" ? current : "", change);
+  }
+
   /**
    * A local edit by position (`insertText`, `deleteText`): `edit` makes the operations on the
    * field's document. Returns the field's wire value for the commit and what changed.
@@ -137,7 +144,7 @@ export class TextFields {
   ): { wire: WireValue; text: string; ops: readonly TextOp[] } {
     const { doc, ops } = this.#docFor(key, field, current, session);
     // An unset field reads as absent, whatever its document still holds: an edit starts empty.
-    if (current === undefined) ops.push(...doc.delete(0, doc.text.length));
+    if (current === undefined) ops.push(...doc.delete(0, doc.length));
     ops.push(...edit(doc));
     return { wire: textOpsToWire(ops, session), text: doc.text, ops };
   }

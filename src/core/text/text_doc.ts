@@ -449,8 +449,27 @@ export class TextDoc {
     return runs?.[runs.length - 1];
   }
 
+  /** Throws E_BAD_ARGUMENT unless `change` fits the text (see checkTextEdit). */
+  checkEdit(change: TextChange): void {
+    checkEdit(this.#text.length, (i) => this.#codeAt(i), change);
+  }
+
+  /** The visible text's length, in UTF-16 code units. */
+  get length(): number {
+    return this.#text.length;
+  }
+
   #checkPosition(index: number, name: string): void {
-    checkPosition(this.#text, index, name);
+    checkPosition(this.#text.length, (i) => this.#codeAt(i), index, name);
+  }
+
+  /**
+   * The code unit at `index`, read from its run: the text is a rope of the edits made to it, and
+   * reading a code unit of it would flatten it, a copy of the whole text per check.
+   */
+  #codeAt(index: number): number {
+    const { run, offset } = this.#locate(index);
+    return run.content.charCodeAt(offset);
   }
 }
 
@@ -459,24 +478,31 @@ export class TextDoc {
  * pair. Checked before a document is touched, so a refused edit changes nothing.
  */
 export function checkTextEdit(text: string, change: TextChange): void {
-  checkPosition(text, change.index, "index");
-  checkPosition(text, change.index + change.deleted, "index + length");
+  checkEdit(text.length, (i) => text.charCodeAt(i), change);
+}
+
+function checkEdit(length: number, codeAt: (i: number) => number, change: TextChange): void {
   if (!Number.isSafeInteger(change.deleted) || change.deleted < 0) {
     throw new CairnError("E_BAD_ARGUMENT", "a length is a non-negative integer");
   }
+  checkPosition(length, codeAt, change.index, "index");
+  checkPosition(length, codeAt, change.index + change.deleted, "index + length");
 }
 
-function checkPosition(text: string, index: number, name: string): void {
-  if (!Number.isSafeInteger(index) || index < 0 || index > text.length) {
+function checkPosition(
+  length: number,
+  codeAt: (i: number) => number,
+  index: number,
+  name: string,
+): void {
+  if (!Number.isSafeInteger(index) || index < 0 || index > length) {
     throw new CairnError(
       "E_BAD_ARGUMENT",
-      `${name} must be an integer from 0 to the text's length (${text.length})`,
+      `${name} must be an integer from 0 to the text's length (${length})`,
     );
   }
-  if (index > 0 && index < text.length) {
-    if (isHigh(text.charCodeAt(index - 1)) && isLow(text.charCodeAt(index))) {
-      throw new CairnError("E_BAD_ARGUMENT", `${name} ${index} splits a surrogate pair`);
-    }
+  if (index > 0 && index < length && isHigh(codeAt(index - 1)) && isLow(codeAt(index))) {
+    throw new CairnError("E_BAD_ARGUMENT", `${name} ${index} splits a surrogate pair`);
   }
 }
 
