@@ -235,7 +235,14 @@ export class Cairn {
         path,
         (message) => this.#onWarning({ repository: path, message }),
       ),
-      RepositoryFiles.open(storage.backend, path, storage.format, storage.durability, this.#suite),
+      RepositoryFiles.open(
+        storage.backend,
+        path,
+        storage.format,
+        storage.durability,
+        this.#suite,
+        this.#key,
+      ),
     ]);
     if (indexes.status === "rejected") {
       if (files.status === "fulfilled") await files.value.close();

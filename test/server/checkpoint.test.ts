@@ -256,7 +256,7 @@ test("a checkpoint of the previous format version is rebuilt from the log, then 
     assert.equal(rebuilt.warnings.length, 1);
     assert.match(rebuilt.warnings[0], /version 1/);
     const rewritten = new Uint8Array(await readFile(file));
-    assert.equal(new DataView(rewritten.buffer).getUint16(6, true), 2, "close wrote version 2");
+    assert.equal(new DataView(rewritten.buffer).getUint16(6, true), 3, "close wrote version 3");
     assert.deepEqual(await reopen(path), { held: expected, warnings: [] }, "the new one is used");
   });
 });
