@@ -299,6 +299,7 @@ export class Cairn {
         storage.durability,
         this.#suite,
         (message) => this.#onWarning({ repository: path, message }),
+        this.#key,
       ),
     ]);
     if (indexes.status === "rejected") {

@@ -8,7 +8,7 @@
  */
 import { decodeBlock, type SealedBlock } from "../core/block.ts";
 import { isCairnError } from "../core/errors.ts";
-import type { CryptoSuite } from "../core/signing.ts";
+import type { CryptoSuite, SigningKey } from "../core/signing.ts";
 import type { Repository } from "../repo/repository.ts";
 import { sliceBudgetMs } from "../runtime/scheduling.ts";
 import type { StorageBackend } from "../storage/backend.ts";
@@ -18,6 +18,7 @@ import {
   encodeCheckpoint,
   encodeCheckpointInSlices,
 } from "../storage/checkpoint.ts";
+import type { CheckpointOwner } from "../storage/checkpoint_seal.ts";
 import { logFormatNamed } from "../storage/log_convert.ts";
 import { type Durability, type OpenedLog, RepositoryLog } from "../storage/repository_log.ts";
 import { logFileName, type LogFormatName } from "../storage/settings.ts";
@@ -41,6 +42,7 @@ export class RepositoryFiles {
   readonly #backend: StorageBackend;
   readonly #suite: CryptoSuite;
   readonly #checkpointName: string;
+  readonly #owner: CheckpointOwner;
   readonly #opened: OpenedLog;
   readonly #checkpoint: Checkpoint | undefined;
   /** Why an existing checkpoint file could not be used, if it could not. */
@@ -65,6 +67,7 @@ export class RepositoryFiles {
     backend: StorageBackend,
     suite: CryptoSuite,
     checkpointName: string,
+    owner: CheckpointOwner,
     opened: OpenedLog,
     checkpoint: Checkpoint | undefined,
     checkpointBytes: number,
@@ -76,6 +79,7 @@ export class RepositoryFiles {
     this.#warn = warn;
     this.#checkpointName = checkpointName;
     this.#damaged = opened.scan.damaged.length > 0;
+    this.#owner = owner;
     this.#opened = opened;
     this.#checkpoint = checkpoint;
     this.#checkpointProblem = checkpointProblem;
@@ -83,6 +87,10 @@ export class RepositoryFiles {
     this.#checkpointBytes = opened.fromCheckpoint ? checkpointBytes : 0;
   }
 
+  /**
+   * `key` is the database's session key: it signs the repository's checkpoints, and a checkpoint
+   * it did not sign for `path` is not used (checkpoint_seal.ts).
+   */
   static async open(
     backend: StorageBackend,
     path: string,
@@ -90,7 +98,9 @@ export class RepositoryFiles {
     durability: Durability,
     suite: CryptoSuite,
     warn: (message: string) => void,
+    key: SigningKey,
   ): Promise<RepositoryFiles> {
+    const owner = { key, repository: path, suite };
     const format = logFormatNamed(formatName);
     const checkpointName = logFileName(path, ".ckpt");
     const logName = logFileName(path, format.fileExtension);
@@ -103,7 +113,7 @@ export class RepositoryFiles {
     let problem: string | undefined;
     if (stored) {
       try {
-        checkpoint = decodeCheckpoint(stored);
+        checkpoint = await decodeCheckpoint(stored, owner);
       } catch (err) {
         if (!isCairnError(err)) throw err;
         problem = err.message;
@@ -124,6 +134,7 @@ export class RepositoryFiles {
       backend,
       suite,
       checkpointName,
+      owner,
       opened,
       checkpoint,
       checkpointBytes,
@@ -288,8 +299,8 @@ export class RepositoryFiles {
     // On a browser page in slices, the page taking its turns between them (sliceBudgetMs).
     const sliceMs = sliceBudgetMs();
     const file = sliceMs === null
-      ? encodeCheckpoint(snapshot, position)
-      : await encodeCheckpointInSlices(snapshot, position, { sliceMs });
+      ? await encodeCheckpoint(snapshot, position, this.#owner)
+      : await encodeCheckpointInSlices(snapshot, position, this.#owner, { sliceMs });
     await this.#backend.writeFileAtomic(this.#checkpointName, file);
     this.#checkpointedLength = position.length;
     this.#checkpointBytes = file.length;

@@ -2,18 +2,21 @@
  * Checkpoints (DESIGN.md §3.6): a snapshot of a repository's heads, so opening it reads the
  * snapshot and replays only the log written after it. The payload names the log prefix it
  * covers by length and CRC-32C, so a checkpoint that does not match its log (log replaced,
- * truncated, damaged) is detected and rebuilt from the log instead. A checkpoint is a derived
- * file: any defect means "rebuild", never a failure to open.
+ * truncated, damaged) is detected and rebuilt from the log instead. The header carries a seal
+ * (checkpoint_seal.ts): the payload's SHA-256, signed by the database's session key for this
+ * repository, so a checkpoint edited on disk is not served in place of the signed log. A
+ * checkpoint is a derived file: any defect means "rebuild", never a failure to open.
  *
  * The layout is columnar so that opening decodes no value: the numbers of all items and leaves
  * are columns read into typed arrays, and each value stays MessagePack bytes, checked on open
  * and decoded on first access (checkpoint_items.ts). All integers little-endian.
  *
  *   0   6  "CAIRNK"
- *   6   2  format version, u16 (2)
- *   8   4  CRC-32C of everything after these 12 bytes, u32
- *   12  4  meta length, u32
- *   16  m  meta, MessagePack: [logLength, logCrc, commitSeq, tips, sessions, schemas,
+ *   6   2  format version, u16 (3)
+ *   8   32 SHA-256 of everything after these 104 bytes
+ *   40  64 Ed25519 signature of that digest by the session, for this repository's path
+ *   104 4  meta length, u32
+ *   108 m  meta, MessagePack: [logLength, logCrc, commitSeq, tips, sessions, schemas,
  *          items, leaves, parents] (tips: [session, seq, hash, lastCommitSeq] rows)
  *   columns (columns.ts: a width byte, then each entry in that width):
  *          per item: schema (index into schemas), deltas + 1 (0: unknown), leaf count;
@@ -24,8 +27,9 @@
  *          an array of strings (unset)
  *
  * Leaves are an item's leaves in order. The common leaf — the single leaf of an item whose full
- * value is the item's value — is kind SAME and stores no value of its own. Version 1 (one
- * MessagePack tree) is not read: such a checkpoint is rebuilt from the log like a damaged one.
+ * value is the item's value — is kind SAME and stores no value of its own. Older versions are
+ * not read: version 1 (one MessagePack tree) nor version 2 (this layout behind a CRC-32C that
+ * anyone can recompute); such a checkpoint is rebuilt from the log like a damaged one.
  */
 import type { ChainTip } from "../core/block.ts";
 import { packValue, unpackBytes } from "../core/commit_codec.ts";
@@ -41,14 +45,15 @@ import {
   LEAF_SAME,
   LEAF_VALUE,
 } from "./checkpoint_items.ts";
+import { type CheckpointOwner, checkSeal, SEAL_LENGTH, writeSeal } from "./checkpoint_seal.ts";
 import { CheckpointWriter } from "./checkpoint_writer.ts";
-import { crc32c } from "./crc32c.ts";
 import { MsgpackCheck } from "./msgpack_check.ts";
 import { StoredTexts, textsToWire } from "./checkpoint_texts.ts";
 
 const MAGIC = new TextEncoder().encode("CAIRNK");
-const VERSION = 2;
-const HEADER_LENGTH = MAGIC.length + 2 + 4;
+const VERSION = 3;
+const SEAL_AT = MAGIC.length + 2;
+const HEADER_LENGTH = SEAL_AT + SEAL_LENGTH;
 const NIL = 0xc0;
 
 /** A checkpoint as read: the snapshot to restore and the log prefix it reflects. */
@@ -63,15 +68,19 @@ export interface LogPrefix {
   readonly crc: number;
 }
 
-/** The checkpoint file of `snapshot`, which reflects the log's first `log.length` bytes. */
-export function encodeCheckpoint(
+/**
+ * The checkpoint file of `snapshot`, which reflects the log's first `log.length` bytes, sealed
+ * by `owner`.
+ */
+export async function encodeCheckpoint(
   snapshot: RepositorySnapshot,
   log: LogPrefix,
-): Uint8Array {
+  owner: CheckpointOwner,
+): Promise<Uint8Array> {
   const steps = checkpointSteps(snapshot, log);
   for (;;) {
     const step = steps.next();
-    if (step.done) return step.value;
+    if (step.done) return await sealed(step.value, owner);
   }
 }
 
@@ -80,18 +89,20 @@ export function encodeCheckpoint(
  * them, so that a large repository's checkpoint does not hold up a page: 100k items are 100–130
  * ms of work. By default a pause queues the rest behind the page's other tasks (nextTurn): a
  * checkpoint is background work. The snapshot's item states are never changed once made, so
- * writes made between slices do not reach the file.
+ * writes made between slices do not reach the file. (On a page, the seal's SHA-256 is
+ * WebCrypto's, computed off the page's thread.)
  */
 export async function encodeCheckpointInSlices(
   snapshot: RepositorySnapshot,
   log: LogPrefix,
+  owner: CheckpointOwner,
   { sliceMs, pause = nextTurn }: { sliceMs: number; pause?: () => Promise<void> },
 ): Promise<Uint8Array> {
   const steps = checkpointSteps(snapshot, log);
   let deadline = performance.now() + sliceMs;
   for (;;) {
     const step = steps.next();
-    if (step.done) return step.value;
+    if (step.done) return await sealed(step.value, owner);
     if (performance.now() >= deadline) {
       await pause();
       deadline = performance.now() + sliceMs;
@@ -104,7 +115,7 @@ const ITEMS_PER_STEP = 256;
 
 /**
  * Builds a checkpoint file, yielding after each step (a few hundred items, a column, a text),
- * where a caller may pause; returns the file.
+ * where a caller may pause; returns the file, its seal still to be written.
  */
 function* checkpointSteps(
   snapshot: RepositorySnapshot,
@@ -138,22 +149,32 @@ function* checkpointSteps(
   if (snapshot.texts?.length) out.bytes(packValue(textsToWire(snapshot.texts)));
   const file = out.finish(HEADER_LENGTH);
   yield;
-  const view = new DataView(file.buffer);
   file.set(MAGIC);
-  view.setUint16(MAGIC.length, VERSION, true);
-  view.setUint32(MAGIC.length + 2, crc32c(file.subarray(HEADER_LENGTH)), true);
+  new DataView(file.buffer).setUint16(MAGIC.length, VERSION, true);
+  return file;
+}
+
+/** `file` with its seal written. */
+async function sealed(file: Uint8Array, owner: CheckpointOwner): Promise<Uint8Array> {
+  await writeSeal(file, SEAL_AT, HEADER_LENGTH, owner);
   return file;
 }
 
 /**
- * Reads a checkpoint file; throws E_CORRUPT_ENCODING for anything that is not a whole, valid
- * one. The file is our own and CRC-checked, but still read as hostile: every column entry and
- * the bytes of every value are checked here, so that nothing decoded later can fail.
+ * Reads a checkpoint file of `owner`'s repository; throws E_BAD_SIGNATURE for one not sealed by
+ * `owner` (another database's, another repository's, or edited), E_CORRUPT_ENCODING for anything
+ * else that is not a whole, valid one. A sealed file is still read as hostile (it may have been
+ * written wrong, or by whoever holds the key): every column entry and the bytes of every value
+ * are checked here, so that nothing decoded later can fail.
  */
-export function decodeCheckpoint(stored: Uint8Array): Checkpoint {
+export async function decodeCheckpoint(
+  stored: Uint8Array,
+  owner: CheckpointOwner,
+): Promise<Checkpoint> {
   // A plain Uint8Array over the same bytes: a Node Buffer (a subclass) reads slower.
   const file = new Uint8Array(stored.buffer, stored.byteOffset, stored.byteLength);
   checkHeader(file);
+  await checkSeal(file, SEAL_AT, HEADER_LENGTH, owner);
   const reader = new ByteReader(file, HEADER_LENGTH, "checkpoint");
   const meta = decodeMeta(unpackBytes(reader.take(reader.u32()), "checkpoint"));
   const { columns, live, texts } = readColumns(reader, meta);
@@ -169,16 +190,15 @@ export function decodeCheckpoint(stored: Uint8Array): Checkpoint {
   };
 }
 
+/** The magic and the version: only a version 3 file has the seal checkSeal reads. */
 function checkHeader(file: Uint8Array): void {
-  if (file.length < HEADER_LENGTH || MAGIC.some((byte, i) => file[i] !== byte)) {
+  if (file.length < SEAL_AT || MAGIC.some((byte, i) => file[i] !== byte)) {
     throw corrupt("checkpoint: not a checkpoint file");
   }
   const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
   const version = view.getUint16(MAGIC.length, true);
   if (version !== VERSION) throw corrupt(`checkpoint: version ${version} is not ${VERSION}`);
-  if (crc32c(file.subarray(HEADER_LENGTH)) !== view.getUint32(MAGIC.length + 2, true)) {
-    throw corrupt("checkpoint: checksum mismatch");
-  }
+  if (file.length < HEADER_LENGTH) throw bad("length");
 }
 
 /** Everything after the meta, checked; and how many items are live. */

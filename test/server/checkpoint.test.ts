@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { Cairn, defineSchema, type RepositoryHandle } from "cairndb";
 import { crc32c } from "../../src/storage/crc32c.ts";
 import { checkpointDue } from "../../src/db/repository_files.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 
 const Doc = defineSchema({
   ns: "doc",
@@ -32,19 +33,33 @@ function state(repo: RepositoryHandle) {
 
 const withDir = (run: (path: string) => Promise<void>) => withTempDirectory("ckpt", run);
 
-/** Opens the database at `path` again: what its repository holds, and the warnings given. */
-async function reopen(path: string): Promise<{ held: State; warnings: string[] }> {
+/**
+ * Opens the database at `path` again: what its repository (`/docs`, or `repository`) holds, and
+ * the warnings given.
+ */
+async function reopen(
+  path: string,
+  { trusted = false, repository = "/docs" } = {},
+): Promise<{ held: State; warnings: string[] }> {
   const warnings: string[] = [];
-  const db = await Cairn.open({ path, schemas: [Doc], onWarning: (w) => warnings.push(w.message) });
-  const held = state(await db.open("/docs"));
+  const db = await Cairn.open({
+    path,
+    trusted,
+    schemas: [Doc],
+    onWarning: (w) => warnings.push(w.message),
+  });
+  const held = state(await db.open(repository));
   await db.close();
   return { held, warnings };
 }
 
-/** A stored database whose repository holds local items and merges of a peer's concurrent edits. */
-async function populated(path: string) {
-  const peer = await Cairn.open({ schemas: [Doc] });
-  const db = await Cairn.open({ path, schemas: [Doc], trust: [peer.session.publicKey] });
+/**
+ * A stored database whose repository holds local items and merges of a peer's concurrent edits;
+ * in trusted mode, the peer's too.
+ */
+async function populated(path: string, { trusted = false } = {}) {
+  const peer = await Cairn.open({ trusted, schemas: [Doc] });
+  const db = await Cairn.open({ path, trusted, schemas: [Doc], trust: [peer.session.publicKey] });
   await peer.trust(db.session.publicKey);
   const repo = await db.open("/docs");
   const other = await peer.open("/docs");
@@ -68,8 +83,11 @@ async function populated(path: string) {
 }
 
 /** A populated database, closed: what it held, and where its checkpoint file is. */
-async function closedPopulated(path: string): Promise<{ expected: State; file: string }> {
-  const { db, repo } = await populated(path);
+async function closedPopulated(
+  path: string,
+  options: { trusted?: boolean } = {},
+): Promise<{ expected: State; file: string }> {
+  const { db, repo } = await populated(path, options);
   const expected = state(repo);
   await db.close();
   return { expected, file: join(path, "docs.ckpt") };
@@ -255,8 +273,109 @@ test("a checkpoint of the previous format version is rebuilt from the log, then 
     assert.deepEqual(rebuilt.held, expected);
     assert.equal(rebuilt.warnings.length, 1);
     assert.match(rebuilt.warnings[0], /version 1/);
-    const rewritten = new Uint8Array(await readFile(file));
-    assert.equal(new DataView(rewritten.buffer).getUint16(6, true), 2, "close wrote version 2");
+    assert.equal(await versionOf(file), 3, "close wrote version 3");
     assert.deepEqual(await reopen(path), { held: expected, warnings: [] }, "the new one is used");
+  });
+});
+
+/** The format version in a checkpoint file's header. */
+async function versionOf(file: string): Promise<number> {
+  return new DataView((await readFile(file)).buffer).getUint16(6, true);
+}
+
+/**
+ * The checkpoint in `file` with every `from` in it made `to` (as many bytes), and its integrity
+ * check made to match again, as anyone can: the CRC-32C of a version 2 file, the SHA-256 digest
+ * of a version 3 one (bytes 8–40), whose signature is left as it was. Returns how many were made.
+ */
+async function editCheckpoint(file: string, from: string, to: string): Promise<number> {
+  const bytes = new Uint8Array(await readFile(file));
+  const [old, replacement] = [from, to].map((text) => new TextEncoder().encode(text));
+  assert.equal(old.length, replacement.length);
+  let edits = 0;
+  for (let at = bytes.indexOf(old[0]); at >= 0; at = bytes.indexOf(old[0], at + 1)) {
+    if (old.every((byte, i) => bytes[at + i] === byte)) {
+      bytes.set(replacement, at);
+      edits++;
+    }
+  }
+  const view = new DataView(bytes.buffer);
+  if (view.getUint16(6, true) === 2) view.setUint32(8, crc32c(bytes.subarray(12)), true);
+  else bytes.set(await (await cryptoSuite()).sha256(bytes.subarray(104)), 8);
+  await writeFile(file, bytes);
+  return edits;
+}
+
+for (const trusted of [false, true]) {
+  const mode = trusted ? "trusted mode" : "signed mode";
+  test(`${mode}: a checkpoint edited with its checksum made to match is not served, but rebuilt`, async () => {
+    await withDir(async (path) => {
+      const { expected, file } = await closedPopulated(path, { trusted });
+      assert.ok(expected.values.some((value) => value.body === "hello world"));
+      assert.ok(await editCheckpoint(file, "hello world", "HELLO WORLD") > 0);
+      const rebuilt = await reopen(path, { trusted });
+      assert.deepEqual(rebuilt.held, expected, "the log's values, as peers get them");
+      assert.equal(rebuilt.warnings.length, 1, rebuilt.warnings.join("; "));
+      assert.match(rebuilt.warnings[0], /rebuilt from the log.*not signed by this database/);
+      // Closing wrote a new checkpoint, which is used without a warning.
+      assert.deepEqual(await reopen(path, { trusted }), { held: expected, warnings: [] });
+    });
+  });
+}
+
+test("a checkpoint moved from another repository of the same database is refused", async () => {
+  await withDir(async (path) => {
+    const { expected } = await closedPopulated(path);
+    // Another repository with the very same log: only the checkpoint's path tells them apart.
+    await copyFile(join(path, "docs.log"), join(path, "copy.log"));
+    await copyFile(join(path, "docs.ckpt"), join(path, "copy.ckpt"));
+    const moved = await reopen(path, { repository: "/copy" });
+    assert.deepEqual(moved.held, expected);
+    assert.equal(moved.warnings.length, 1, moved.warnings.join("; "));
+    assert.match(moved.warnings[0], /rebuilt from the log.*not signed by this database.*\/copy/);
+    assert.deepEqual(await reopen(path, { repository: "/copy" }), { held: expected, warnings: [] });
+    assert.deepEqual(await reopen(path), { held: expected, warnings: [] }, "/docs keeps its own");
+  });
+});
+
+test("a checkpoint moved from another database is refused", async () => {
+  await withDir(async (path) => {
+    const { expected } = await closedPopulated(path);
+    await withDir(async (other) => {
+      await (await Cairn.open({ path: other })).close(); // a database of another session
+      // The same log, so that only the checkpoint's signer tells it apart.
+      await copyFile(join(path, "docs.log"), join(other, "docs.log"));
+      await copyFile(join(path, "docs.ckpt"), join(other, "docs.ckpt"));
+      const moved = await reopen(other);
+      assert.deepEqual(moved.held, expected);
+      assert.equal(moved.warnings.length, 1, moved.warnings.join("; "));
+      assert.match(moved.warnings[0], /rebuilt from the log.*not signed by this database/);
+      assert.deepEqual(await reopen(other), { held: expected, warnings: [] });
+    });
+  });
+});
+
+test("a version 2 checkpoint (unsigned) is not served, even with a valid CRC: rebuilt as version 3", async () => {
+  await withDir(async (path) => {
+    const { expected, file } = await closedPopulated(path);
+    const written = new Uint8Array(await readFile(file));
+    if (await versionOf(file) === 3) {
+      // The same content in a version 2 file: 12 bytes of header, the CRC-32C of the rest.
+      const content = written.subarray(104);
+      const old = new Uint8Array(12 + content.length);
+      old.set(written.subarray(0, 6));
+      new DataView(old.buffer).setUint16(6, 2, true);
+      new DataView(old.buffer).setUint32(8, crc32c(content), true);
+      old.set(content, 12);
+      await writeFile(file, old);
+    }
+    // An edited value, the CRC made to match: trusted, version 2 would serve it.
+    assert.ok(await editCheckpoint(file, "hello world", "HELLO WORLD") > 0);
+    const rebuilt = await reopen(path);
+    assert.deepEqual(rebuilt.held, expected);
+    assert.equal(rebuilt.warnings.length, 1, rebuilt.warnings.join("; "));
+    assert.match(rebuilt.warnings[0], /rebuilt from the log.*version 2/);
+    assert.equal(await versionOf(file), 3, "close wrote version 3");
+    assert.deepEqual(await reopen(path), { held: expected, warnings: [] });
   });
 });

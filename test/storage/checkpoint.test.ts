@@ -11,6 +11,7 @@ import {
   encodeCheckpoint,
   encodeCheckpointInSlices,
 } from "../../src/storage/checkpoint.ts";
+import type { CheckpointOwner } from "../../src/storage/checkpoint_seal.ts";
 import { crc32c } from "../../src/storage/crc32c.ts";
 import { HybridClock } from "../../src/core/hlc.ts";
 import { defineSchema, SchemaRegistry } from "../../src/core/schema.ts";
@@ -20,7 +21,18 @@ import { commit as commitArb, fieldRecord } from "../harness/arbitrary.ts";
 import { seededRandom } from "../harness/random.ts";
 
 const LOG = { length: 12_345, crc: 0xdeadbeef };
-const HEADER = 12;
+/** Magic and version (8 bytes), the payload's SHA-256 (32), its signature (64). */
+const HEADER = 104;
+
+const suite = await cryptoSuite();
+const OWNER: CheckpointOwner = {
+  key: await suite.ed25519.generate(),
+  repository: "/docs",
+  suite,
+};
+
+const encode = (snapshot: RepositorySnapshot) => encodeCheckpoint(snapshot, LOG, OWNER);
+const decode = (file: Uint8Array) => decodeCheckpoint(file, OWNER);
 
 interface Item {
   key: string;
@@ -106,18 +118,41 @@ function expected(snapshot: RepositorySnapshot) {
   };
 }
 
-/** A checkpoint with `payload` changed, its checksum made to match again. */
-function withValidCrc(file: Uint8Array, change: (payload: Uint8Array) => void): Uint8Array {
+/** The message a checkpoint's signature covers (docs/storage.md), for `repository`. */
+function signedMessage(repository: string, digest: Uint8Array): Uint8Array {
+  const tag = new TextEncoder().encode("cairn checkpoint v3");
+  const path = new TextEncoder().encode(repository);
+  const message = new Uint8Array(tag.length + 4 + path.length + 32);
+  message.set(tag);
+  new DataView(message.buffer).setUint32(tag.length, path.length, true);
+  message.set(path, tag.length + 4);
+  message.set(digest, tag.length + 4 + path.length);
+  return message;
+}
+
+/**
+ * A checkpoint with `payload` changed, its digest made to match again; its signature made again
+ * too when `sign` says by whom (as whoever holds the key could), else left as it was.
+ */
+async function resealed(
+  file: Uint8Array,
+  change: (payload: Uint8Array) => void,
+  sign?: CheckpointOwner,
+): Promise<Uint8Array> {
   const copy = file.slice();
   change(copy.subarray(HEADER));
-  new DataView(copy.buffer).setUint32(8, crc32c(copy.subarray(HEADER)), true);
+  const digest = await suite.sha256(copy.subarray(HEADER));
+  copy.set(digest, 8);
+  if (sign) {
+    copy.set(await suite.ed25519.sign(sign.key, signedMessage(sign.repository, digest)), 40);
+  }
   return copy;
 }
 
-test("every item, value and leaf comes back from a checkpoint, for any snapshot", () => {
-  fc.assert(
-    fc.property(snapshotArb, (snapshot) => {
-      const decoded = decodeCheckpoint(encodeCheckpoint(snapshot, LOG));
+test("every item, value and leaf comes back from a checkpoint, for any snapshot", async () => {
+  await fc.assert(
+    fc.asyncProperty(snapshotArb, async (snapshot) => {
+      const decoded = await decode(await encode(snapshot));
       assert.deepEqual(contents(decoded), expected(snapshot));
     }),
     { seed: 0xc4e7, numRuns: 300 },
@@ -139,21 +174,21 @@ test("a checkpoint built in slices is the same file, with a pause between every 
       pauses++;
       return Promise.resolve();
     };
-    const sliced = await encodeCheckpointInSlices(snapshot, LOG, { sliceMs: 0, pause });
-    assert.deepEqual(sliced, encodeCheckpoint(snapshot, LOG));
-    assert.deepEqual(contents(decodeCheckpoint(sliced)), expected(snapshot));
+    const sliced = await encodeCheckpointInSlices(snapshot, LOG, OWNER, { sliceMs: 0, pause });
+    assert.deepEqual(sliced, await encode(snapshot));
+    assert.deepEqual(contents(await decode(sliced)), expected(snapshot));
     // Every 256 items, the nine columns, the two texts, the joined file: each ends a step.
     const steps = Math.floor(snapshot.items.length / 256) + 9 + 2 + 1;
     assert.equal(pauses, steps, `${snapshot.items.length} items`);
     // With time to spare, no pause at all.
     pauses = 0;
-    await encodeCheckpointInSlices(snapshot, LOG, { sliceMs: 60_000, pause });
+    await encodeCheckpointInSlices(snapshot, LOG, OWNER, { sliceMs: 60_000, pause });
     assert.equal(pauses, 0);
   }
   assert.ok(large.items.length > 1000, `${large.items.length} distinct items`);
   // The default pause: the event loop's next turn (a task of its own).
-  const turns = await encodeCheckpointInSlices(large, LOG, { sliceMs: 0 });
-  assert.deepEqual(turns, encodeCheckpoint(large, LOG));
+  const turns = await encodeCheckpointInSlices(large, LOG, OWNER, { sliceMs: 0 });
+  assert.deepEqual(turns, await encode(large));
 });
 
 test("writes made between the slices of a repository's checkpoint do not reach it", async () => {
@@ -168,7 +203,7 @@ test("writes made between the slices of a repository's checkpoint do not reach i
     session: "sliced-checkpoint-test",
     publicKey: new Uint8Array(32),
     signer: null,
-    suite: await cryptoSuite(),
+    suite,
     registry,
     clock: new HybridClock(),
     isTrusted: () => true,
@@ -179,7 +214,7 @@ test("writes made between the slices of a repository's checkpoint do not reach i
   for (let i = 3; i < 2000; i += 11) repo.delete(`k${i}`);
   await repo.flush();
   const snapshot = repo.snapshot()!;
-  const file = encodeCheckpoint(snapshot, LOG);
+  const file = await encode(snapshot);
 
   let round = 0;
   const writeSome = async () => {
@@ -194,16 +229,19 @@ test("writes made between the slices of a repository's checkpoint do not reach i
     repo.create(`new${round}`, Note.id, note(round, 4e6));
     await repo.flush(); // sealed into a block between two slices
   };
-  const sliced = await encodeCheckpointInSlices(snapshot, LOG, { sliceMs: 0, pause: writeSome });
+  const sliced = await encodeCheckpointInSlices(snapshot, LOG, OWNER, {
+    sliceMs: 0,
+    pause: writeSome,
+  });
   assert.ok(round > 10, `${round} pauses with writes`);
-  assert.notDeepEqual(encodeCheckpoint(repo.snapshot()!, LOG), file, "the writes changed items");
+  assert.notDeepEqual(await encode(repo.snapshot()!), file, "the writes changed items");
   assert.deepEqual(sliced, file);
 });
 
-test("keys are found by the index, and a leaf by session and seq is its item's own object", () => {
-  fc.assert(
-    fc.property(snapshotArb, fc.string({ maxLength: 20 }), (snapshot, other) => {
-      const { items, leaf } = decodeCheckpoint(encodeCheckpoint(snapshot, LOG));
+test("keys are found by the index, and a leaf by session and seq is its item's own object", async () => {
+  await fc.assert(
+    fc.asyncProperty(snapshotArb, fc.string({ maxLength: 20 }), async (snapshot, other) => {
+      const { items, leaf } = await decode(await encode(snapshot));
       const ids = new Map<string, number>();
       snapshot.items.forEach(([key, state], i) => {
         assert.equal(items.indexOf(key), i);
@@ -225,41 +263,41 @@ test("keys are found by the index, and a leaf by session and seq is its item's o
   );
 });
 
-test("re-encoding restored items copies their bytes: the same file, read or not", () => {
-  fc.assert(
-    fc.property(snapshotArb, fc.boolean(), (snapshot, read) => {
-      const file = encodeCheckpoint(snapshot, LOG);
-      const { items, tips, commitSeq } = decodeCheckpoint(file);
+test("re-encoding restored items copies their bytes: the same file, read or not", async () => {
+  await fc.assert(
+    fc.asyncProperty(snapshotArb, fc.boolean(), async (snapshot, read) => {
+      const file = await encode(snapshot);
+      const { items, tips, commitSeq } = await decode(file);
       const restored: [string, ItemSnapshot][] = [];
       for (let i = 0; i < items.count; i++) {
         const state = items.itemAt(i);
         if (read) void state.wire, state.leaves;
         restored.push([items.keyAt(i), state]);
       }
-      assert.deepEqual(encodeCheckpoint({ commitSeq, tips, items: restored }, LOG), file);
+      assert.deepEqual(await encode({ commitSeq, tips, items: restored }), file);
     }),
     { seed: 0xc097, numRuns: 200 },
   );
 });
 
-test("restored and changed items together re-encode to what they hold", () => {
-  fc.assert(
-    fc.property(snapshotArb, snapshotArb, (first, second) => {
-      const { items } = decodeCheckpoint(encodeCheckpoint(first, LOG));
+test("restored and changed items together re-encode to what they hold", async () => {
+  await fc.assert(
+    fc.asyncProperty(snapshotArb, snapshotArb, async (first, second) => {
+      const { items } = await decode(await encode(first));
       const keys = new Set(first.items.map(([key]) => key));
       // Every other restored item, then the second snapshot's items under other keys.
       const mixed: (readonly [string, ItemSnapshot])[] = [];
       for (let i = 0; i < items.count; i += 2) mixed.push([items.keyAt(i), items.itemAt(i)]);
       for (const [key, state] of second.items) if (!keys.has(key)) mixed.push([key, state]);
       const snapshot = { commitSeq: 1, tips: new Map(), items: mixed };
-      const decoded = decodeCheckpoint(encodeCheckpoint(snapshot, LOG));
+      const decoded = await decode(await encode(snapshot));
       assert.deepEqual(contents(decoded), expected(snapshot));
     }),
     { seed: 0x3a11, numRuns: 150 },
   );
 });
 
-test("the common item costs no leaf value: its one leaf's full value is the item's value", () => {
+test("the common item costs no leaf value: its one leaf's full value is the item's value", async () => {
   const value: FieldRecord = { title: "x".repeat(1000) };
   const leaf: Commit = {
     session: "s",
@@ -272,9 +310,9 @@ test("the common item costs no leaf value: its one leaf's full value is the item
     value,
   };
   const state = { leaves: [leaf], wire: value, schema: "a@1", deltas: 0 };
-  const file = encodeCheckpoint({ commitSeq: 1, tips: new Map(), items: [["k", state]] }, LOG);
+  const file = await encode({ commitSeq: 1, tips: new Map(), items: [["k", state]] });
   assert.ok(file.length < 1200, `${file.length} bytes: the value is stored once`);
-  const restored = decodeCheckpoint(file).items.itemAt(0);
+  const restored = (await decode(file)).items.itemAt(0);
   assert.equal(
     restored.leaves[0].kind === "value" && restored.leaves[0].value,
     restored.wire,
@@ -282,7 +320,7 @@ test("the common item costs no leaf value: its one leaf's full value is the item
 });
 
 /** A checkpoint of realistic content: deltas, deletes, several leaves, parents. */
-function sampleFile(): Uint8Array {
+function sampleFile(): Promise<Uint8Array> {
   const items: [string, ItemSnapshot][] = [];
   for (let i = 0; i < 40; i++) {
     const key = `item-${i}`;
@@ -305,16 +343,16 @@ function sampleFile(): Uint8Array {
       : [{ ...base, parents: [], kind: "value", value: wire }];
     items.push([key, { leaves, wire: i % 4 === 1 ? undefined : wire, schema: "doc@1", deltas: i }]);
   }
-  return encodeCheckpoint({
+  return encode({
     commitSeq: 40,
     tips: new Map([["s0", { seq: 3, hash: "h", lastCommitSeq: 40 }]]),
     items,
-  }, LOG);
+  });
 }
 
 /** Decodes, then reads everything the way a repository would: it must all work. */
-function readAll(file: Uint8Array): void {
-  const { items, leaf } = decodeCheckpoint(file);
+async function readAll(file: Uint8Array): Promise<void> {
+  const { items, leaf } = await decode(file);
   const restored: [string, ItemSnapshot][] = [];
   for (let i = 0; i < items.count; i++) {
     const state = items.itemAt(i);
@@ -332,41 +370,39 @@ function readAll(file: Uint8Array): void {
     }
     restored.push([key, state]);
   }
-  encodeCheckpoint({ commitSeq: 0, tips: new Map(), items: restored }, LOG);
+  await encode({ commitSeq: 0, tips: new Map(), items: restored });
 }
 
-test("a flipped byte or a cut anywhere is E_CORRUPT_ENCODING, never another error", () => {
-  const file = sampleFile();
-  readAll(file);
+test("a flipped byte or a cut anywhere is refused: E_BAD_SIGNATURE in the signature, else E_CORRUPT_ENCODING", async () => {
+  const file = await sampleFile();
+  await readAll(file);
   for (let at = 0; at < file.length; at++) {
     const flipped = file.slice();
     flipped[at] ^= 1 << (at % 8);
-    assert.throws(
-      () => decodeCheckpoint(flipped),
-      (err) => isCairnError(err, "E_CORRUPT_ENCODING"),
-    );
-    assert.throws(
-      () => decodeCheckpoint(file.subarray(0, at)),
+    const code = at >= 40 && at < HEADER ? "E_BAD_SIGNATURE" : "E_CORRUPT_ENCODING";
+    await assert.rejects(decode(flipped), (err) => isCairnError(err, code), `flipped at ${at}`);
+    await assert.rejects(
+      decode(file.subarray(0, at)),
       (err) => isCairnError(err, "E_CORRUPT_ENCODING"),
       `cut at ${at}`,
     );
   }
 });
 
-test("hostile bytes with a valid checksum: refused as E_CORRUPT_ENCODING, or every read works", () => {
-  const file = sampleFile();
+test("hostile bytes signed with the key: refused as E_CORRUPT_ENCODING, or every read works", async () => {
+  const file = await sampleFile();
   const seed = 0x5eed17;
   const random = seededRandom(seed);
   let accepted = 0;
   for (let run = 0; run < 3000; run++) {
     const changes = 1 + Math.floor(random() * 3);
-    const hostile = withValidCrc(file, (payload) => {
+    const hostile = await resealed(file, (payload) => {
       for (let c = 0; c < changes; c++) {
         payload[Math.floor(random() * payload.length)] = Math.floor(random() * 256);
       }
-    });
+    }, OWNER);
     try {
-      readAll(hostile);
+      await readAll(hostile);
       accepted++;
     } catch (err) {
       assert.ok(isCairnError(err, "E_CORRUPT_ENCODING"), `seed ${seed}, run ${run}: ${err}`);
@@ -375,14 +411,78 @@ test("hostile bytes with a valid checksum: refused as E_CORRUPT_ENCODING, or eve
   assert.ok(accepted > 0, "some changes leave a valid checkpoint (a value's text, say)");
 });
 
-test("a checkpoint of another version is refused: it is rebuilt from the log", () => {
-  const file = sampleFile();
-  for (const version of [1, 3]) {
+test("the header holds the payload's SHA-256 and the owner's signature of tag, path and digest", async () => {
+  const file = await sampleFile();
+  const digest = await suite.sha256(file.subarray(HEADER));
+  assert.deepEqual(file.subarray(8, 40), digest);
+  const signature = file.subarray(40, HEADER);
+  const { publicKey } = OWNER.key;
+  assert.ok(await suite.ed25519.verify(publicKey, signature, signedMessage("/docs", digest)));
+  assert.equal(
+    await suite.ed25519.verify(publicKey, signature, digest),
+    false,
+    "not the bare digest",
+  );
+});
+
+test("an edited checkpoint is refused though its digest is made to match: E_BAD_SIGNATURE", async () => {
+  const file = await sampleFile();
+  const text = new TextEncoder().encode("other");
+  const at = file.findIndex((_, i) => text.every((byte, j) => file[i + j] === byte));
+  assert.ok(at > HEADER, "the sample holds a value with that text");
+  const edit = (payload: Uint8Array) => payload.set(new TextEncoder().encode("OTHER"), at - HEADER);
+  await assert.rejects(
+    decode(await resealed(file, edit)),
+    (err) => isCairnError(err, "E_BAD_SIGNATURE"),
+  );
+  // The same edit signed with the key is a valid checkpoint: it is the signature that refused it.
+  // (Whoever holds the key can sign blocks as well: docs/storage.md.)
+  const signed = await resealed(file, edit, OWNER);
+  await readAll(signed);
+  const leaf = (await decode(signed)).items.itemAt(2).leaves[0];
+  assert.deepEqual(leaf.kind === "value" && leaf.value, { title: "OTHER" });
+});
+
+test("another repository's or another session's checkpoint is refused: E_BAD_SIGNATURE", async () => {
+  const file = await sampleFile();
+  const others: CheckpointOwner[] = [
+    { ...OWNER, repository: "/other" },
+    { ...OWNER, repository: "/docs/x" },
+    { ...OWNER, key: await suite.ed25519.generate() },
+  ];
+  for (const other of others) {
+    await assert.rejects(
+      decodeCheckpoint(file, other),
+      (err) => isCairnError(err, "E_BAD_SIGNATURE"),
+      `${other.repository}, ${other.key === OWNER.key ? "same" : "other"} key`,
+    );
+  }
+  // A signature of the bare digest (what a block signs) is not a checkpoint's.
+  const digest = file.subarray(8, 40);
+  const blockLike = file.slice();
+  blockLike.set(await suite.ed25519.sign(OWNER.key, digest), 40);
+  await assert.rejects(decode(blockLike), (err) => isCairnError(err, "E_BAD_SIGNATURE"));
+});
+
+test("a checkpoint of another version is refused: it is rebuilt from the log", async () => {
+  const file = await sampleFile();
+  for (const version of [1, 2, 4]) {
     const other = file.slice();
     new DataView(other.buffer).setUint16(6, version, true);
-    assert.throws(
-      () => decodeCheckpoint(other),
+    await assert.rejects(
+      decode(other),
       (err) => isCairnError(err, "E_CORRUPT_ENCODING") && /version/.test((err as Error).message),
     );
   }
+  // Version 2: the same content behind a CRC-32C, which anyone can make match again.
+  const payload = file.subarray(HEADER);
+  const v2 = new Uint8Array(12 + payload.length);
+  v2.set(file.subarray(0, 6));
+  new DataView(v2.buffer).setUint16(6, 2, true);
+  new DataView(v2.buffer).setUint32(8, crc32c(payload), true);
+  v2.set(payload, 12);
+  await assert.rejects(
+    decode(v2),
+    (err) => isCairnError(err, "E_CORRUPT_ENCODING") && /version 2/.test((err as Error).message),
+  );
 });
