@@ -206,3 +206,43 @@ test(`text through the engine: ${SCHEDULES} schedules of 2–5 peers editing and
     for (const db of dbs) await db.close();
   }
 });
+
+test("a trusted peer's block with text edits that cannot apply is refused whole; nothing of it applies", async () => {
+  const { dbs, repos: [a] } = await peers(1);
+  const doc = a.create(Doc, { title: "t", body: "abc" }, { key: "d" });
+  await a.flush();
+  const suite = await cryptoSuite();
+  const author = await suite.ed25519.generate();
+  const { sessionIdFromPublicKey, encodeBlockPayload } = await import("../../src/core/block.ts");
+  const { toBase64Url } = await import("../../src/core/bytes.ts");
+  const session = await sessionIdFromPublicKey(author.publicKey, suite);
+  await dbs[0].trust(toBase64Url(author.publicKey));
+  const [leaf] = a.leaves("d");
+  const hostile = [
+    [[1, "x", ["nobody", 5], null]], // names a character the document lacks
+    [[["nobody", 1], 2]], // deletes characters the document lacks
+    [[1, "", null, null]], // not an edit
+  ];
+  for (const body of hostile) {
+    const edit = makeCommit(session, 1, "d", 2 ** 40, [leaf], Doc.id, "delta", {
+      body: body as never,
+    }, []);
+    // A second commit in the same block, valid on its own: it must not apply either.
+    const other = makeCommit(session, 2, "e", 2 ** 40, [], Doc.id, "value", {
+      title: "should not exist",
+    });
+    const sealed = await sealBlock(
+      { session, publicKey: author.publicKey, seq: 1, prev: "", commits: [edit, other] },
+      { key: author, ed25519: suite.ed25519 },
+      suite,
+    );
+    const report = await a.importBlocks([encodeBlockPayload(sealed.body, sealed.block.signature)]);
+    assert.equal(report.rejected.length, 1, JSON.stringify(body));
+    assert.ok(
+      ["E_BAD_COMMIT", "E_CORRUPT_ENCODING"].includes(report.rejected[0].error.code),
+      report.rejected[0].error.message,
+    );
+    assert.equal(doc.get("body"), "abc");
+    assert.equal(a.has("e"), false);
+  }
+});
