@@ -115,6 +115,43 @@ export function joinedSource(head: Uint8Array, source: ByteSource, from: number)
   };
 }
 
+/** A source that checksums the bytes read through it, as a scan reads them. */
+export interface ChecksummedSource extends ByteSource {
+  /**
+   * The CRC-32C of the bytes [from, `to`) (continuing the seed), when the reads so far covered
+   * exactly that span in order; undefined otherwise (read it again with crc32cOf).
+   */
+  crcTo(to: number): number | undefined;
+}
+
+/**
+ * `source`, checksumming what is read from `from` on, once per byte: a scan reads a file front to
+ * back, each window starting at or before the end of the last one, so the CRC of everything it
+ * read comes with it and opening does not read the file a second time to checksum it.
+ */
+export function checksummedSource(
+  source: ByteSource,
+  from: number,
+  seed: number,
+): ChecksummedSource {
+  let crc = seed;
+  let end = from;
+  let inOrder = true;
+  return {
+    length: source.length,
+    async read(offset, length) {
+      const bytes = await source.read(offset, length);
+      if (offset > end) inOrder = false; // a gap: the CRC can no longer follow
+      else if (offset + length > end) {
+        crc = crc32c(bytes.subarray(end - offset), crc);
+        end = offset + length;
+      }
+      return bytes;
+    },
+    crcTo: (to) => (inOrder && to === end ? crc : undefined),
+  };
+}
+
 /**
  * The CRC-32C of bytes [from, to) of `source`, continuing `seed` (the CRC of what precedes
  * them), read a window at a time.

@@ -16,6 +16,7 @@ import type { AppendFile, StorageBackend } from "./backend.ts";
 import {
   type ByteSource,
   bytesSource,
+  checksummedSource,
   crc32cOf,
   fileSource,
   isByteSource,
@@ -125,15 +126,19 @@ export class RepositoryLog {
   ): Promise<OpenedLog> {
     const source = isByteSource(content) ? content : bytesSource(content);
     const covered = checkpoint && await matches(checkpoint, source) ? checkpoint.logLength : 0;
+    // The prefix a matching checkpoint covers was just checksummed: continue from its CRC, over
+    // the bytes the scan reads.
+    const seed = covered > 0 ? checkpoint!.logCrc : 0;
+    const scanned = checksummedSource(source, covered, seed);
     // Scanned before the file is opened for writing: a file that is not a log (or is a newer
     // version) fails here and is left untouched.
     const scan = covered > 0
-      ? await scanTail(format, source, covered, suite)
-      : await scanOwn(format, source, suite);
-    // The prefix a matching checkpoint covers was just checksummed: continue from its CRC.
-    const crc = covered > 0
-      ? await crc32cOf(source, covered, scan.validEnd, checkpoint!.logCrc)
-      : await crc32cOf(source, 0, scan.validEnd);
+      ? await scanTail(format, scanned, covered, suite)
+      : await scanOwn(format, scanned, suite);
+    // The scan read up to the end of the file; only when it ends in a torn tail is the part
+    // before that checksummed again.
+    const crc = scanned.crcTo(scan.validEnd) ??
+      await crc32cOf(source, covered, scan.validEnd, seed);
     const file = await backend.openAppend(name);
     try {
       // The writer sequence of docs/storage.md: cut to the last intact record, (re)write the

@@ -168,71 +168,74 @@ test("fileSource: a file cut short while it is read is E_IO", async () => {
 });
 
 /**
- * A log of `blocks` with damage in the middle (a flipped byte in the 5th record) and a torn
- * tail (the last record cut in two), and the record spans of the whole one.
+ * A log of `blocks` with damage in the middle (a flipped byte in the 5th record) and, if `torn`,
+ * a torn tail (the last record cut in two), and the record spans of the whole one.
  */
-function damagedLog(format: LogFormat, blocks: readonly SealedBlock[]) {
+function damagedLog(format: LogFormat, blocks: readonly SealedBlock[], torn: boolean) {
   const whole = concat(format.header(), format.encode(blocks).bytes);
   const spans = recordSpans(format.name, whole);
-  const bytes = whole.slice(0, spans[spans.length - 1][0] + 20);
+  const bytes = whole.slice(0, torn ? spans[spans.length - 1][0] + 20 : whole.length);
   bytes[spans[4][0] + 15] ^= 0x5a;
   return { bytes, spans };
 }
 
 for (const format of LOG_FORMATS) {
-  test(`${format.name}: a log opened a few bytes at a time reads, cuts and continues as one read`, async () => {
-    const { suite, blocks } = await setup();
-    const { bytes, spans } = damagedLog(format, blocks);
-    // A checkpoint covering the first three records (only its length and CRC are read here).
-    const covered = spans[2][1];
-    const checkpoint = { logLength: covered, logCrc: crc32c(bytes.subarray(0, covered)) };
-    await withScratchBackend(`log-windows-${format.name}`, async (backend) => {
-      const name = `r${format.fileExtension}`;
-      const results = [];
-      for (const window of WINDOWS) {
-        for (const withCheckpoint of [false, true]) {
-          await backend.writeFileAtomic(name, bytes);
-          results.push(
-            await withWindow(window, async () => {
-              const opened = await RepositoryLog.open(
-                backend,
-                name,
-                await fileSource(backend, name),
-                format,
-                "relaxed",
-                suite,
-                withCheckpoint ? checkpoint as unknown as Checkpoint : undefined,
-              );
-              const { log } = opened;
-              const prefix = await log.readPrefix(covered);
-              await log.append(blocks[11]);
-              const result = {
-                window,
-                scan: plain(opened.scan),
-                fromCheckpoint: opened.fromCheckpoint,
-                prefix: plain(prefix),
-                position: log.position(),
-              };
-              await log.close();
-              return { ...result, file: await backend.readFile(name) };
-            }),
-          );
+  for (const torn of [true, false]) {
+    const what = torn ? "reads, cuts and continues" : "reads and continues";
+    test(`${format.name}: a log opened a few bytes at a time ${what} as with one read`, async () => {
+      const { suite, blocks } = await setup();
+      const { bytes, spans } = damagedLog(format, blocks.slice(0, 11), torn);
+      // A checkpoint covering the first three records (only its length and CRC are read here).
+      const covered = spans[2][1];
+      const checkpoint = { logLength: covered, logCrc: crc32c(bytes.subarray(0, covered)) };
+      await withScratchBackend(`log-windows-${format.name}`, async (backend) => {
+        const name = `r${format.fileExtension}`;
+        const results = [];
+        for (const window of WINDOWS) {
+          for (const withCheckpoint of [false, true]) {
+            await backend.writeFileAtomic(name, bytes);
+            results.push(
+              await withWindow(window, async () => {
+                const opened = await RepositoryLog.open(
+                  backend,
+                  name,
+                  await fileSource(backend, name),
+                  format,
+                  "relaxed",
+                  suite,
+                  withCheckpoint ? checkpoint as unknown as Checkpoint : undefined,
+                );
+                const { log } = opened;
+                const prefix = await log.readPrefix(covered);
+                await log.append(blocks[11]);
+                const result = {
+                  window,
+                  scan: plain(opened.scan),
+                  fromCheckpoint: opened.fromCheckpoint,
+                  prefix: plain(prefix),
+                  position: log.position(),
+                };
+                await log.close();
+                return { ...result, file: await backend.readFile(name) };
+              }),
+            );
+          }
         }
-      }
-      const [whole, wholeFromCheckpoint] = results.slice(-2);
-      // What one read gives: damage reported, the torn tail cut and the last block appended.
-      assert.equal(wholeFromCheckpoint.fromCheckpoint, true);
-      assert.equal(whole.scan.damaged.length, 1);
-      assert.equal(whole.scan.tornTail?.offset, spans[spans.length - 1][0]);
-      assert.deepEqual(whole.prefix.blocks, blocks.slice(0, 3).map((b) => b.hash));
-      const file = whole.file!;
-      assert.deepEqual(whole.position, { length: file.length, crc: crc32c(file) });
-      for (const [i, result] of results.entries()) {
-        const expected = i % 2 === 0 ? whole : wholeFromCheckpoint;
-        assert.deepEqual({ ...result, window: undefined }, { ...expected, window: undefined });
-      }
+        const [whole, wholeFromCheckpoint] = results.slice(-2);
+        // What one read gives: damage reported, the torn tail cut, the next block appended.
+        assert.equal(wholeFromCheckpoint.fromCheckpoint, true);
+        assert.equal(whole.scan.damaged.length, 1);
+        assert.equal(whole.scan.tornTail?.offset, torn ? spans[spans.length - 1][0] : undefined);
+        assert.deepEqual(whole.prefix.blocks, blocks.slice(0, 3).map((b) => b.hash));
+        const file = whole.file!;
+        assert.deepEqual(whole.position, { length: file.length, crc: crc32c(file) });
+        for (const [i, result] of results.entries()) {
+          const expected = i % 2 === 0 ? whole : wholeFromCheckpoint;
+          assert.deepEqual({ ...result, window: undefined }, { ...expected, window: undefined });
+        }
+      });
     });
-  });
+  }
 
   test(`${format.name}: bytes a failed sync covered are read back a few bytes at a time`, async () => {
     const { suite, blocks } = await setup();
