@@ -170,16 +170,24 @@ export async function crc32cOf(
   return crc;
 }
 
-/** Bytes [from, to) of `source`, read a window at a time into one buffer of their own. */
-export async function readAll(
-  source: ByteSource,
+/**
+ * Bytes [from, to) of the file `name`, read a window at a time into one buffer of their own;
+ * fewer when the file ends first, none when it does not exist.
+ */
+export async function readFileBytes(
+  backend: StorageBackend,
+  name: string,
   from: number,
   to: number,
   window = readWindowBytes(),
 ): Promise<Uint8Array> {
   const out = new Uint8Array(to - from);
-  for (let at = from; at < to; at += window) {
-    out.set(await source.read(at, Math.min(window, to - at)), at - from);
+  let at = from;
+  while (at < to) {
+    const range = await backend.readRange(name, at, Math.min(window, to - at));
+    if (range === undefined || range.bytes.length === 0) break;
+    out.set(range.bytes, at - from);
+    at += range.bytes.length;
   }
-  return out;
+  return at < to ? out.subarray(0, at - from) : out;
 }

@@ -22,7 +22,7 @@ import {
   isByteSource,
   joinedSource,
   prefixSource,
-  readAll,
+  readFileBytes,
   readWindowBytes,
 } from "./byte_source.ts";
 import type { Checkpoint } from "./checkpoint.ts";
@@ -342,7 +342,8 @@ export class RepositoryLog {
     let earlier: Uint8Array | undefined;
     const missing = start.length - from.length;
     if (missing > 0) {
-      earlier = await this.#readBack(from.length, start.length).catch(() => undefined);
+      earlier = await readFileBytes(this.#backend, this.#name, from.length, start.length)
+        .catch(() => undefined);
       if (earlier?.length !== missing || crc32c(earlier, from.crc) !== start.crc) {
         this.#lost = new CairnError(
           "E_IO",
@@ -359,13 +360,6 @@ export class RepositoryLog {
     this.#length = from.length;
     this.#crc = from.crc;
     this.#cut = true;
-  }
-
-  /** File bytes [from, to), read again a window at a time into a buffer of their own. */
-  async #readBack(from: number, to: number): Promise<Uint8Array> {
-    const file = await fileSource(this.#backend, this.#name, Math.min(to, readWindowBytes()));
-    if (file.length < to) return new Uint8Array(0); // cut meanwhile: the check above fails
-    return await readAll(file, from, to);
   }
 }
 
