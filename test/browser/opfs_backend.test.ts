@@ -281,11 +281,17 @@ test("opfs: readRange reads a part of a file, also one another worker holds open
     });
     assert.equal(await backend.readRange("none.bin", 0, 10), undefined);
     await assert.rejects(backend.readRange("r.bin", -1, 10), isCode("E_BAD_ARGUMENT"));
-    // Held by this worker's append handle: a second worker reads through a Blob slice.
+    // Through the open append handle, with an append not awaited yet.
     const file = await backend.openAppend("r.bin");
+    const appended = file.append(bytesOf("tail"));
+    assert.deepEqual(await backend.readRange("r.bin", 4998, 100), {
+      bytes: concat([bytes.slice(4998), bytesOf("tail")]),
+      size: 5004,
+    });
+    await appended;
+    // Held by this worker's append handle: a second worker reads through a Blob slice.
     const second = await openOpfsBackend(dir);
     try {
-      await file.append(bytesOf("tail"));
       await file.sync();
       const range = await second.readRange("r.bin", 4998, 100);
       assert.equal(range?.size, 5004);
