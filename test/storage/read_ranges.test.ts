@@ -27,8 +27,12 @@ import { FailingCalls, faultyBackend } from "../harness/faulty_backend.ts";
 import { recordSpans } from "../harness/log_records.ts";
 import { withScratchBackend } from "../harness/scratch_backend.ts";
 
-/** Windows that end inside frames, magics and lines, and the default (32 MiB: one window). */
-const WINDOWS = [1, 3, 13, 100, undefined];
+/**
+ * Windows that end inside frames, magics and lines, and the default (32 MiB: one window). Not
+ * one byte: in the browser each read is a round trip to the OPFS worker (log_windows.test.ts
+ * scans in memory with windows from one byte up).
+ */
+const WINDOWS = [7, 97, undefined];
 
 let fixture: Promise<{ suite: CryptoSuite; blocks: SealedBlock[] }> | undefined;
 
@@ -129,7 +133,7 @@ test("fileSource, readFileBytes: reads and checksums in any window equal those o
     const bytes = pattern(777);
     await backend.writeFileAtomic("s.bin", bytes);
     assert.equal((await fileSource(backend, "none.bin")).length, 0);
-    for (const window of [1, 5, 64, 776, 777, 4096]) {
+    for (const window of [3, 64, 776, 777, 4096]) {
       const source = await fileSource(backend, "s.bin", window);
       assert.equal(source.length, 777);
       assert.deepEqual(await source.read(700, 77), bytes.slice(700));
