@@ -12,6 +12,7 @@ import type { CryptoSuite, SigningKey } from "../core/signing.ts";
 import type { Repository } from "../repo/repository.ts";
 import { sliceBudgetMs } from "../runtime/scheduling.ts";
 import type { StorageBackend } from "../storage/backend.ts";
+import { fileSource } from "../storage/byte_source.ts";
 import {
   type Checkpoint,
   decodeCheckpoint,
@@ -104,10 +105,11 @@ export class RepositoryFiles {
     const format = logFormatNamed(formatName);
     const checkpointName = logFileName(path, ".ckpt");
     const logName = logFileName(path, format.fileExtension);
-    // Both files at once: each read is a round trip to the runtime's I/O threads.
-    const [stored, logBytes] = await Promise.all([
+    // Both files at once: each read is a round trip to the runtime's I/O threads. The log is
+    // read a window at a time (its first window here), the checkpoint whole.
+    const [stored, logFile] = await Promise.all([
       backend.readFile(checkpointName),
-      backend.readFile(logName),
+      fileSource(backend, logName),
     ]);
     let checkpoint: Checkpoint | undefined;
     let problem: string | undefined;
@@ -122,7 +124,7 @@ export class RepositoryFiles {
     const opened = await RepositoryLog.open(
       backend,
       logName,
-      logBytes ?? new Uint8Array(),
+      logFile,
       format,
       durability,
       suite,

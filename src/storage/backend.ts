@@ -8,8 +8,14 @@
 
 export interface StorageBackend {
   readonly kind: "fs" | "opfs";
-  /** The whole file, or undefined when it does not exist. */
+  /** The whole file, or undefined when it does not exist. Decoded whole: settings, checkpoints. */
   readFile(name: string): Promise<Uint8Array | undefined>;
+  /**
+   * Up to `length` bytes of the file from `offset` (fewer where the file ends), with the file's
+   * size, or undefined when it does not exist. How a file larger than one read (a long log) is
+   * read: in pieces (see storage/byte_source.ts).
+   */
+  readRange(name: string, offset: number, length: number): Promise<FileRange | undefined>;
   /** Opens (creating if missing) a file for appending. One open handle per file at a time. */
   openAppend(name: string): Promise<AppendFile>;
   /** Replaces a file atomically: written to a temporary file, flushed, then renamed over it. */
@@ -25,6 +31,13 @@ export interface StorageBackend {
   releaseLock(): Promise<void>;
   /** Releases the lock and everything the backend holds (files, a worker). Later calls fail. */
   close(): Promise<void>;
+}
+
+export interface FileRange {
+  /** The bytes read, in a buffer of their own. */
+  readonly bytes: Uint8Array;
+  /** The whole file's size when they were read. */
+  readonly size: number;
 }
 
 export interface AppendFile {

@@ -17,6 +17,7 @@ import {
 } from "../core/block.ts";
 import { CairnError } from "../core/errors.ts";
 import type { CryptoSuite } from "../core/signing.ts";
+import type { ByteSource } from "./byte_source.ts";
 import { crc32c, crc32cAppend } from "./crc32c.ts";
 import {
   EMPTY,
@@ -30,6 +31,7 @@ import {
   type ScanOptions,
   unsupportedVersion,
 } from "./log_format.ts";
+import { ScanWindow } from "./scan_window.ts";
 
 export const BINARY_LOG_VERSION = 1;
 
@@ -85,36 +87,38 @@ function encodeRecords(blocks: readonly SealedBlock[]): EncodedRecords {
 }
 
 async function scanBinary(
-  bytes: Uint8Array,
+  input: Uint8Array | ByteSource,
   suite: CryptoSuite,
   options: ScanOptions = {},
 ): Promise<LogScan> {
-  const length = bytes.length;
+  const file = new ScanWindow(input, options.window);
+  const length = file.length;
+  await file.hold(0, HEADER_LENGTH);
   if (length < HEADER_LENGTH) {
     const log = new ScanCollector(0);
-    if (isTornPrefix(bytes, HEADER)) log.bad(0, "file header cut short");
+    if (isTornPrefix(file.view(0, length), HEADER)) log.bad(0, "file header cut short");
     else if (length > 0) throw notALog("binary", "no CAIRNB header");
     return log.finish(length, EMPTY);
   }
   for (let i = 0; i < FILE_MAGIC.length; i++) {
-    if (bytes[i] !== FILE_MAGIC[i]) throw notALog("binary", "no CAIRNB header");
+    if (file.byte(i) !== FILE_MAGIC[i]) throw notALog("binary", "no CAIRNB header");
   }
-  const version = bytes[6] | (bytes[7] << 8);
+  const version = file.byte(6) | (file.byte(7) << 8);
   if (version > BINARY_LOG_VERSION) throw unsupportedVersion("binary", version, BINARY_LOG_VERSION);
   if (version < 1) throw notALog("binary", `format version ${version}`);
 
   const log = new ScanCollector(HEADER_LENGTH);
   let pos = HEADER_LENGTH;
   while (pos < length) {
-    const frame = readFrame(bytes, pos);
+    const frame = await readFrame(file, pos);
     if (typeof frame === "string") {
       log.bad(pos, frame);
-      pos = nextMagic(bytes, pos + 1);
+      pos = await nextMagic(file, pos + 1);
       continue;
     }
     const end = pos + FRAME_LENGTH + frame;
     try {
-      const payload = bytes.subarray(pos + FRAME_LENGTH, end);
+      const payload = file.view(pos + FRAME_LENGTH, end);
       log.intact(pos, end, await decodeBlock(payload, suite, options.checkCanonical ?? true));
     } catch (err) {
       // Completely written (the checksum holds) but not a block this version reads: damage, and
@@ -126,40 +130,57 @@ async function scanBinary(
   return log.finish(length, EMPTY);
 }
 
-/** The payload length of an intact frame at `pos`, or why there is none. */
-function readFrame(bytes: Uint8Array, pos: number): number | string {
-  const left = bytes.length - pos;
+/**
+ * The payload length of an intact frame at `pos`, or why there is none. An intact record is then
+ * held whole by the window.
+ */
+async function readFrame(file: ScanWindow, pos: number): Promise<number | string> {
+  const left = file.length - pos;
   if (left < FRAME_LENGTH) return "record cut short";
+  await file.hold(pos, FRAME_LENGTH);
   for (let i = 0; i < RECORD_MAGIC.length; i++) {
-    if (bytes[pos + i] !== RECORD_MAGIC[i]) return "no record magic";
+    if (file.byte(pos + i) !== RECORD_MAGIC[i]) return "no record magic";
   }
-  const payloadLength = readU32(bytes, pos + 4);
-  // Checked before anything is read or allocated, so a hostile length costs nothing.
+  const payloadLength = readU32(file.view(pos + 4, pos + 8));
+  // Checked against the file before anything is read or allocated, so a hostile length costs
+  // nothing; a record larger than the window makes the window grow to hold it.
   if (payloadLength > left - FRAME_LENGTH) return "record length runs past the end of the file";
+  await file.hold(pos, FRAME_LENGTH + payloadLength);
   const start = pos + FRAME_LENGTH;
-  if (crc32c(bytes.subarray(start, start + payloadLength)) !== readU32(bytes, pos + 8)) {
+  if (crc32c(file.view(start, start + payloadLength)) !== readU32(file.view(pos + 8, pos + 12))) {
     return "record checksum mismatch";
   }
   return payloadLength;
 }
 
-/** The next offset from `from` where a record magic starts, or the end of the file. */
-function nextMagic(bytes: Uint8Array, from: number): number {
-  const last = bytes.length - RECORD_MAGIC.length;
-  let at = bytes.indexOf(RECORD_MAGIC[0], from);
-  while (at >= 0 && at <= last) {
+/**
+ * The next offset from `from` where a record magic starts, or the end of the file. Searches
+ * window after window; a magic cut by a window's end is looked at again from its first byte.
+ */
+async function nextMagic(file: ScanWindow, from: number): Promise<number> {
+  const last = file.length - RECORD_MAGIC.length;
+  let at = from;
+  while (at <= last) {
+    await file.hold(at, RECORD_MAGIC.length);
+    at = file.indexOf(RECORD_MAGIC[0], at);
+    if (at < 0) {
+      at = file.end;
+      continue;
+    }
+    if (at > last) break;
+    if (at + RECORD_MAGIC.length > file.end) continue; // cut by the window: held from `at` next
     if (
-      bytes[at + 1] === RECORD_MAGIC[1] && bytes[at + 2] === RECORD_MAGIC[2] &&
-      bytes[at + 3] === RECORD_MAGIC[3]
+      file.byte(at + 1) === RECORD_MAGIC[1] && file.byte(at + 2) === RECORD_MAGIC[2] &&
+      file.byte(at + 3) === RECORD_MAGIC[3]
     ) {
       return at;
     }
-    at = bytes.indexOf(RECORD_MAGIC[0], at + 1);
+    at++;
   }
-  return bytes.length;
+  return file.length;
 }
 
-function readU32(bytes: Uint8Array, pos: number): number {
-  return (bytes[pos] | (bytes[pos + 1] << 8) | (bytes[pos + 2] << 16) | (bytes[pos + 3] << 24)) >>>
-    0;
+/** The u32 (little-endian) of four bytes. */
+function readU32(bytes: Uint8Array): number {
+  return (bytes[0] | (bytes[1] << 8) | (bytes[2] << 16) | (bytes[3] << 24)) >>> 0;
 }

@@ -13,6 +13,7 @@
 import { blockFromJson, blockToJson, type SealedBlock } from "../core/block.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import { isPlainObject } from "../core/wire_validation.ts";
+import type { ByteSource } from "./byte_source.ts";
 import { crc32c, crc32cAppend } from "./crc32c.ts";
 import {
   EMPTY,
@@ -23,8 +24,10 @@ import {
   notALog,
   reasonOf,
   ScanCollector,
+  type ScanOptions,
   unsupportedVersion,
 } from "./log_format.ts";
+import { ScanWindow } from "./scan_window.ts";
 
 export const JSONL_LOG_VERSION = 1;
 
@@ -80,31 +83,43 @@ function encodeLines(blocks: readonly SealedBlock[]): EncodedRecords {
   return { bytes: out, crc };
 }
 
-async function scanJsonl(bytes: Uint8Array, suite: CryptoSuite): Promise<LogScan> {
-  const length = bytes.length;
-  const firstBreak = bytes.indexOf(NEWLINE);
-  if (firstBreak < 0 && (length === 0 || isTornPrefix(bytes, HEADER))) {
-    const log = new ScanCollector(0);
-    if (length > 0) log.bad(0, "header line cut short");
-    return log.finish(length, EMPTY);
+async function scanJsonl(
+  input: Uint8Array | ByteSource,
+  suite: CryptoSuite,
+  options: ScanOptions = {},
+): Promise<LogScan> {
+  const file = new ScanWindow(input, options.window);
+  const length = file.length;
+  // A header is at most MAX_HEADER_LINE bytes and its "\n": look no further for the first line.
+  await file.hold(0, MAX_HEADER_LINE + 1);
+  const firstBreak = file.indexOf(NEWLINE, 0);
+  const headerEnd = firstBreak < 0 ? file.end : firstBreak;
+  if (firstBreak < 0 && headerEnd === length) {
+    if (length === 0 || isTornPrefix(file.view(0, length), HEADER)) {
+      const log = new ScanCollector(0);
+      if (length > 0) log.bad(0, "header line cut short");
+      return log.finish(length, EMPTY);
+    }
   }
-  const headerEnd = firstBreak < 0 ? length : firstBreak;
-  checkHeader(bytes.subarray(0, headerEnd));
+  // (A first line longer than MAX_HEADER_LINE fails here, whether its "\n" was seen or not.)
+  checkHeader(file.view(0, headerEnd));
   if (firstBreak < 0) return new ScanCollector(length).finish(length, LINE_BREAK);
 
   const log = new ScanCollector(firstBreak + 1);
   let pos = firstBreak + 1;
   let unterminated = false;
   while (pos < length) {
-    const lineBreak = bytes.indexOf(NEWLINE, pos);
+    // The window then holds the whole line: lines are read whole, however long.
+    const lineBreak = await file.find(NEWLINE, pos);
     const lineEnd = lineBreak < 0 ? length : lineBreak;
     const next = lineBreak < 0 ? length : lineBreak + 1;
-    const line = await readLine(bytes, pos, lineEnd, suite);
+    const lineBytes = file.view(pos, lineEnd);
+    const line = await readLine(lineBytes, 0, lineBytes.length, suite);
     if (typeof line === "string") {
       // A line that lost its "\n" is merged with the next: look for a record starting inside it.
-      const found = await recordInside(bytes, pos + 1, lineEnd, suite);
+      const found = await recordInside(lineBytes, 1, lineBytes.length, suite);
       log.bad(pos, line);
-      if (found) log.intact(found.start, next, found.block, found.reason);
+      if (found) log.intact(pos + found.start, next, found.block, found.reason);
     } else {
       log.intact(pos, next, line.block, line.reason);
     }

@@ -2,10 +2,12 @@
  * What a log format is: a pure codec between sealed blocks and the bytes of an append-only log
  * file, one record per block (DESIGN.md §3.7). Two implementations: binary_log.ts (compact, the
  * default) and jsonl_log.ts (one JSON line per block, readable with `cat` and `jq`). Neither does
- * I/O: the writer appends what `encode` returns, the reader hands the whole file to `scan`.
+ * I/O: the writer appends what `encode` returns, the reader hands `scan` the whole file — as bytes,
+ * or as a ByteSource that the scan reads a window at a time (scan_window.ts), for a log larger
+ * than one read or one buffer should be.
  *
  * How a writer uses a format:
- *   1. `scan(fileBytes)`; keep `blocks`; report `damaged` and `tornTail`.
+ *   1. `scan(file)`; keep `blocks`; report `damaged` and `tornTail`.
  *   2. Cut the file to `validEnd` (drops a torn tail). When `validEnd` is 0 the file holds no
  *      complete header: append `header()` first.
  *   3. Append `appendFirst` (usually empty), then `encode(batch)` for each batch.
@@ -14,6 +16,7 @@
 import type { SealedBlock } from "../core/block.ts";
 import { CairnError } from "../core/errors.ts";
 import type { CryptoSuite } from "../core/signing.ts";
+import type { ByteSource } from "./byte_source.ts";
 
 export interface LogFormat {
   readonly name: "binary" | "jsonl";
@@ -30,9 +33,14 @@ export interface LogFormat {
    * Reads a whole log file. Never throws for damage inside it: damage is reported. Throws
    * E_NOT_A_LOG for a file that is not a log of this format (e.g. random bytes, the other format),
    * E_UNSUPPORTED_VERSION for a log written by a newer format version. An empty file (0 bytes) is
-   * a valid empty log.
+   * a valid empty log. The result does not depend on how the file is given or on the window size:
+   * offsets are file offsets, and records cut by a window's end are read again whole.
    */
-  scan(bytes: Uint8Array, suite: CryptoSuite, options?: ScanOptions): Promise<LogScan>;
+  scan(
+    file: Uint8Array | ByteSource,
+    suite: CryptoSuite,
+    options?: ScanOptions,
+  ): Promise<LogScan>;
 }
 
 export interface EncodedRecords {
@@ -48,6 +56,11 @@ export interface ScanOptions {
    * never for a file from elsewhere, whose conversion to JSONL relies on canonical bodies.
    */
   readonly checkCanonical?: boolean;
+  /**
+   * Bytes read at a time: by default all of a file given as bytes, readWindowBytes() of a
+   * ByteSource. Tests force tiny windows; the result must not change.
+   */
+  readonly window?: number;
 }
 
 export interface LogScan {

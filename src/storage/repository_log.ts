@@ -13,6 +13,18 @@ import type { SealedBlock } from "../core/block.ts";
 import { CairnError } from "../core/errors.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import type { AppendFile, StorageBackend } from "./backend.ts";
+import {
+  type ByteSource,
+  bytesSource,
+  checksummedSource,
+  crc32cOf,
+  fileSource,
+  isByteSource,
+  joinedSource,
+  prefixSource,
+  readFileBytes,
+  readWindowBytes,
+} from "./byte_source.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { crc32c, crc32cAppend } from "./crc32c.ts";
 import type { LogFormat, LogScan } from "./log_format.ts";
@@ -96,27 +108,37 @@ export class RepositoryLog {
   }
 
   /**
-   * Opens (creating if new) a repository's log, whose content `bytes` the caller has read (empty
-   * for a new log), and reads what it holds — only the part after `checkpoint` when the
-   * checkpoint matches the log. A torn tail (a record cut by a crash) is
-   * truncated so appends continue after the last intact record; damaged records in the middle
-   * stay in the file and are reported in the scan.
+   * Opens (creating if new) a repository's log, whose content the caller gives — the file as a
+   * ByteSource (see fileSource), or its bytes (empty for a new log) — and reads what it holds:
+   * only the part after `checkpoint` when the checkpoint matches the log. A torn tail (a record
+   * cut by a crash) is truncated so appends continue after the last intact record; damaged
+   * records in the middle stay in the file and are reported in the scan. The file is read a
+   * window at a time, so a log of any size opens.
    */
   static async open(
     backend: StorageBackend,
     name: string,
-    bytes: Uint8Array,
+    content: Uint8Array | ByteSource,
     format: LogFormat,
     durability: Durability,
     suite: CryptoSuite,
     checkpoint: Checkpoint | undefined,
   ): Promise<OpenedLog> {
-    const covered = checkpoint && matches(checkpoint, bytes) ? checkpoint.logLength : 0;
+    const source = isByteSource(content) ? content : bytesSource(content);
+    const covered = checkpoint && await matches(checkpoint, source) ? checkpoint.logLength : 0;
+    // The prefix a matching checkpoint covers was just checksummed: continue from its CRC, over
+    // the bytes the scan reads.
+    const seed = covered > 0 ? checkpoint!.logCrc : 0;
+    const scanned = checksummedSource(source, covered, seed);
     // Scanned before the file is opened for writing: a file that is not a log (or is a newer
     // version) fails here and is left untouched.
     const scan = covered > 0
-      ? await scanTail(format, bytes, covered, suite)
-      : await scanOwn(format, bytes, suite);
+      ? await scanTail(format, scanned, covered, suite)
+      : await scanOwn(format, scanned, suite);
+    // The scan read up to the end of the file; only when it ends in a torn tail is the part
+    // before that checksummed again.
+    const crc = scanned.crcTo(scan.validEnd) ??
+      await crc32cOf(source, covered, scan.validEnd, seed);
     const file = await backend.openAppend(name);
     try {
       // The writer sequence of docs/storage.md: cut to the last intact record, (re)write the
@@ -125,16 +147,12 @@ export class RepositoryLog {
       const prefix = scan.validEnd === 0
         ? concat(format.header(), scan.appendFirst)
         : scan.appendFirst;
-      // The prefix a matching checkpoint covers was just checksummed: continue from its CRC.
-      const crc = covered > 0
-        ? crc32c(bytes.subarray(covered, scan.validEnd), checkpoint!.logCrc)
-        : crc32c(bytes.subarray(0, scan.validEnd));
       let position = { length: scan.validEnd, crc };
       if (prefix.length > 0) {
         await file.append(prefix);
         position = { length: position.length + prefix.length, crc: crc32c(prefix, crc) };
       }
-      if (scan.validEnd < bytes.length || prefix.length > 0) await file.sync();
+      if (scan.validEnd < source.length || prefix.length > 0) await file.sync();
       const log = new RepositoryLog(backend, name, file, format, durability, suite, position);
       return { log, scan, fromCheckpoint: covered > 0 };
     } catch (err) {
@@ -160,8 +178,9 @@ export class RepositoryLog {
 
   /** The blocks of the first `length` bytes (the part a checkpoint covers), read again from the file. */
   async readPrefix(length: number): Promise<LogScan> {
-    const bytes = (await this.#backend.readFile(this.#name)) ?? new Uint8Array();
-    return await scanOwn(this.#format, bytes.subarray(0, length), this.#suite);
+    const window = Math.max(1, Math.min(length, readWindowBytes()));
+    const file = await fileSource(this.#backend, this.#name, window);
+    return await scanOwn(this.#format, prefixSource(file, length), this.#suite);
   }
 
   /**
@@ -323,8 +342,8 @@ export class RepositoryLog {
     let earlier: Uint8Array | undefined;
     const missing = start.length - from.length;
     if (missing > 0) {
-      const bytes = await this.#backend.readFile(this.#name).catch(() => undefined);
-      earlier = bytes?.slice(from.length, start.length);
+      earlier = await readFileBytes(this.#backend, this.#name, from.length, start.length)
+        .catch(() => undefined);
       if (earlier?.length !== missing || crc32c(earlier, from.crc) !== start.crc) {
         this.#lost = new CairnError(
           "E_IO",
@@ -344,14 +363,15 @@ export class RepositoryLog {
   }
 }
 
-function matches(checkpoint: Checkpoint, bytes: Uint8Array): boolean {
-  return checkpoint.logLength <= bytes.length &&
-    crc32c(bytes.subarray(0, checkpoint.logLength)) === checkpoint.logCrc;
+/** Whether the checkpoint reflects a prefix of this log: its length and CRC-32C match. */
+async function matches(checkpoint: Checkpoint, source: ByteSource): Promise<boolean> {
+  return checkpoint.logLength <= source.length &&
+    await crc32cOf(source, 0, checkpoint.logLength) === checkpoint.logCrc;
 }
 
 /** Our own file: records are CRC-checked and signatures verified on load, so no canonical proof. */
-function scanOwn(format: LogFormat, bytes: Uint8Array, suite: CryptoSuite): Promise<LogScan> {
-  return format.scan(bytes, suite, { checkCanonical: false });
+function scanOwn(format: LogFormat, source: ByteSource, suite: CryptoSuite): Promise<LogScan> {
+  return format.scan(source, suite, { checkCanonical: false });
 }
 
 /**
@@ -360,13 +380,13 @@ function scanOwn(format: LogFormat, bytes: Uint8Array, suite: CryptoSuite): Prom
  */
 async function scanTail(
   format: LogFormat,
-  bytes: Uint8Array,
+  source: ByteSource,
   from: number,
   suite: CryptoSuite,
 ): Promise<LogScan> {
   const header = format.header();
   const shift = from - header.length;
-  const scan = await scanOwn(format, concat(header, bytes.subarray(from)), suite);
+  const scan = await scanOwn(format, joinedSource(header, source, from), suite);
   const moved = (offset: number) => offset + shift;
   return {
     ...scan,

@@ -271,6 +271,38 @@ test("opfs: OPFS errors cross the worker boundary as E_IO naming the DOMExceptio
   });
 });
 
+test("opfs: readRange reads a part of a file, also one another worker holds open", async () => {
+  await withBackend(async (backend, dir) => {
+    const bytes = pattern(5000, 7);
+    await backend.writeFileAtomic("r.bin", bytes);
+    assert.deepEqual(await backend.readRange("r.bin", 4000, 2000), {
+      bytes: bytes.slice(4000),
+      size: 5000,
+    });
+    assert.equal(await backend.readRange("none.bin", 0, 10), undefined);
+    await assert.rejects(backend.readRange("r.bin", -1, 10), isCode("E_BAD_ARGUMENT"));
+    // Through the open append handle, with an append not awaited yet.
+    const file = await backend.openAppend("r.bin");
+    const appended = file.append(bytesOf("tail"));
+    assert.deepEqual(await backend.readRange("r.bin", 4998, 100), {
+      bytes: concat([bytes.slice(4998), bytesOf("tail")]),
+      size: 5004,
+    });
+    await appended;
+    // Held by this worker's append handle: a second worker reads through a Blob slice.
+    const second = await openOpfsBackend(dir);
+    try {
+      await file.sync();
+      const range = await second.readRange("r.bin", 4998, 100);
+      assert.equal(range?.size, 5004);
+      assert.deepEqual(range?.bytes, concat([bytes.slice(4998), bytesOf("tail")]));
+    } finally {
+      await second.close();
+      await file.close();
+    }
+  });
+});
+
 test(
   "opfs: 8 MiB round trip through appends and writeFileAtomic",
   { timeout: 60_000 },

@@ -5,7 +5,8 @@
  *
  * - a failing `append` writes only part of its bytes to the real file, then throws E_IO, leaving
  *   a torn record at the end of the file as a short write before ENOSPC does;
- * - a failing `sync`, `truncate`, `writeFileAtomic` or `readFile` throws E_IO and does nothing.
+ * - a failing `sync`, `truncate`, `writeFileAtomic` or `readFile` throws E_IO and does nothing;
+ *   `readFile` stands for every read, `readRange` included.
  *
  * Which calls fail is decided by a `FaultPlan`: `FailingCalls` (chosen kinds of call fail until
  * cleared, e.g. a full disk) or `RandomFaults` (a seeded choice per call, for fuzzing).
@@ -98,6 +99,10 @@ export function faultyBackend(inner: StorageBackend, plan: FaultPlan): FaultyBac
     async readFile(name) {
       if (plan.fails("readFile", name)) throw fail("readFile", name);
       return await inner.readFile(name);
+    },
+    async readRange(name, offset, length) {
+      if (plan.fails("readFile", name)) throw fail("readFile", name);
+      return await inner.readRange(name, offset, length);
     },
     async openAppend(name) {
       const file = await inner.openAppend(name);

@@ -9,17 +9,29 @@
  */
 import type * as NodeFs from "node:fs";
 import { CairnError } from "../../core/errors.ts";
-import type { AppendFile, StorageBackend } from "../backend.ts";
+import type { AppendFile, FileRange, StorageBackend } from "../backend.ts";
 import { type ProcessInfo, takeWriterLock, WRITER_LOCK_FILE, type WriterLock } from "./fs_lock.ts";
 
 /**
- * Files up to this size are read with one synchronous call. A settings file or a new
- * repository's files are that small, and `readFileSync` takes 7–8 µs where the promise API takes
- * 80–90 µs (a round trip to the I/O threads; 0.3–1 ms for the first ones of a process), which
- * made most of opening a database. Larger files (a log, a checkpoint) are read asynchronously, so
- * a large read does not stall the event loop.
+ * Reads of up to this size are made with synchronous calls. A settings file or a new
+ * repository's files are that small, and a synchronous read takes 7–8 µs where an asynchronous
+ * one takes 80–90 µs (a round trip to the I/O threads; 0.3–1 ms for the first ones of a process),
+ * which made most of opening a database. Larger reads (a log, a checkpoint) are asynchronous, so
+ * they do not stall the event loop.
  */
 const SMALL_FILE_BYTES = 64 * 1024;
+
+/**
+ * The most one read or write call asks for. node:fs refuses more than 2 GiB in one call (reading
+ * a whole log of 3 GB failed that way), and calls of bounded size let the event loop run between
+ * them. A file of any size is read as one buffer in such pieces.
+ */
+const IO_CALL_BYTES = 64 * 1024 * 1024;
+
+export interface FsBackendOptions {
+  /** For tests: the most one read or write call asks for (default 64 MiB). */
+  readonly ioCallBytes?: number;
+}
 
 type FsPromises = typeof NodeFs.promises;
 type ErrnoError = Error & { code?: string };
@@ -27,7 +39,11 @@ type ErrnoError = Error & { code?: string };
 const NODE_FS = "node:fs";
 const NODE_PROCESS = "node:process";
 
-export async function openFsBackend(directory: string): Promise<StorageBackend> {
+export async function openFsBackend(
+  directory: string,
+  options: FsBackendOptions = {},
+): Promise<StorageBackend> {
+  const callBytes = options.ioCallBytes ?? IO_CALL_BYTES;
   const nodeFs: typeof NodeFs = await import(NODE_FS);
   const { promises: fs } = nodeFs;
   const { default: process }: { default: ProcessInfo } = await import(NODE_PROCESS);
@@ -44,24 +60,15 @@ export async function openFsBackend(directory: string): Promise<StorageBackend> 
   const backend: StorageBackend = {
     kind: "fs",
     async readFile(name) {
-      try {
-        const { size } = nodeFs.statSync(path(name));
-        const bytes = size <= SMALL_FILE_BYTES
-          ? nodeFs.readFileSync(path(name))
-          : await fs.readFile(path(name));
-        // A plain Uint8Array over the Buffer's bytes (no copy: a copy of a large log or
-        // checkpoint cost ~8 ms on open), so callers get Uint8Array semantics (slice copies).
-        return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      } catch (err) {
-        if ((err as ErrnoError).code === "ENOENT") return undefined;
-        throw ioError(`read ${name}`, err);
-      }
+      return (await readRange(name, 0, Infinity))?.bytes;
     },
+    readRange,
     openAppend(name) {
       try {
         // Opened synchronously (two quick system calls); the appends themselves stay async.
         const fd = nodeFs.openSync(path(name), "a+");
-        return Promise.resolve(fsAppendFile(nodeFs, name, fd, nodeFs.fstatSync(fd).size));
+        const size = nodeFs.fstatSync(fd).size;
+        return Promise.resolve(fsAppendFile(nodeFs, name, fd, size, callBytes));
       } catch (err) {
         return Promise.reject(ioError(`open ${name}`, err));
       }
@@ -101,6 +108,50 @@ export async function openFsBackend(directory: string): Promise<StorageBackend> 
   };
   return backend;
 
+  /**
+   * Bytes [offset, offset + length) of the file (fewer where it ends) in a buffer of their own,
+   * with its size. Opened and sized with synchronous calls (two quick system calls), read in
+   * calls of at most `callBytes`: synchronous ones for a small read, else asynchronous.
+   */
+  async function readRange(
+    name: string,
+    offset: number,
+    length: number,
+  ): Promise<FileRange | undefined> {
+    let fd: number;
+    try {
+      fd = nodeFs.openSync(path(name), "r");
+    } catch (err) {
+      if ((err as ErrnoError).code === "ENOENT") return undefined;
+      throw ioError(`read ${name}`, err);
+    }
+    try {
+      const size = nodeFs.fstatSync(fd).size;
+      // Plain Uint8Arrays (not Buffers), so callers get Uint8Array semantics (slice copies).
+      const bytes = new Uint8Array(Math.max(0, Math.min(length, size - offset)));
+      const small = bytes.length <= SMALL_FILE_BYTES;
+      let done = 0;
+      while (done < bytes.length) {
+        const count = Math.min(callBytes, bytes.length - done);
+        const at = offset + done;
+        const read = small
+          ? nodeFs.readSync(fd, bytes, done, count, at)
+          : await new Promise<number>((resolve, reject) => {
+            nodeFs.read(fd, bytes, done, count, at, (err, n) => err ? reject(err) : resolve(n));
+          });
+        if (read === 0) break; // the file was cut meanwhile: what was read
+        done += read;
+      }
+      return { bytes: done < bytes.length ? bytes.subarray(0, done) : bytes, size };
+    } catch (err) {
+      throw ioError(`read ${name}`, err);
+    } finally {
+      try {
+        nodeFs.closeSync(fd);
+      } catch { /* a read-only descriptor: nothing is lost */ }
+    }
+  }
+
   function releaseLock(): Promise<void> {
     const held = lock;
     lock = undefined;
@@ -118,6 +169,7 @@ function fsAppendFile(
   name: string,
   fd: number,
   initialSize: number,
+  callBytes: number,
 ): AppendFile {
   let size = initialSize;
   let closed = false;
@@ -139,7 +191,8 @@ function fsAppendFile(
       while (written < bytes.length) {
         written += await call<number>(
           "append to",
-          (done) => fs.write(fd, bytes, written, bytes.length - written, null, done),
+          (done) =>
+            fs.write(fd, bytes, written, Math.min(callBytes, bytes.length - written), null, done),
         );
       }
       size += bytes.length;

@@ -9,7 +9,7 @@
  * worker and written with one call: a sync-handle write costs ~40 µs whatever its size.
  */
 import { CairnError } from "../../core/errors.ts";
-import type { AppendFile, StorageBackend } from "../backend.ts";
+import type { AppendFile, FileRange, StorageBackend } from "../backend.ts";
 import type {
   Op,
   RequestMessage,
@@ -199,6 +199,19 @@ class Backend implements OpfsBackend {
     for (const file of this.#files) if (file.name === name) file.sendPending();
     const buffer = await client.request({ op: "readFile", name });
     return buffer === null ? undefined : new Uint8Array(buffer);
+  }
+
+  async readRange(name: string, offset: number, length: number): Promise<FileRange | undefined> {
+    checkFileName(name);
+    for (const [what, value] of [["offset", offset], ["length", length]] as const) {
+      if (!Number.isSafeInteger(value) || value < 0) {
+        throw new CairnError("E_BAD_ARGUMENT", `not a read ${what}: ${value}`);
+      }
+    }
+    const client = this.#live();
+    for (const file of this.#files) if (file.name === name) file.sendPending();
+    const range = await client.request({ op: "readRange", name, offset, length });
+    return range === null ? undefined : { bytes: new Uint8Array(range.bytes), size: range.size };
   }
 
   async openAppend(name: string): Promise<AppendFile> {

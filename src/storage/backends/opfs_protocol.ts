@@ -4,7 +4,7 @@
  * requests one at a time in the order received and answers each exactly once with the same id.
  *
  * Byte payloads travel as transferred ArrayBuffers (moved, not copied): a whole append batch in,
- * a whole file out.
+ * a whole file or one range of it out.
  */
 import type { CairnErrorCode } from "../../core/errors.ts";
 
@@ -13,6 +13,8 @@ export type Request =
   /** First message: resolve (creating if missing) the OPFS directory, given as "a/b/c". */
   | { op: "init"; directory: string }
   | { op: "readFile"; name: string }
+  /** Up to `length` bytes from `offset` (fewer where the file ends). */
+  | { op: "readRange"; name: string; offset: number; length: number }
   | { op: "openAppend"; name: string }
   /** One coalesced batch of appends: the first `length` bytes of `bytes`, in one write call. */
   | { op: "append"; file: number; bytes: ArrayBuffer; length: number }
@@ -35,6 +37,8 @@ export interface Results {
   init: null;
   /** null when the file does not exist. */
   readFile: ArrayBuffer | null;
+  /** null when the file does not exist; `size` is the whole file's. */
+  readRange: { bytes: ArrayBuffer; size: number } | null;
   /** `file` names the open file in later requests. */
   openAppend: { file: number; size: number };
   /** The file's size after the write. */

@@ -100,16 +100,27 @@ async function existingFile(name: string): Promise<FileSystemFileHandle | undefi
   }
 }
 
-function readAll(handle: SyncAccessHandle, size: number): ArrayBuffer {
-  const buffer = new ArrayBuffer(size);
+/** Bytes [offset, offset + length) of a file of `size` bytes, fewer where it ends. */
+function readSpan(
+  handle: SyncAccessHandle,
+  size: number,
+  offset: number,
+  length: number,
+): ArrayBuffer {
+  const count = Math.max(0, Math.min(length, size - offset));
+  const buffer = new ArrayBuffer(count);
   const view = new Uint8Array(buffer);
   let done = 0;
-  while (done < size) {
-    const n = handle.read(view.subarray(done), { at: done });
-    if (n <= 0) throw new Refusal("E_IO", `short read: ${done} of ${size} bytes`);
+  while (done < count) {
+    const n = handle.read(view.subarray(done), { at: offset + done });
+    if (n <= 0) throw new Refusal("E_IO", `short read: ${done} of ${count} bytes`);
     done += n;
   }
   return buffer;
+}
+
+function readAll(handle: SyncAccessHandle, size: number): ArrayBuffer {
+  return readSpan(handle, size, 0, size);
 }
 
 function writeAll(handle: SyncAccessHandle, bytes: Uint8Array, at: number): void {
@@ -138,6 +149,38 @@ async function readFile(name: string): Promise<ArrayBuffer | null> {
   }
   try {
     return readAll(handle, handle.getSize());
+  } finally {
+    handle.close();
+  }
+}
+
+/**
+ * A range of a file: through its open handle if it is open for appending, else through a sync
+ * handle opened for this read (or a Blob slice while another agent holds the file's handle).
+ */
+async function readRange(
+  name: string,
+  offset: number,
+  length: number,
+): Promise<Results["readRange"]> {
+  const open = openFileNamed(name);
+  if (open) return { bytes: readSpan(open.handle, open.size, offset, length), size: open.size };
+  const file = await existingFile(name);
+  if (!file) return null;
+  let handle: SyncAccessHandle;
+  try {
+    handle = await createSyncHandle(file);
+  } catch (err) {
+    if (errorName(err) === "NoModificationAllowedError") {
+      const blob = await file.getFile();
+      const bytes = await blob.slice(offset, offset + length).arrayBuffer();
+      return { bytes, size: blob.size };
+    }
+    throw err;
+  }
+  try {
+    const size = handle.getSize();
+    return { bytes: readSpan(handle, size, offset, length), size };
   } finally {
     handle.close();
   }
@@ -293,6 +336,8 @@ async function handle(request: Request): Promise<unknown> {
       return null;
     case "readFile":
       return await readFile(request.name);
+    case "readRange":
+      return await readRange(request.name, request.offset, request.length);
     case "openAppend":
       return await openAppend(request.name);
     case "append":
@@ -348,6 +393,9 @@ scope.onmessage = (event) => {
     try {
       const value = await handle(request);
       if (value instanceof ArrayBuffer) transfer.push(value);
+      else if (request.op === "readRange" && value !== null) {
+        transfer.push((value as Results["readRange"])!.bytes);
+      }
       response = { id, ok: true, value };
     } catch (err) {
       response = { id, ok: false, error: toWire(err) };
