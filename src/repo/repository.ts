@@ -579,6 +579,8 @@ export class Repository {
       try {
         sealed = await decodeBlock(frame, this.#ctx.suite);
         await this.#authenticate(sealed);
+        // A close that began during those awaits has flushed what it stores: refused, not lost.
+        this.#checkOpen();
         const place = this.#chains.place(sealed);
         if (place === "duplicate") duplicates++;
         else {
