@@ -617,7 +617,7 @@ class CompiledSchema {
   #field(name: string): CompiledField {
     const field = this.#fields.get(name);
     if (field === undefined) {
-      throw new CairnError("E_UNKNOWN_FIELD", `${this.id} has no field "${name}"`);
+      throw new CairnError("E_UNKNOWN_FIELD", `${this.id} has no field ${fieldNameText(name)}`);
     }
     return field;
   }
@@ -628,6 +628,14 @@ class CompiledSchema {
     if (field === undefined) throw corrupt(`${this.id} has no field "${name}"`);
     return field;
   }
+}
+
+/**
+ * A caller's field name in a message. It may be anything: a Symbol or an object without a
+ * prototype would make a template literal throw a TypeError instead of the CairnError.
+ */
+function fieldNameText(name: unknown): string {
+  return typeof name === "string" ? JSON.stringify(name) : describe(name);
 }
 
 /**

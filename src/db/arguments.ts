@@ -107,17 +107,6 @@ export function checkChanges(changes: unknown, schemaId: string): Record<string,
   return changes;
 }
 
-/**
- * A field name argument: a string, or E_UNKNOWN_FIELD (the code any name the schema lacks gets)
- * before the name reaches a message that could not print it (a Symbol).
- */
-export function checkFieldName(field: unknown, schemaId: string): string {
-  if (typeof field !== "string") {
-    throw new CairnError("E_UNKNOWN_FIELD", `${schemaId} has no field ${describeShort(field)}`);
-  }
-  return field;
-}
-
 /** Names a value's type for a message: "null", "number", "an array", "a Map". */
 export function typeOf(value: unknown): string {
   if (value === null) return "null";

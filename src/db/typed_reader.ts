@@ -10,9 +10,10 @@ import { CairnError } from "../core/errors.ts";
 import type { FieldType } from "../core/field_type.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import { checkTextEdit } from "../core/text/text_doc.ts";
-import type { Schema } from "../core/schema_types.ts";
+import type { FieldDef, Schema } from "../core/schema_types.ts";
 import type { ItemValue } from "../repo/leaf_merge.ts";
 import type { Repository } from "../repo/repository.ts";
+import { describeShort } from "./arguments.ts";
 
 /** Field types whose typed value is their wire value: read straight from the wire record. */
 const SAME_AS_WIRE: ReadonlySet<FieldType> = new Set([
@@ -38,8 +39,7 @@ export class TypedReader {
 
   field(repo: Repository, key: string, schema: Schema, field: string): unknown {
     const current = this.#live(repo, key);
-    const def = Object.hasOwn(schema.fields, field) ? schema.fields[field] : undefined;
-    if (!def) throw new CairnError("E_UNKNOWN_FIELD", `${schema.id} has no field ${field}`);
+    const def = fieldDef(schema, field);
     if (current.schema === schema.id && SAME_AS_WIRE.has(def.type)) return current.wire![field];
     return this.#typed(current.wire!, current.schema, schema)[field];
   }
@@ -51,6 +51,7 @@ export class TypedReader {
 
   /** Sets one field: the common update, kept free of per-call objects beyond the commit's own. */
   writeField(repo: Repository, key: string, schema: Schema, field: string, value: unknown): void {
+    if (typeof field !== "string") fieldDef(schema, field); // refused before it is a property key
     const current = this.#live(repo, key);
     if (current.schema !== schema.id) {
       return this.#writeUpgraded(repo, key, schema, current, { [field]: value });
@@ -98,8 +99,7 @@ export class TypedReader {
     deleted: number,
     inserted: unknown,
   ): void {
-    const def = Object.hasOwn(schema.fields, field) ? schema.fields[field] : undefined;
-    if (!def) throw new CairnError("E_UNKNOWN_FIELD", `${schema.id} has no field ${field}`);
+    const def = fieldDef(schema, field);
     if (def.type !== "text") {
       throw new CairnError("E_WRONG_TYPE", `${schema.id}.${field} is not a text field`);
     }
@@ -166,6 +166,21 @@ export class TypedReader {
     this.#cache.set(wire, { schema: target, values });
     return values;
   }
+}
+
+/**
+ * The declaration of `field` in `schema`, or E_UNKNOWN_FIELD. A caller's field name may be
+ * anything: only a string is looked up (an object without a prototype cannot even be turned into
+ * a property key).
+ */
+function fieldDef(schema: Schema, field: unknown): FieldDef {
+  const def = typeof field === "string" && Object.hasOwn(schema.fields, field)
+    ? schema.fields[field]
+    : undefined;
+  if (def === undefined) {
+    throw new CairnError("E_UNKNOWN_FIELD", `${schema.id} has no field ${describeShort(field)}`);
+  }
+  return def;
 }
 
 function isEmpty(record: FieldRecord): boolean {

@@ -128,8 +128,11 @@ const junk: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 const notString = junk.filter((v) => typeof v !== "string");
+/** Not a key for a new item (undefined is no key: one is generated). */
 const notNewKey = fc.oneof(
-  junk.filter((v) => !(isWellFormedString(v) && v.length > 0 && v.length <= 512)),
+  junk.filter((v) =>
+    v !== undefined && !(isWellFormedString(v) && v.length > 0 && v.length <= 512)
+  ),
   fc.constant("k1"), // a live item's key: E_KEY_EXISTS
 );
 const notField = junk.filter((v) => !FIELD_NAMES.includes(v as string));
