@@ -39,20 +39,12 @@ export type {
 } from "./core/schema_types.ts";
 export type { FieldType, MapScalar } from "./core/field_type.ts";
 export { CairnError, type CairnErrorCode, isCairnError } from "./core/errors.ts";
-export {
-  type Commit,
-  type CommitBody,
-  type CommitHeader,
-  commitId,
-  type FieldRecord,
-  type WireValue,
-} from "./core/commit.ts";
+export type { Commit, CommitBody, CommitHeader, FieldRecord, WireValue } from "./core/commit.ts";
 export {
   commitFromJson,
   commitFromJsonLine,
   type CommitJson,
-  commitToJson,
-  commitToJsonLine,
   decodeCommit,
-  encodeCommit,
 } from "./core/commit_codec.ts";
+// The functions that take a commit object check it first (db/commit_api.ts).
+export { commitId, commitToJson, commitToJsonLine, encodeCommit } from "./db/commit_api.ts";

@@ -32,6 +32,12 @@ export type CairnErrorCode =
   | "E_UNKNOWN_SCHEMA"
   /** A schema upgrade function that threw or returned data its schema rejects. */
   | "E_UPGRADE_FAILED"
+  /**
+   * An incoming block with a commit stamped further ahead of this database's clock than peers'
+   * clocks may drift (5 minutes): refused, not clamped (the stamp is signed), and accepted by a
+   * later import once the clock has caught up.
+   */
+  | "E_CLOCK_AHEAD"
   /** An incoming commit that breaks graph rules: unknown parent, parent of another key, clock not after its parent, id reuse, value not matching its schema. */
   | "E_BAD_COMMIT"
   /** A block by a session this database does not trust (see `db.trust`). */

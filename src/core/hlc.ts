@@ -17,7 +17,12 @@ export const HLC_LOGICAL_PER_MILLI = 1024;
  */
 export const READINGS_PER_WALL_READ = 256;
 
-/** How far ahead of our wall clock a peer's reading may be before we refuse to follow it. */
+/**
+ * How far ahead of our wall clock a peer's reading may be: further ahead, the clock does not
+ * follow it, and an imported block carrying it is refused (E_CLOCK_AHEAD) until the wall clock
+ * has caught up. Clocks of devices drift by seconds, sometimes minutes; a commit stamped further
+ * ahead would win every last-writer-wins merge against edits made meanwhile.
+ */
 export const DEFAULT_MAX_AHEAD_MILLIS = 5 * 60_000;
 
 /** The wall-clock millisecond a reading was taken in. */
@@ -65,8 +70,18 @@ export class HybridClock {
    */
   observe(remote: number): boolean {
     if (!Number.isSafeInteger(remote) || remote < 0) return false;
-    if (hlcToMillis(remote) > this.#wallClock() + this.#maxAheadMillis) return false;
+    if (!this.admits(remote)) return false;
     this.#last = Math.max(this.#last, remote);
     return true;
+  }
+
+  /** Whether a reading lies at most `maxAheadMillis` ahead of our wall clock (read now). */
+  admits(remote: number): boolean {
+    return hlcToMillis(remote) <= this.#wallClock() + this.#maxAheadMillis;
+  }
+
+  /** The bound `admits` applies, in milliseconds. */
+  get maxAheadMillis(): number {
+    return this.#maxAheadMillis;
   }
 }

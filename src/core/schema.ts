@@ -69,13 +69,24 @@ function canonicalScalar(value: MapScalar): MapScalar {
   return typeof value === "number" ? canonicalNumber(value) : value;
 }
 
+/**
+ * A caller's string. One with a lone UTF-16 surrogate is refused (E_WRONG_TYPE): MessagePack
+ * cannot carry it, so it would be stored as U+FFFD and read back other than written — and a
+ * block holding it would not decode to the bytes it was signed as. Refusing it tells the writer;
+ * replacing it silently did not.
+ */
 function acceptString(value: unknown): string | Rejected {
+  return typeof value === "string" && value.isWellFormed() ? value : REJECT;
+}
+
+/** A stored or received string: kept readable whatever it holds (see wellFormed). */
+function stringFromWire(value: unknown): string | Rejected {
   return typeof value === "string" ? wellFormed(value) : REJECT;
 }
 
 /**
- * Lone UTF-16 surrogates become U+FFFD: MessagePack cannot carry them, so a block holding one
- * would not decode to the same bytes it was signed as.
+ * Lone UTF-16 surrogates become U+FFFD. Only for strings read from storage or peers, which cannot
+ * hold one from this version (writes refuse them): a JSONL log written by hand could.
  */
 function wellFormed(text: string): string {
   return text.isWellFormed() ? text : text.toWellFormed();
@@ -103,15 +114,24 @@ function isMapKey(key: unknown): key is string {
   return typeof key === "string" && key !== "__proto__";
 }
 
+/** A string a caller may write: see acceptString. */
+function isWellFormedString(value: unknown): value is string {
+  return typeof value === "string" && value.isWellFormed();
+}
+
 function isStringSet(value: unknown): value is ReadonlySet<string> {
   if (!(value instanceof Set)) return false;
-  for (const element of value) if (typeof element !== "string") return false;
+  for (const element of value) if (!isWellFormedString(element)) return false;
   return true;
 }
 
+/** A caller's map: keys and string values well-formed (see acceptString). */
 function isScalarMap(value: unknown): value is ReadonlyMap<string, MapScalar> {
   if (!(value instanceof Map)) return false;
-  for (const [key, entry] of value) if (!isMapKey(key) || !isMapScalar(entry)) return false;
+  for (const [key, entry] of value) {
+    if (!isMapKey(key) || !key.isWellFormed() || !isMapScalar(entry)) return false;
+    if (typeof entry === "string" && !entry.isWellFormed()) return false;
+  }
   return true;
 }
 
@@ -127,42 +147,32 @@ function copyScalarMap(
   entries: Iterable<readonly [string, MapScalar]>,
 ): ReadonlyMap<string, MapScalar> {
   const copy = new Map<string, MapScalar>();
-  for (const [key, entry] of entries) {
-    copy.set(wellFormed(key), canonicalScalar(entry));
-  }
+  for (const [key, entry] of entries) copy.set(key, canonicalScalar(entry));
   return copy;
 }
 
+/** A checked map (isScalarMap) in wire form: a record with its keys in sorted order. */
 function mapToWire(map: ReadonlyMap<string, MapScalar>): WireValue {
   const keys = Array.from(map.keys()).sort();
   const record: { [key: string]: WireValue } = {};
-  for (const key of keys) record[wellFormed(key)] = canonicalScalar(map.get(key) as MapScalar);
+  for (const key of keys) record[key] = canonicalScalar(map.get(key) as MapScalar);
   return record;
 }
 
 /**
- * A Set of strings in wire form (its elements well-formed and sorted), or REJECT for anything
- * else, in one pass over the elements: `Array.from` copies a Set out without an iterator result
- * per element, which a `for…of` over it left for the garbage collector (~40 bytes per create).
+ * A Set of well-formed strings in wire form (sorted), or REJECT for anything else, in one pass
+ * over the elements: `Array.from` copies a Set out without an iterator result per element,
+ * which a `for…of` over it left for the garbage collector (~40 bytes per create).
  */
 function stringSetWire(value: unknown): WireValue | Rejected {
   if (!(value instanceof Set)) return REJECT;
   const elements: unknown[] = Array.from(value);
-  let rewritten = false;
   for (let i = 0; i < elements.length; i++) {
-    const element = elements[i];
-    if (typeof element !== "string") return REJECT;
-    if (!element.isWellFormed()) {
-      elements[i] = element.toWellFormed();
-      rewritten = true;
-    }
+    if (!isWellFormedString(elements[i])) return REJECT;
   }
   const strings = elements as string[];
   sortStrings(strings);
-  // Two strings can become the same once made well-formed: keep the set unique.
-  return rewritten
-    ? strings.filter((element, j) => j === 0 || element !== strings[j - 1])
-    : strings;
+  return strings;
 }
 
 /** Largest array sorted by insertion: below this the built-in sort's call costs more. */
@@ -188,7 +198,11 @@ function mapFromWire(wire: unknown): ReadonlyMap<string, MapScalar> | Rejected {
   for (const key in wire) {
     const entry = wire[key];
     if (!isMapKey(key) || !isMapScalar(entry)) return REJECT;
-    map.set(key, canonicalScalar(entry));
+    // Made well-formed, so the typed map is one a caller could write (see wellFormed).
+    map.set(
+      wellFormed(key),
+      typeof entry === "string" ? wellFormed(entry) : canonicalScalar(entry),
+    );
   }
   return map;
 }
@@ -196,7 +210,8 @@ function mapFromWire(wire: unknown): ReadonlyMap<string, MapScalar> | Rejected {
 function stringSetFromWire(wire: unknown): ReadonlySet<string> | Rejected {
   if (!Array.isArray(wire)) return REJECT;
   for (const element of wire) if (typeof element !== "string") return REJECT;
-  return new Set(wire);
+  // Made well-formed, so the typed set is one a caller could write (see wellFormed).
+  return new Set(wire.map(wellFormed));
 }
 
 const STRING_CODEC: TypeCodec = {
@@ -204,7 +219,7 @@ const STRING_CODEC: TypeCodec = {
   accept: acceptString,
   checkedWire: acceptString,
   toWire: (typed) => wellFormed(typed as string),
-  fromWire: acceptString,
+  fromWire: stringFromWire,
 };
 
 const NUMBER_CODEC: TypeCodec = {
@@ -236,7 +251,7 @@ const CODECS: Readonly<Record<FieldType, TypeCodec>> = {
   },
   set: {
     expected: "a Set of strings",
-    accept: (value) => isStringSet(value) ? new Set(Array.from(value, wellFormed)) : REJECT,
+    accept: (value) => isStringSet(value) ? new Set(value) : REJECT,
     checkedWire: stringSetWire,
     toWire: (typed) => stringSetWire(typed) as WireValue,
     fromWire: stringSetFromWire,
@@ -257,6 +272,7 @@ const CODECS: Readonly<Record<FieldType, TypeCodec>> = {
 function describe(value: unknown): string {
   switch (typeof value) {
     case "string":
+      if (!value.isWellFormed()) return "a string with a lone surrogate (not well-formed UTF-16)";
       return value.length > 40 ? "a long string" : `string ${JSON.stringify(value)}`;
     case "number":
       return Number.isFinite(value) ? `number ${value}` : String(value);
@@ -275,14 +291,16 @@ function describeObject(value: object | null): string {
   if (value instanceof Date) return isValidDate(value) ? "a Date" : "an invalid Date";
   if (value instanceof Set) {
     for (const element of value) {
-      if (typeof element !== "string") return `a Set containing ${describe(element)}`;
+      if (!isWellFormedString(element)) return `a Set containing ${describe(element)}`;
     }
     return "a Set";
   }
   if (value instanceof Map) {
     for (const [key, entry] of value) {
-      if (!isMapKey(key)) return `a Map with key ${describe(key)}`;
-      if (!isMapScalar(entry)) return `a Map whose "${key}" is ${describe(entry)}`;
+      if (!isMapKey(key) || !key.isWellFormed()) return `a Map with key ${describe(key)}`;
+      if (!isMapScalar(entry) || (typeof entry === "string" && !entry.isWellFormed())) {
+        return `a Map whose "${key}" is ${describe(entry)}`;
+      }
     }
     return "a Map";
   }
@@ -387,8 +405,11 @@ function isReservedName(name: string): boolean {
 function checkHeader(def: SchemaDef<FieldDefs>): string {
   if (!isPlainObject(def)) throw badSchema("schema definition", "expected an object");
   const { ns, version } = def;
-  if (typeof ns !== "string" || ns.length === 0 || ns.includes("@")) {
-    throw badSchema("schema definition", 'ns must be a non-empty string without "@"');
+  if (typeof ns !== "string" || ns.length === 0 || ns.includes("@") || !ns.isWellFormed()) {
+    throw badSchema(
+      "schema definition",
+      'ns must be a non-empty string without "@" (well-formed: no lone surrogates)',
+    );
   }
   if (!Number.isSafeInteger(version) || version < 1) {
     throw badSchema(`schema "${ns}"`, "version must be a positive integer");
@@ -407,6 +428,7 @@ function checkHeader(def: SchemaDef<FieldDefs>): string {
 function checkFieldDef(schemaId: string, name: string, def: FieldDef): void {
   const where = `${schemaId} field "${name}"`;
   if (name.length === 0) throw badSchema(schemaId, "field names must be non-empty");
+  if (!name.isWellFormed()) throw badSchema(where, "a field name must not hold a lone surrogate");
   if (isReservedName(name)) throw badSchema(where, "this name is reserved by JavaScript objects");
   if (!isPlainObject(def)) throw badSchema(where, "expected a field declaration object");
   assertKnownKeys(def, FIELD_DEF_KEYS, where);
@@ -518,7 +540,8 @@ class CompiledSchema {
   }
 
   create(input: unknown): Record<string, unknown> {
-    if (typeof input !== "object" || input === null) {
+    // A plain object only: an array, a Map or a Date would pass for "no fields given".
+    if (!isPlainObject(input)) {
       throw new CairnError("E_WRONG_TYPE", `${this.id} expects an object of field values`);
     }
     const values: Record<string, unknown> = {};
@@ -534,7 +557,8 @@ class CompiledSchema {
   }
 
   createWire(input: unknown): FieldRecord {
-    if (typeof input !== "object" || input === null) {
+    // A plain object only: an array, a Map or a Date would pass for "no fields given".
+    if (!isPlainObject(input)) {
       throw new CairnError("E_WRONG_TYPE", `${this.id} expects an object of field values`);
     }
     for (const name in input) this.#field(name);
@@ -593,7 +617,7 @@ class CompiledSchema {
   #field(name: string): CompiledField {
     const field = this.#fields.get(name);
     if (field === undefined) {
-      throw new CairnError("E_UNKNOWN_FIELD", `${this.id} has no field "${name}"`);
+      throw new CairnError("E_UNKNOWN_FIELD", `${this.id} has no field ${fieldNameText(name)}`);
     }
     return field;
   }
@@ -604,6 +628,14 @@ class CompiledSchema {
     if (field === undefined) throw corrupt(`${this.id} has no field "${name}"`);
     return field;
   }
+}
+
+/**
+ * A caller's field name in a message. It may be anything: a Symbol or an object without a
+ * prototype would make a template literal throw a TypeError instead of the CairnError.
+ */
+function fieldNameText(name: unknown): string {
+  return typeof name === "string" ? JSON.stringify(name) : describe(name);
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { sessionIdFromPublicKey } from "../core/block.ts";
 import { bytesEqual, fromBase64Url, toBase64Url } from "../core/bytes.ts";
-import { CairnError } from "../core/errors.ts";
+import { CairnError, isCairnError } from "../core/errors.ts";
 import { HybridClock } from "../core/hlc.ts";
 import { SchemaRegistry } from "../core/schema.ts";
 import type { AnySchema } from "../core/schema_types.ts";
@@ -16,8 +16,15 @@ import type { StorageBackend } from "../storage/backend.ts";
 import { openBackend } from "../storage/backends/select.ts";
 import { LOG_FORMATS } from "../storage/log_convert.ts";
 import type { Durability } from "../storage/repository_log.ts";
-import { type LogFormatName, readSettings, writeSettings } from "../storage/settings.ts";
+import {
+  type LogFormatName,
+  readSettings,
+  SETTINGS_FILE,
+  writeSettings,
+} from "../storage/settings.ts";
+import { badArgument, checkListener, checkOptions, describeShort, typeOf } from "./arguments.ts";
 import { IndexDeclarations } from "./index_declarations.ts";
+import { RepositoryLifetime } from "./lifetime.ts";
 import { checkRepositoryPath } from "./paths.ts";
 import { RepositoryFiles } from "./repository_files.ts";
 import { RepositoryHandle, type RepositoryStats } from "./repository_handle.ts";
@@ -67,6 +74,7 @@ export interface SessionInfo {
 interface OpenRepository {
   readonly handle: RepositoryHandle;
   readonly repo: Repository;
+  readonly life: RepositoryLifetime;
   readonly files: RepositoryFiles | undefined;
   readonly indexes: IndexDeclarations | undefined;
   /** The close in progress, or the one that succeeded; cleared when one fails. */
@@ -93,6 +101,8 @@ let openCairn: (options: CairnOptions, openStorageBackend: BackendOpener) => Pro
 
 interface Storage {
   readonly backend: StorageBackend;
+  /** The database's directory, for messages. */
+  readonly path: string;
   readonly format: LogFormatName;
   readonly durability: Durability;
 }
@@ -112,6 +122,8 @@ export class Cairn {
   readonly #repositories = new Map<string, OpenRepository>();
   readonly #opening = new Map<string, Promise<OpenRepository>>();
   #closed = false;
+  /** How many `close()` calls of the whole database run: opening a repository then is E_CLOSED. */
+  #closing = 0;
 
   private constructor(
     session: SessionInfo,
@@ -142,9 +154,10 @@ export class Cairn {
     openCairn = (options, openStorageBackend) => Cairn.#open(options, openStorageBackend);
   }
 
-  static async #open(options: CairnOptions, openStorageBackend: BackendOpener): Promise<Cairn> {
+  static async #open(given: CairnOptions, openStorageBackend: BackendOpener): Promise<Cairn> {
+    // Every option is checked before storage is touched: a refused open leaves no file behind.
+    const options = checkCairnOptions(given);
     const suite = await cryptoSuite();
-    checkOptions(options);
     const storage = options.path === undefined
       ? undefined
       : await openStorage(options, suite, openStorageBackend);
@@ -168,6 +181,7 @@ export class Cairn {
 
   /** The session's 32-byte secret: keep it safe; `Cairn.open({ secretKey })` resumes the session. */
   exportSecretKey(): Uint8Array {
+    this.#checkOpen();
     return this.#key.secret.slice();
   }
 
@@ -176,27 +190,28 @@ export class Cairn {
    * too). Items whose concurrent versions waited for one of these schemas are merged now.
    */
   register(...schemas: AnySchema[]): void {
-    let added = false;
+    this.#checkOpen();
+    const added = new Set<string>();
     for (const schema of schemas) {
-      if (this.#registry.get(schema.id) === schema) continue;
+      // Registered already (the usual call, from every create): nothing to do. Anything that is
+      // not a schema is refused by the registry (E_BAD_SCHEMA).
+      const id = typeof schema === "object" && schema !== null ? schema.id : undefined;
+      if (id !== undefined && this.#registry.get(id) === schema) continue;
       this.#registry.register(schema);
-      added = true;
+      if (this.#registry.get(schema.id) === schema) added.add(schema.id);
     }
-    if (!added) return;
+    if (added.size === 0) return;
     // Repositories still opening merge again themselves once loaded (see #openRepository).
-    for (const { repo } of this.#repositories.values()) repo.remergeUnresolved();
+    for (const { repo, handle } of this.#repositories.values()) {
+      repo.remergeUnresolved();
+      handle.schemasRegistered(added);
+    }
   }
 
   /** Accepts blocks signed by the session with this public key (base64url). */
   async trust(publicKey: string): Promise<void> {
-    const bytes = fromBase64Url(publicKey);
-    if (!bytes || bytes.length !== 32) {
-      throw new CairnError(
-        "E_BAD_KEY",
-        "a public key is 32 bytes in base64url (a peer's db.session.publicKey)",
-      );
-    }
-    this.#trustedSessions.add(await sessionIdFromPublicKey(bytes, this.#suite));
+    this.#checkOpen();
+    this.#trustedSessions.add(await sessionIdFromPublicKey(publicKeyBytes(publicKey), this.#suite));
   }
 
   /**
@@ -206,6 +221,7 @@ export class Cairn {
    */
   async open(path: string): Promise<RepositoryHandle> {
     this.#checkOpen();
+    if (this.#closing > 0) throw new CairnError("E_CLOSED", "the database is closing");
     checkRepositoryPath(path);
     const open = this.#repositories.get(path);
     if (open) return open.handle;
@@ -223,6 +239,7 @@ export class Cairn {
    * lost then: the next flush (or close) writes it again.
    */
   async flush(): Promise<void> {
+    this.#checkOpen();
     await Promise.allSettled(this.#opening.values());
     await Promise.all([...this.#repositories.values()].map(async ({ repo, files, indexes }) => {
       await repo.flush();
@@ -238,24 +255,36 @@ export class Cairn {
    * does the database (and its lock), so close() can be called again once there is room.
    */
   async close(path?: string): Promise<void> {
-    await Promise.allSettled(this.#opening.values());
-    const paths = path === undefined ? [...this.#repositories.keys()] : [path];
-    let failure: unknown;
-    for (const repoPath of paths) {
-      const open = this.#repositories.get(repoPath);
-      if (!open) continue;
-      try {
-        await this.#closeRepository(open);
-      } catch (err) {
-        failure ??= err;
-        continue;
-      }
-      if (this.#repositories.get(repoPath) === open) this.#repositories.delete(repoPath);
+    if (path !== undefined) checkRepositoryPath(path);
+    if (this.#closed) return; // closing again: nothing left to do
+    const whole = path === undefined;
+    if (whole) this.#closing++;
+    // Writes are refused from this call on, so what the close flushes is all there is.
+    for (const [repoPath, { repo }] of this.#repositories) {
+      if (whole || repoPath === path) repo.close();
     }
-    if (failure !== undefined) throw failure;
-    if (path === undefined && !this.#closed) {
-      this.#closed = true;
-      await this.#storage?.backend.close();
+    try {
+      await Promise.allSettled(this.#opening.values());
+      const paths = whole ? [...this.#repositories.keys()] : [path];
+      let failure: unknown;
+      for (const repoPath of paths) {
+        const open = this.#repositories.get(repoPath);
+        if (!open) continue;
+        try {
+          await this.#closeRepository(open);
+        } catch (err) {
+          failure ??= err;
+          continue;
+        }
+        if (this.#repositories.get(repoPath) === open) this.#repositories.delete(repoPath);
+      }
+      if (failure !== undefined) throw failure;
+      if (whole && !this.#closed) {
+        this.#closed = true;
+        await this.#storage?.backend.close();
+      }
+    } finally {
+      if (whole) this.#closing--;
     }
   }
 
@@ -265,11 +294,12 @@ export class Cairn {
    */
   #closeRepository(open: OpenRepository): Promise<void> {
     open.closing ??= (async () => {
-      const { repo, files, indexes } = open;
+      const { repo, files, indexes, life } = open;
       repo.close();
       await repo.flush();
       await files?.close();
       await indexes?.close();
+      life.end();
     })().catch((err) => {
       open.closing = undefined;
       throw err;
@@ -300,10 +330,11 @@ export class Cairn {
         this.#suite,
         (message) => this.#onWarning({ repository: path, message }),
         this.#key,
+        storage.path,
       ),
     ]);
     if (indexes.status === "rejected") {
-      if (files.status === "fulfilled") await files.value.close();
+      if (files.status === "fulfilled") await files.value.discard();
       throw indexes.reason;
     }
     if (files.status === "rejected") throw files.reason;
@@ -327,7 +358,16 @@ export class Cairn {
     });
     let stats: RepositoryStats = { damaged: [], tornTailBytes: 0, unloadable: [] };
     if (files) {
-      const { checkpointProblem, ...found } = await files.loadInto(repo);
+      let loaded;
+      try {
+        loaded = await files.loadInto(repo);
+      } catch (err) {
+        // Nothing of a repository that failed to open stays open (or, if new, on disk).
+        await files.discard();
+        await indexes?.close();
+        throw err;
+      }
+      const { checkpointProblem, ...found } = loaded;
       stats = found;
       this.#warnAbout(path, stats);
       this.#warnAboutMissing(path, repo);
@@ -339,15 +379,17 @@ export class Cairn {
       }
     }
     const register = (schema: AnySchema) => this.register(schema);
+    const life = new RepositoryLifetime(path);
     const handle = new RepositoryHandle(
       repo,
+      life,
       register,
       this.#registry,
       this.#reader,
       stats,
       indexes,
     );
-    const open = { handle, repo, files, indexes };
+    const open = { handle, repo, life, files, indexes };
     this.#repositories.set(path, open);
     // Schemas registered while the log was read: merge what waited for them.
     repo.remergeUnresolved();
@@ -394,26 +436,84 @@ export class Cairn {
   }
 }
 
-function checkOptions(options: CairnOptions): void {
-  const bad = (message: string) => new CairnError("E_BAD_ARGUMENT", message);
+const OPTION_NAMES: readonly string[] = [
+  "path",
+  "format",
+  "durability",
+  "trusted",
+  "secretKey",
+  "trust",
+  "schemas",
+  "onWarning",
+];
+
+/**
+ * Checks every option, pure checks only (no file is touched): the secret key's length, each
+ * trusted key, each schema (registered into a scratch registry, so the real registration after
+ * storage is opened cannot fail).
+ */
+function checkCairnOptions(given: unknown): CairnOptions {
+  const options: CairnOptions = checkOptions<CairnOptions>(
+    given,
+    "Cairn.open options",
+    OPTION_NAMES,
+  );
+  const bad = badArgument;
   if (
-    options.path !== undefined && (typeof options.path !== "string" || options.path.length === 0)
+    options.path !== undefined &&
+    (typeof options.path !== "string" || options.path.length === 0 ||
+      !options.path.isWellFormed())
   ) {
     throw bad("path must be a non-empty string");
   }
+  if (options.trusted !== undefined && typeof options.trusted !== "boolean") {
+    throw bad(`trusted must be a boolean, got ${typeOf(options.trusted)}`);
+  }
+  if (options.secretKey !== undefined) {
+    if (!(options.secretKey instanceof Uint8Array) || options.secretKey.length !== 32) {
+      throw new CairnError("E_BAD_KEY", "secretKey must be 32 bytes (from db.exportSecretKey())");
+    }
+  }
+  if (options.trust !== undefined) {
+    if (!Array.isArray(options.trust)) {
+      throw bad(`trust is an array of public keys, got ${typeOf(options.trust)}`);
+    }
+    for (const key of options.trust) publicKeyBytes(key);
+  }
+  if (options.schemas !== undefined) {
+    if (!Array.isArray(options.schemas)) {
+      throw bad(`schemas is an array of schemas, got ${typeOf(options.schemas)}`);
+    }
+    const scratch = new SchemaRegistry();
+    for (const schema of options.schemas) scratch.register(schema);
+  }
+  if (options.onWarning !== undefined) checkListener(options.onWarning, "onWarning");
   if (
     options.format !== undefined && !LOG_FORMATS.some((format) => format.name === options.format)
   ) {
-    throw bad(`format must be "binary" or "jsonl", got ${JSON.stringify(options.format)}`);
+    throw bad(`format must be "binary" or "jsonl", got ${describeShort(options.format)}`);
   }
   if (
     options.durability !== undefined && options.durability !== "relaxed" &&
     options.durability !== "durable"
   ) {
     throw bad(
-      `durability must be "relaxed" or "durable", got ${JSON.stringify(options.durability)}`,
+      `durability must be "relaxed" or "durable", got ${describeShort(options.durability)}`,
     );
   }
+  return options;
+}
+
+/** A peer's public key (base64url of 32 bytes), decoded; E_BAD_KEY for anything else. */
+function publicKeyBytes(publicKey: unknown): Uint8Array {
+  const bytes = typeof publicKey === "string" ? fromBase64Url(publicKey) : undefined;
+  if (!bytes || bytes.length !== 32) {
+    throw new CairnError(
+      "E_BAD_KEY",
+      "a public key is 32 bytes in base64url (a peer's db.session.publicKey)",
+    );
+  }
+  return bytes;
 }
 
 /** Opens the backend, takes the lock, and reads (or creates) the settings file. */
@@ -425,7 +525,17 @@ async function openStorage(
   const backend = await openStorageBackend(options.path!);
   await backend.acquireLock();
   try {
-    let settings = await readSettings(backend);
+    let settings;
+    try {
+      settings = await readSettings(backend);
+    } catch (err) {
+      // Named in full: the user must find the file.
+      if (!isCairnError(err)) throw err;
+      const message = err.message.slice(err.code.length + 2);
+      throw new CairnError(err.code, `${options.path}/${SETTINGS_FILE}: ${message}`, {
+        cause: err,
+      });
+    }
     if (!settings) {
       settings = {
         format: options.format ?? "binary",
@@ -445,6 +555,7 @@ async function openStorage(
     }
     return {
       backend,
+      path: options.path!,
       format: settings.format,
       durability: options.durability ?? "relaxed",
       secretKey: settings.secretKey,

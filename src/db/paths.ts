@@ -2,16 +2,35 @@
 import { CairnError } from "../core/errors.ts";
 
 const PATH_PATTERN = /^(\/[A-Za-z0-9_\-][A-Za-z0-9_.\-]*)+$/;
-const MAX_PATH_LENGTH = 256;
+
+/**
+ * A stored repository's files are named after its path without the leading slash, and the
+ * longest name is its settings file written atomically: `<path>.settings.json.tmp`, 17
+ * characters more than the path. File systems (ext4, APFS, NTFS) and OPFS take names of up to 255
+ * bytes, and a path is ASCII, so 238 is the longest path every file of it can be named after.
+ * The limit holds in memory too: a path accepted there can be stored later.
+ */
+export const MAX_PATH_LENGTH = 238;
 
 export function checkRepositoryPath(path: unknown): string {
-  if (typeof path !== "string" || path.length > MAX_PATH_LENGTH || !PATH_PATTERN.test(path)) {
+  if (typeof path !== "string" || !PATH_PATTERN.test(path)) {
     throw new CairnError(
       "E_BAD_PATH",
       `repository path must look like "/data/todos" (segments of letters, digits, _ - .), got ${
-        JSON.stringify(path)
+        describe(path)
       }`,
     );
   }
+  if (path.length > MAX_PATH_LENGTH) {
+    throw new CairnError(
+      "E_BAD_PATH",
+      `repository path is ${path.length} characters long; at most ${MAX_PATH_LENGTH} fit a file name`,
+    );
+  }
   return path;
+}
+
+function describe(path: unknown): string {
+  if (typeof path !== "string") return path === null ? "null" : typeof path;
+  return JSON.stringify(path.length > 60 ? `${path.slice(0, 60)}…` : path);
 }

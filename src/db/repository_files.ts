@@ -7,7 +7,7 @@
  * them, once every block they held has come back (see #rewriteLog).
  */
 import { decodeBlock, type SealedBlock } from "../core/block.ts";
-import { isCairnError } from "../core/errors.ts";
+import { CairnError, isCairnError } from "../core/errors.ts";
 import type { CryptoSuite, SigningKey } from "../core/signing.ts";
 import type { Repository } from "../repo/repository.ts";
 import { sliceBudgetMs } from "../runtime/scheduling.ts";
@@ -63,6 +63,9 @@ export class RepositoryFiles {
    */
   #loading = false;
   #repairedWhileLoading = false;
+  /** Whether opening created the log file (there was none): `discard` then removes it. */
+  readonly #createdLog: boolean;
+  readonly #logName: string;
 
   private constructor(
     backend: StorageBackend,
@@ -74,8 +77,12 @@ export class RepositoryFiles {
     checkpointBytes: number,
     checkpointProblem: string | undefined,
     warn: (message: string) => void,
+    logName: string,
+    createdLog: boolean,
   ) {
     this.#backend = backend;
+    this.#logName = logName;
+    this.#createdLog = createdLog;
     this.#suite = suite;
     this.#warn = warn;
     this.#checkpointName = checkpointName;
@@ -90,7 +97,8 @@ export class RepositoryFiles {
 
   /**
    * `key` is the database's session key: it signs the repository's checkpoints, and a checkpoint
-   * it did not sign for `path` is not used (checkpoint_seal.ts).
+   * it did not sign for `path` is not used (checkpoint_seal.ts). `directory` (the database's)
+   * names files in messages the user can act on.
    */
   static async open(
     backend: StorageBackend,
@@ -100,6 +108,7 @@ export class RepositoryFiles {
     suite: CryptoSuite,
     warn: (message: string) => void,
     key: SigningKey,
+    directory: string,
   ): Promise<RepositoryFiles> {
     const owner = { key, repository: path, suite };
     const format = logFormatNamed(formatName);
@@ -121,15 +130,23 @@ export class RepositoryFiles {
         problem = err.message;
       }
     }
-    const opened = await RepositoryLog.open(
-      backend,
-      logName,
-      logFile,
-      format,
-      durability,
-      suite,
-      checkpoint,
-    );
+    let opened: OpenedLog;
+    try {
+      opened = await RepositoryLog.open(
+        backend,
+        logName,
+        logFile,
+        format,
+        durability,
+        suite,
+        checkpoint,
+      );
+    } catch (err) {
+      // A failed open leaves no file behind: a log that held nothing (this open made it, or
+      // it was empty) goes. One that existed is left as it is, and named in the error.
+      if (logFile.length === 0) await backend.removeFile(logName).catch(() => {});
+      throw inFile(err, `${directory}/${logName}`);
+    }
     if (checkpoint && !opened.fromCheckpoint) problem = "it does not match the log";
     const checkpointBytes = stored?.length ?? 0;
     return new RepositoryFiles(
@@ -142,7 +159,18 @@ export class RepositoryFiles {
       checkpointBytes,
       problem,
       warn,
+      logName,
+      logFile.length === 0,
     );
+  }
+
+  /**
+   * Closes the files of a repository whose opening failed after they were opened, without a
+   * checkpoint; removes the log if this open created it, so a failed open leaves nothing behind.
+   */
+  async discard(): Promise<void> {
+    await this.#opened.log.close().catch(() => {});
+    if (this.#createdLog) await this.#backend.removeFile(this.#logName).catch(() => {});
   }
 
   /** Appends a block (the repository's persist hook); may start a background checkpoint. */
@@ -307,4 +335,14 @@ export class RepositoryFiles {
     this.#checkpointedLength = position.length;
     this.#checkpointBytes = file.length;
   }
+}
+
+/**
+ * A file's refusal (not a log, a newer format) with the file named: the error is read by someone
+ * who must find that file. Other errors pass as they are (an I/O error names its file already).
+ */
+function inFile(err: unknown, name: string): unknown {
+  if (!isCairnError(err, "E_NOT_A_LOG") && !isCairnError(err, "E_UNSUPPORTED_VERSION")) return err;
+  const message = err.message.slice(err.code.length + 2); // without the "E_…: " prefix
+  return new CairnError(err.code, `${name}: ${message}`, { cause: err });
 }

@@ -1,6 +1,7 @@
 /**
  * What `db.open(path)` returns: typed, synchronous access to one repository's items, its change
- * events, and the exchange primitive peers sync with.
+ * events, and the exchange primitive peers sync with. Arguments are checked here (arguments.ts),
+ * and once the repository is closed every method is E_CLOSED (lifetime.ts).
  */
 import { CairnError } from "../core/errors.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
@@ -15,8 +16,19 @@ import type {
 import { LiveQuery } from "../query/live_query.ts";
 import { QueryRegistry } from "../query/registry.ts";
 import type { QueryOptions } from "../query/types.ts";
+import {
+  badArgument,
+  checkEvent,
+  checkFrames,
+  checkListener,
+  checkLookupKey,
+  checkNewKey,
+  checkOptions,
+  checkVersionVector,
+} from "./arguments.ts";
 import type { IndexDeclarations } from "./index_declarations.ts";
 import { Item } from "./item.ts";
+import type { RepositoryLifetime } from "./lifetime.ts";
 import type { TypedReader } from "./typed_reader.ts";
 
 /** What opening a stored repository found; all empty for a repository in memory. */
@@ -40,7 +52,7 @@ export interface CreateOptions {
   key?: string;
 }
 
-const MAX_KEY_LENGTH = 512;
+const CREATE_OPTIONS: readonly string[] = ["key"];
 
 export class RepositoryHandle {
   readonly #repo: Repository;
@@ -57,10 +69,12 @@ export class RepositoryHandle {
   readonly #stats: RepositoryStats;
   /** A stored repository's createIndex declarations; undefined in memory. */
   readonly #indexes: IndexDeclarations | undefined;
+  readonly #life: RepositoryLifetime;
 
   /** @internal Created by Cairn.open. */
   constructor(
     repo: Repository,
+    life: RepositoryLifetime,
     register: (schema: AnySchema) => void,
     registry: SchemaRegistry,
     reader: TypedReader,
@@ -70,13 +84,22 @@ export class RepositoryHandle {
     this.#stats = stats;
     this.#indexes = indexes;
     this.#repo = repo;
+    this.#life = life;
     this.#register = register;
     this.#registry = registry;
     this.#reader = reader;
+    // Live queries end with the repository: their results are items of a closed repository.
+    life.onEnd(() => this.#queries?.dispose(life.closedError().message));
   }
 
+  /** The repository's path; readable after close. */
   get path(): string {
     return this.#repo.path;
+  }
+
+  /** @internal New schemas were registered: queries take in the items that waited for them. */
+  schemasRegistered(ids: ReadonlySet<string>): void {
+    if (!this.#life.ended) this.#queries?.reconsider(ids);
   }
 
   /** Creates an item; visible to reads, queries and events at once, sealed into a block this tick. */
@@ -85,11 +108,13 @@ export class RepositoryHandle {
     input: CreateInput<S>,
     options?: CreateOptions,
   ): Item<S> {
+    this.#life.check();
+    const { key: given } = checkOptions<CreateOptions>(options, "create options", CREATE_OPTIONS);
     this.#ensureRegistered(schema);
     const wire = schema.createWire(input as never);
-    const key = options?.key === undefined ? this.#repo.newKey() : checkKey(options.key);
+    const key = given === undefined ? this.#repo.newKey() : checkNewKey(given);
     this.#repo.create(key, schema.id, wire);
-    return new Item(this.#repo, this.#reader, key, schema);
+    return new Item(this.#repo, this.#reader, this.#life, key, schema);
   }
 
   /**
@@ -97,30 +122,45 @@ export class RepositoryHandle {
    * typed handle; by default the newest registered version of the item's schema is used.
    */
   get<S extends AnySchema = Schema>(key: string, schema?: S): Item<S> | undefined {
-    if (schema) this.#ensureRegistered(schema);
+    this.#life.check();
+    checkLookupKey(key);
+    if (schema !== undefined) this.#ensureRegistered(schema);
     const current = this.#repo.value(key);
     if (!current) return undefined;
     const target = schema ?? this.#newestVersionOf(current.schema);
-    return new Item(this.#repo, this.#reader, key, target as S);
+    return new Item(this.#repo, this.#reader, this.#life, key, target as S);
   }
 
   #ensureRegistered(schema: AnySchema): void {
-    if (schema === this.#registered) return;
+    if (schema === this.#registered && schema !== undefined) return;
     this.#register(schema);
     this.#registered = schema;
   }
 
   has(key: string): boolean {
-    return this.#repo.value(key) !== undefined;
+    this.#life.check();
+    return this.#repo.value(checkLookupKey(key)) !== undefined;
   }
 
-  /** Keys of live items, without materializing their values. */
+  /**
+   * Keys of live items, without materializing their values. An iteration still going when the
+   * repository is closed ends with E_CLOSED.
+   */
   keys(): IterableIterator<string> {
-    return this.#repo.keys();
+    this.#life.check();
+    return this.#keysWhileOpen();
+  }
+
+  *#keysWhileOpen(): IterableIterator<string> {
+    for (const key of this.#repo.keys()) {
+      this.#life.check();
+      yield key;
+    }
   }
 
   /** Number of live items, O(1). */
   count(): number {
+    this.#life.check();
     return this.#repo.count();
   }
 
@@ -129,7 +169,11 @@ export class RepositoryHandle {
    * identical declarative query, or the same `id`, returns the same live query object.
    */
   query<S extends AnySchema = Schema>(options: QueryOptions<S, Item<S>> = {}): LiveQuery<Item<S>> {
-    if (options.schema) this.#ensureRegistered(options.schema);
+    this.#life.check();
+    // The query layer checks the options' shape; here only the schema, which is registered first.
+    if (typeof options === "object" && options?.schema !== undefined) {
+      this.#ensureRegistered(options.schema);
+    }
     return this.#queryRegistry().query(options as never) as unknown as LiveQuery<Item<S>>;
   }
 
@@ -139,8 +183,9 @@ export class RepositoryHandle {
    * remembers the index: opened again, it rebuilds it the first time a query filters on `field`.
    */
   createIndex(field: string): void {
+    this.#life.check();
     if (typeof field !== "string" || field.length === 0) {
-      throw new CairnError("E_BAD_ARGUMENT", "createIndex takes a field name");
+      throw badArgument("createIndex takes a field name");
     }
     if (!this.#registry.hasField(field)) {
       throw new CairnError(
@@ -155,7 +200,16 @@ export class RepositoryHandle {
   #queryRegistry(): QueryRegistry<Item> {
     return this.#queries ??= new QueryRegistry<Item>(this.#repo, {
       view: (key, stored, schema) =>
-        new Item(this.#repo, this.#reader, key, schema ?? this.#newestVersionOf(stored)),
+        new Item(
+          this.#repo,
+          this.#reader,
+          this.#life,
+          key,
+          schema ?? this.#newestVersionOf(stored),
+        ),
+      // An item stored under a schema not registered here has no typed view: queries without a
+      // schema leave it out until it is registered (see schemasRegistered).
+      readable: (schemaId) => this.#registry.get(schemaId) !== undefined,
       convert: (key, _value, schema) => {
         try {
           return schema.toWire(this.#reader.values(this.#repo, key, schema) as never);
@@ -168,10 +222,9 @@ export class RepositoryHandle {
 
   /** Calls `listener` synchronously on every change: local writes at once, remote ones on import. */
   on(event: "change", listener: (change: ItemChange) => void): () => void {
-    if (event !== "change") {
-      throw new CairnError("E_BAD_ARGUMENT", `unknown event ${String(event)}`);
-    }
-    return this.#repo.onChange(listener);
+    this.#life.check();
+    checkEvent(event);
+    return this.#repo.onChange(checkListener(listener, "on"));
   }
 
   /**
@@ -180,12 +233,14 @@ export class RepositoryHandle {
    * `createIndex` so far is stored.
    */
   async flush(): Promise<void> {
+    this.#life.check();
     await this.#repo.flush();
     await this.#indexes?.settled();
   }
 
   /** What opening this repository found in storage: damaged records skipped, a torn tail cut. */
   stats(): RepositoryStats {
+    this.#life.check();
     return this.#stats;
   }
 
@@ -196,6 +251,7 @@ export class RepositoryHandle {
    * storage lost a block, its session's entry stays below it, so the peer sends it back.
    */
   versionVector(): VersionVector {
+    this.#life.check();
     return this.#repo.versionVector();
   }
 
@@ -206,22 +262,29 @@ export class RepositoryHandle {
    * restores them, and the log is then written anew without the damaged records.
    */
   missingHistory(): MissingHistory {
+    this.#life.check();
     return this.#repo.missingHistory();
   }
 
   /** The encoded blocks a peer at `since` lacks, in an order it can import. */
-  exportBlocks(since?: VersionVector): Promise<Uint8Array[]> {
-    return this.#repo.exportBlocks(since);
+  async exportBlocks(since?: VersionVector): Promise<Uint8Array[]> {
+    this.#life.check();
+    return await this.#repo.exportBlocks(checkVersionVector(since));
   }
 
-  /** Verifies and applies blocks from a peer; a bad block is refused whole and reported. */
-  importBlocks(blocks: Iterable<Uint8Array>): Promise<ImportReport> {
-    return this.#repo.importBlocks(blocks);
+  /**
+   * Verifies and applies blocks from a peer; a bad block is refused whole and reported (a frame
+   * that is not a Uint8Array too, as E_CORRUPT_ENCODING).
+   */
+  async importBlocks(blocks: Iterable<Uint8Array>): Promise<ImportReport> {
+    this.#life.check();
+    return await this.#repo.importBlocks(checkFrames(blocks) as Iterable<Uint8Array>);
   }
 
   /** Ids of the item's leaf commits: one normally, several after concurrent edits. */
   leaves(key: string): readonly string[] {
-    return this.#repo.leaves(key);
+    this.#life.check();
+    return this.#repo.leaves(checkLookupKey(key));
   }
 
   #newestVersionOf(schemaId: string): Schema {
@@ -234,14 +297,4 @@ export class RepositoryHandle {
     }
     return this.#registry.latest(known.ns) ?? known;
   }
-}
-
-function checkKey(key: unknown): string {
-  if (typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH) {
-    throw new CairnError(
-      "E_BAD_ARGUMENT",
-      `an item key is a non-empty string of at most ${MAX_KEY_LENGTH} characters`,
-    );
-  }
-  return key;
 }

@@ -9,9 +9,11 @@ import type { FieldRecord } from "../core/commit.ts";
 import { CairnError } from "../core/errors.ts";
 import type { FieldType } from "../core/field_type.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
-import type { Schema } from "../core/schema_types.ts";
+import { checkTextEdit } from "../core/text/text_doc.ts";
+import type { FieldDef, Schema } from "../core/schema_types.ts";
 import type { ItemValue } from "../repo/leaf_merge.ts";
 import type { Repository } from "../repo/repository.ts";
+import { describeShort } from "./arguments.ts";
 
 /** Field types whose typed value is their wire value: read straight from the wire record. */
 const SAME_AS_WIRE: ReadonlySet<FieldType> = new Set([
@@ -37,8 +39,7 @@ export class TypedReader {
 
   field(repo: Repository, key: string, schema: Schema, field: string): unknown {
     const current = this.#live(repo, key);
-    const def = Object.hasOwn(schema.fields, field) ? schema.fields[field] : undefined;
-    if (!def) throw new CairnError("E_UNKNOWN_FIELD", `${schema.id} has no field ${field}`);
+    const def = fieldDef(schema, field);
     if (current.schema === schema.id && SAME_AS_WIRE.has(def.type)) return current.wire![field];
     return this.#typed(current.wire!, current.schema, schema)[field];
   }
@@ -50,6 +51,7 @@ export class TypedReader {
 
   /** Sets one field: the common update, kept free of per-call objects beyond the commit's own. */
   writeField(repo: Repository, key: string, schema: Schema, field: string, value: unknown): void {
+    if (typeof field !== "string") fieldDef(schema, field); // refused before it is a property key
     const current = this.#live(repo, key);
     if (current.schema !== schema.id) {
       return this.#writeUpgraded(repo, key, schema, current, { [field]: value });
@@ -77,6 +79,8 @@ export class TypedReader {
       if (wire === undefined) unset.push(field);
       else set[field] = wire;
     }
+    // Nothing to change is nothing to commit: an empty update leaves no trace in the history.
+    if (unset.length === 0 && isEmpty(set)) return;
     const next = { ...current.wire, ...set };
     for (const field of unset) delete next[field];
     repo.writeChange(key, schema.id, next, set, unset);
@@ -95,18 +99,33 @@ export class TypedReader {
     deleted: number,
     inserted: unknown,
   ): void {
-    const def = Object.hasOwn(schema.fields, field) ? schema.fields[field] : undefined;
-    if (!def) throw new CairnError("E_UNKNOWN_FIELD", `${schema.id} has no field ${field}`);
+    const def = fieldDef(schema, field);
     if (def.type !== "text") {
       throw new CairnError("E_WRONG_TYPE", `${schema.id}.${field} is not a text field`);
     }
-    if (typeof inserted !== "string") {
-      throw new CairnError("E_WRONG_TYPE", `text to insert must be a string`);
+    // Lone surrogates are refused, as in every string written (docs/api.md, "Strings").
+    if (typeof inserted !== "string" || !inserted.isWellFormed()) {
+      throw new CairnError(
+        "E_WRONG_TYPE",
+        `text to insert must be a well-formed string (no lone surrogates)`,
+      );
+    }
+    if (deleted === 0 && inserted.length === 0) {
+      // Nothing to change (as an empty update): checked, then nothing is committed.
+      const text = this.field(repo, key, schema, field);
+      checkTextEdit(typeof text === "string" ? text : "", { index, deleted, inserted });
+      return;
     }
     const current = this.#live(repo, key);
-    if (current.schema !== schema.id) this.#writeUpgraded(repo, key, schema, current, {});
-    const text = inserted.isWellFormed() ? inserted : inserted.toWellFormed();
-    repo.editText(key, schema.id, field, { index, deleted, inserted: text });
+    if (current.schema !== schema.id) {
+      // Checked against the upgraded text before the upgrade is written: a refused edit writes
+      // nothing.
+      const upgraded = this.#typed(current.wire!, current.schema, schema)[field];
+      const change = { index, deleted, inserted };
+      checkTextEdit(typeof upgraded === "string" ? upgraded : "", change);
+      this.#writeUpgraded(repo, key, schema, current, {});
+    }
+    repo.editText(key, schema.id, field, { index, deleted, inserted });
   }
 
   /** The stored value follows another version: write the whole upgraded value under this one. */
@@ -147,6 +166,26 @@ export class TypedReader {
     this.#cache.set(wire, { schema: target, values });
     return values;
   }
+}
+
+/**
+ * The declaration of `field` in `schema`, or E_UNKNOWN_FIELD. A caller's field name may be
+ * anything: only a string is looked up (an object without a prototype cannot even be turned into
+ * a property key).
+ */
+function fieldDef(schema: Schema, field: unknown): FieldDef {
+  const def = typeof field === "string" && Object.hasOwn(schema.fields, field)
+    ? schema.fields[field]
+    : undefined;
+  if (def === undefined) {
+    throw new CairnError("E_UNKNOWN_FIELD", `${schema.id} has no field ${describeShort(field)}`);
+  }
+  return def;
+}
+
+function isEmpty(record: FieldRecord): boolean {
+  for (const _ in record) return false;
+  return true;
 }
 
 function notFound(repo: Repository, key: string): CairnError {

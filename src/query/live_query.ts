@@ -38,6 +38,10 @@ export interface QueryHost<R> {
    * schema; undefined when it cannot be read so (e.g. the older version is not registered).
    */
   convert(key: string, value: ItemValue, schema: Schema): FieldRecord | undefined;
+  /** Whether an item stored under this schema id can be viewed when the query names no schema. */
+  readable(storedSchema: string): boolean;
+  /** Throws E_CLOSED once the repository is closed: its queries' results are gone with it. */
+  checkOpen(): void;
   /** The namespace of a schema id. */
   nsOf(schemaId: string): string;
   /** The query changed: notify its subscribers once this batch of changes is over. */
@@ -138,6 +142,7 @@ export class LiveQuery<R> {
    * Empty while `pending`: partial results of a scan in progress are never shown.
    */
   get results(): readonly R[] {
+    this.#host.checkOpen();
     this.#place();
     if (this.#cachedGeneration !== this.#generation) {
       this.#cachedGeneration = this.#generation;
@@ -153,6 +158,7 @@ export class LiveQuery<R> {
 
   /** Items that match, ignoring `limit`. */
   get total(): number {
+    this.#host.checkOpen();
     this.#place();
     return this.#list ? this.#list.size : 0;
   }
@@ -172,6 +178,7 @@ export class LiveQuery<R> {
    * completes. Not called at subscription. Returns the unsubscribe function.
    */
   subscribe(listener: (results: readonly R[]) => void): () => void {
+    this.#host.checkOpen();
     if (typeof listener !== "function") {
       throw new CairnError("E_BAD_ARGUMENT", "subscribe takes a function");
     }
@@ -196,6 +203,7 @@ export class LiveQuery<R> {
    * error. With no listener, such errors are reported as uncaught. Returns the unsubscribe.
    */
   onError(listener: (error: CairnError) => void): () => void {
+    this.#host.checkOpen();
     if (typeof listener !== "function") {
       throw new CairnError("E_BAD_ARGUMENT", "onError takes a function");
     }
@@ -251,7 +259,9 @@ export class LiveQuery<R> {
     let wire = value.wire;
     if (wire === undefined) return undefined;
     const schema = this.#schema;
-    if (schema !== undefined && value.schema !== schema.id) {
+    if (schema === undefined) {
+      if (!this.#host.readable(value.schema)) return undefined;
+    } else if (value.schema !== schema.id) {
       if (this.#host.nsOf(value.schema) !== schema.ns) return undefined;
       wire = this.#host.convert(key, value, schema);
       if (wire === undefined) return undefined;

@@ -33,6 +33,11 @@ export interface QuerySource {
 export interface ResultAdapter<R> {
   view(key: string, storedSchema: string, schema: Schema | undefined): R;
   convert(key: string, value: ItemValue, schema: Schema): FieldRecord | undefined;
+  /**
+   * Whether an item stored under this schema id can be viewed without naming a schema (e.g.
+   * false while the schema is not registered); absent: always.
+   */
+  readable?(storedSchema: string): boolean;
 }
 
 export interface RegistryOptions {
@@ -81,6 +86,8 @@ export class QueryRegistry<R> implements QueryHost<R> {
   #lastSeen: string | undefined;
   #schemaOf: Map<string, string> | undefined;
   readonly #schemaCounts = new Map<string, number>();
+  /** Why the repository's queries ended (E_CLOSED), once `dispose` ran. */
+  #ended: string | undefined;
 
   constructor(source: QuerySource, adapter: ResultAdapter<R>, options: RegistryOptions = {}) {
     this.#source = source;
@@ -140,16 +147,43 @@ export class QueryRegistry<R> implements QueryHost<R> {
     for (const field of schema.indexes) this.createIndex(field);
   }
 
-  /** Stops listening to the repository and closes every query. */
-  dispose(): void {
+  /**
+   * Stops listening to the repository and closes every query; reading any query of this
+   * registry (closed before or not) is then E_CLOSED with `message`.
+   */
+  dispose(message = "the repository is closed"): void {
+    if (this.#ended !== undefined) return;
     this.#unsubscribe();
     for (const query of this.#queryList) query.close();
+    this.#ended = message;
+  }
+
+  /**
+   * Evaluates again, in every index and open query, the items stored under `schemaIds`: schemas
+   * registered since may make them readable (an item under a schema this database did not know
+   * is left out of queries until then).
+   */
+  reconsider(schemaIds: ReadonlySet<string>): void {
+    if (this.#ended !== undefined) return;
+    const keys: string[] = [];
+    this.#source.items().forEach((value, key) => {
+      if (value.wire !== undefined && schemaIds.has(value.schema)) keys.push(key);
+    });
+    for (const key of keys) this.#onChange(key);
   }
 
   // ── QueryHost ────────────────────────────────────────────────────────────────────────────
 
   view(key: string, storedSchema: string, schema: Schema | undefined): R {
     return this.#adapter.view(key, storedSchema, schema);
+  }
+
+  readable(storedSchema: string): boolean {
+    return this.#adapter.readable?.(storedSchema) ?? true;
+  }
+
+  checkOpen(): void {
+    if (this.#ended !== undefined) throw new CairnError("E_CLOSED", this.#ended);
   }
 
   convert(key: string, value: ItemValue, schema: Schema): FieldRecord | undefined {

@@ -22,7 +22,7 @@ import {
   type WireValue,
 } from "../core/commit.ts";
 import { CairnError, isCairnError } from "../core/errors.ts";
-import type { HybridClock } from "../core/hlc.ts";
+import { hlcToMillis, type HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
@@ -579,6 +579,8 @@ export class Repository {
       try {
         sealed = await decodeBlock(frame, this.#ctx.suite);
         await this.#authenticate(sealed);
+        // A close that began during those awaits has flushed what it stores: refused, not lost.
+        this.#checkOpen();
         const place = this.#chains.place(sealed);
         if (place === "duplicate") duplicates++;
         else {
@@ -623,6 +625,7 @@ export class Repository {
    * commit can apply, the usual case.
    */
   #checkCommits(sealed: SealedBlock, stored: boolean): Map<Commit, string> | undefined {
+    if (!stored) this.#checkClock(sealed);
     const inBlock = new Map<string, Commit>();
     let waits: Map<Commit, string> | undefined;
     let texts: BlockTextCheck | undefined;
@@ -653,6 +656,27 @@ export class Repository {
       inBlock.set(id, commit);
     }
     return waits;
+  }
+
+  /**
+   * A block from a peer whose newest commit is stamped too far ahead of our clock is refused
+   * (E_CLOCK_AHEAD): it would win every merge against edits made meanwhile, and a signed stamp
+   * cannot be clamped. The chain keeps its place, so the next exchange sends the block again and
+   * it applies once our clock has caught up. Not asked of our own storage: what was accepted
+   * once always opens.
+   */
+  #checkClock(sealed: SealedBlock): void {
+    let newest = 0;
+    for (const commit of sealed.block.commits) if (commit.hlc > newest) newest = commit.hlc;
+    const clock = this.#ctx.clock;
+    if (clock.admits(newest)) return;
+    const { session, seq } = sealed.block;
+    throw new CairnError(
+      "E_CLOCK_AHEAD",
+      `block ${session}/${seq} is stamped ${duration(hlcToMillis(newest) - Date.now())} ahead ` +
+        `of this clock (at most ${duration(clock.maxAheadMillis)}); it applies once the clock ` +
+        `has caught up`,
+    );
   }
 
   /** The leaf `id` of the item `key`, if it is one: found without decoding history. */
@@ -940,6 +964,14 @@ function withoutTextEdits(value: FieldRecord, textFields: readonly string[]): Fi
     plain[field] = "";
   }
   return plain ?? value;
+}
+
+/** A duration for a message: "7 minutes", "3 hours", "36525 days". */
+function duration(ms: number): string {
+  const minutes = Math.max(1, Math.round(ms / 60_000));
+  if (minutes < 120) return `${minutes} minutes`;
+  const hours = Math.round(minutes / 60);
+  return hours < 48 ? `${hours} hours` : `${Math.round(hours / 24)} days`;
 }
 
 function badCommit(id: string, why: string): CairnError {

@@ -127,3 +127,16 @@ test("hlc: the default wall clock is Date.now", () => {
   const millis = hlcToMillis(new HybridClock().now());
   assert.ok(millis >= before && millis <= Date.now(), `${millis} vs ${before}`);
 });
+
+test("hlc: admits() applies the same bound as observe(), against the wall clock read now", () => {
+  const wall = fakeWall();
+  const clock = new HybridClock(wall.now, 1_000);
+  const atLimit = (START + 1_000) * HLC_LOGICAL_PER_MILLI + 1023;
+  const beyond = (START + 1_001) * HLC_LOGICAL_PER_MILLI;
+  assert.equal(clock.admits(atLimit), true);
+  assert.equal(clock.admits(beyond), false);
+  assert.equal(clock.maxAheadMillis, 1_000);
+  // Refused now, admitted once the wall clock has caught up: nothing is remembered.
+  wall.millis += 1;
+  assert.equal(clock.admits(beyond), true);
+});

@@ -151,7 +151,7 @@ test("after reopening from a checkpoint, export still sends the whole history", 
 
 test("after reopening from a checkpoint, concurrent remote edits merge as if never closed", async () => {
   await withDir(async (path) => {
-    const { db, repo, peer, other } = await populated(path);
+    const { db, peer, other } = await populated(path);
     await db.close();
     // The peer edits items whose last common ancestor lies inside the checkpointed history.
     for (let i = 0; i < 200; i += 7) other.get(`d${i}`, Doc)!.update({ body: "bye", n: 1000 + i });
@@ -162,7 +162,6 @@ test("after reopening from a checkpoint, concurrent remote edits merge as if nev
     assert.equal(report.rejected.length, 0, report.rejected.map((r) => r.error.message).join("; "));
     await other.importBlocks(await reopened.exportBlocks(other.versionVector()));
     assert.deepEqual(state(reopened), state(other));
-    assert.ok(repo.count() > 0);
     await again.close();
   });
 });

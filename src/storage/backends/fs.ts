@@ -47,7 +47,20 @@ export async function openFsBackend(
   const nodeFs: typeof NodeFs = await import(NODE_FS);
   const { promises: fs } = nodeFs;
   const { default: process }: { default: ProcessInfo } = await import(NODE_PROCESS);
-  ioSync(`create ${directory}`, () => nodeFs.mkdirSync(directory, { recursive: true }));
+  try {
+    nodeFs.mkdirSync(directory, { recursive: true });
+  } catch (err) {
+    // The path names a file, or passes through one: a wrong argument, not a failing disk.
+    const code = (err as ErrnoError).code;
+    if (code === "EEXIST" || code === "ENOTDIR") {
+      throw new CairnError(
+        "E_BAD_ARGUMENT",
+        `${directory} cannot be a database directory: it, or a directory on its way, is a file`,
+        { cause: err },
+      );
+    }
+    throw ioError(`create ${directory}`, err);
+  }
   let lock: WriterLock | undefined;
   const path = (name: string) => {
     // Opening and closing the lock file anywhere in this process would drop the lock.
@@ -225,14 +238,6 @@ async function syncDirectory(fs: FsPromises, directory: string): Promise<void> {
     }
   } catch {
     // Some platforms cannot open or fsync a directory; the rename is still atomic there.
-  }
-}
-
-function ioSync<T>(what: string, operation: () => T): T {
-  try {
-    return operation();
-  } catch (err) {
-    throw ioError(what, err);
   }
 }
 

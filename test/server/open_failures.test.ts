@@ -1,0 +1,151 @@
+/**
+ * Opening on real files, refused (issue #20): with a typed error that names the file it is
+ * about, before anything is written where it can be, and leaving no file behind — repository
+ * paths too long for a file name, a database path that is a file, files that are not Cairn's,
+ * bad options, and a log whose first write fails. Deno and Node (files).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { openCairnOn } from "../../src/db/database.ts";
+import { MAX_PATH_LENGTH } from "../../src/db/paths.ts";
+import { Cairn, type CairnErrorCode, defineSchema, isCairnError } from "../../src/mod.ts";
+import { openFsBackend } from "../../src/storage/backends/fs.ts";
+import { FailingCalls, faultyBackend } from "../harness/faulty_backend.ts";
+import { withTempDirectory } from "../harness/temp_directory.ts";
+
+const Doc = defineSchema({
+  ns: "doc",
+  version: 1,
+  fields: { title: { type: "string", required: true } },
+});
+
+function hasCode(code: CairnErrorCode, message?: RegExp): (err: unknown) => boolean {
+  return (err) => {
+    assert.ok(isCairnError(err, code), `expected ${code}, got ${String(err)}`);
+    if (message) assert.match(err.message, message);
+    return true;
+  };
+}
+
+/** The directory's files, but the lock holder's pid (there while a database is open). */
+const files = async (path: string) =>
+  (await readdir(path)).filter((name) => name !== "writer.pid").sort();
+
+test("the longest repository path is stored, reopened and indexed; a longer one is E_BAD_PATH before any file is made", async () => {
+  await withTempDirectory("open-failures", async (root) => {
+    const path = join(root, "db");
+    const db = await Cairn.open({ path, schemas: [Doc] });
+    const longest = `/${"a".repeat(MAX_PATH_LENGTH - 8)}/${"b".repeat(6)}`;
+    assert.equal(longest.length, MAX_PATH_LENGTH);
+    const repo = await db.open(longest);
+    repo.create(Doc, { title: "kept" }, { key: "k" });
+    repo.createIndex("title"); // the settings file: the longest name a repository has
+    await db.close(longest); // a checkpoint too
+    const before = await files(path);
+
+    for (const length of [MAX_PATH_LENGTH + 1, 245, 246, 252, 256, 300]) {
+      const tooLong = `/${"c".repeat(length - 1)}`;
+      await assert.rejects(db.open(tooLong), hasCode("E_BAD_PATH", /at most 238/), `${length}`);
+    }
+    assert.deepEqual(await files(path), before, "no file was made for a refused path");
+
+    const again = await db.open(longest);
+    assert.equal(again.get("k", Doc)?.get("title"), "kept");
+    assert.deepEqual(again.stats(), { damaged: [], tornTailBytes: 0, unloadable: [] });
+    await db.close();
+  });
+});
+
+test("a database path that is a file, or passes through one, is E_BAD_ARGUMENT and leaves the file as it was", async () => {
+  await withTempDirectory("open-failures", async (root) => {
+    const file = join(root, "notes.txt");
+    await writeFile(file, "my notes");
+    for (const path of [file, join(file, "db")]) {
+      await assert.rejects(
+        Cairn.open({ path }),
+        hasCode("E_BAD_ARGUMENT", /notes\.txt.* is a file/),
+        path,
+      );
+    }
+    assert.equal(await readFile(file, "utf8"), "my notes");
+    assert.deepEqual(await files(root), ["notes.txt"]);
+  });
+});
+
+test("options refused by Cairn.open leave no directory behind", async () => {
+  await withTempDirectory("open-failures", async (root) => {
+    const path = join(root, "db");
+    const refused: [string, Record<string, unknown>, CairnErrorCode][] = [
+      ["a short secret key", { secretKey: new Uint8Array(3) }, "E_BAD_KEY"],
+      ["a bad trusted key", { trust: ["not a key"] }, "E_BAD_KEY"],
+      ["not a schema", { schemas: [{ id: "doc@1" }] }, "E_BAD_SCHEMA"],
+      ["two schemas under one id", {
+        schemas: [Doc, defineSchema({ ns: "doc", version: 1, fields: {} })],
+      }, "E_BAD_SCHEMA"],
+      ["a misspelt option", { schema: [Doc] }, "E_BAD_ARGUMENT"],
+      ["an onWarning that is not a function", { onWarning: "log" }, "E_BAD_ARGUMENT"],
+    ];
+    for (const [what, options, code] of refused) {
+      await assert.rejects(Cairn.open({ path, ...options }), hasCode(code), what);
+      assert.deepEqual(await files(root), [], what);
+    }
+  });
+});
+
+test("a repository that fails to open leaves no log behind, and one that exists untouched", async () => {
+  await withTempDirectory("open-failures", async (root) => {
+    const path = join(root, "db");
+    // Its settings file is from a newer Cairn: refused, and the log made meanwhile removed.
+    const db = await Cairn.open({ path, schemas: [Doc] });
+    await db.close();
+    const newer = '{"cairn":"repository","version":99,"indexes":[]}\n';
+    await writeFile(join(path, "docs.settings.json"), newer);
+    const before = await files(path);
+    const again = await Cairn.open({ path, schemas: [Doc] });
+    await assert.rejects(again.open("/docs"), hasCode("E_UNSUPPORTED_VERSION"));
+    assert.deepEqual(await files(path), before, "no docs.log");
+    await again.close();
+
+    // The first write of a new log (its header) fails: the part written is removed with it.
+    const plan = new FailingCalls();
+    plan.failing.add("append");
+    const faulty = await openCairnOn(
+      { path, schemas: [Doc] },
+      async (directory) => faultyBackend(await openFsBackend(directory), plan),
+    );
+    await assert.rejects(faulty.open("/other"), hasCode("E_IO"));
+    assert.deepEqual(await files(path), before, "no other.log");
+    plan.clear();
+    const other = await faulty.open("/other");
+    other.create(Doc, { title: "now it opens" });
+    await faulty.close();
+  });
+});
+
+test("a file that is not Cairn's is E_NOT_A_LOG naming it in full, and is left untouched", async () => {
+  await withTempDirectory("open-failures", async (root) => {
+    const path = join(root, "db");
+    await mkdir(path);
+    const notALog = "these are my notes, not a log\n";
+    await writeFile(join(path, "docs.log"), notALog);
+    const db = await Cairn.open({ path, schemas: [Doc] });
+    const logFile = join(path, "docs.log").replaceAll("\\", "/");
+    await assert.rejects(db.open("/docs"), (err) => {
+      hasCode("E_NOT_A_LOG")(err);
+      assert.ok((err as Error).message.includes(logFile), (err as Error).message);
+      return true;
+    });
+    await db.close();
+    assert.equal(await readFile(join(path, "docs.log"), "utf8"), notALog);
+
+    await writeFile(join(path, "cairn.json"), "not json");
+    await assert.rejects(Cairn.open({ path }), (err) => {
+      hasCode("E_NOT_A_LOG")(err);
+      assert.ok((err as Error).message.includes(join(path, "cairn.json")), (err as Error).message);
+      return true;
+    });
+    assert.equal(await readFile(join(path, "cairn.json"), "utf8"), "not json");
+  });
+});
