@@ -1,7 +1,7 @@
 /** fast-check generators and fixtures for blocks (src/core/block.ts). */
 import fc from "fast-check";
-import type { BlockFields } from "../../src/core/block.ts";
-import { sessionIdFromPublicKey } from "../../src/core/block.ts";
+import type { BlockFields, SealedBlock } from "../../src/core/block.ts";
+import { sealBlock, sessionIdFromPublicKey } from "../../src/core/block.ts";
 import type { Commit } from "../../src/core/commit.ts";
 import type { CryptoSuite, SigningKey } from "../../src/core/signing.ts";
 import { commit } from "./arbitrary.ts";
@@ -44,4 +44,38 @@ export function blockFields(author: Author): fc.Arbitrary<BlockFields> {
       commits: authored,
     };
   });
+}
+
+/**
+ * `count` trusted (unsigned) blocks chained by a new session, one create each, its title padded
+ * with `padding(seq)` characters so that records differ in size (a torn or windowed record can
+ * then end anywhere).
+ */
+export async function trustedChain(
+  suite: CryptoSuite,
+  count: number,
+  padding: (seq: number) => number,
+): Promise<SealedBlock[]> {
+  const author = await newAuthor(suite);
+  const blocks: SealedBlock[] = [];
+  for (let seq = 1; seq <= count; seq++) {
+    const fields = {
+      session: author.session,
+      publicKey: author.key.publicKey,
+      seq,
+      prev: blocks[seq - 2]?.hash ?? "",
+      commits: [{
+        session: author.session,
+        seq,
+        key: `k${seq}`,
+        hlc: 1_790_000_000_000 * 1024 + seq,
+        parents: [],
+        schema: "task@1",
+        kind: "value" as const,
+        value: { title: `item ${seq} ${"x".repeat(padding(seq))}` },
+      }],
+    };
+    blocks.push(await sealBlock(fields, null, suite));
+  }
+  return blocks;
 }

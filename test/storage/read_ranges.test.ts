@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { sealBlock, type SealedBlock } from "../../src/core/block.ts";
+import type { SealedBlock } from "../../src/core/block.ts";
 import type { CryptoSuite } from "../../src/core/signing.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import {
@@ -22,7 +22,7 @@ import { crc32c } from "../../src/storage/crc32c.ts";
 import { LOG_FORMATS } from "../../src/storage/log_convert.ts";
 import type { LogFormat, LogScan } from "../../src/storage/log_format.ts";
 import { RepositoryLog } from "../../src/storage/repository_log.ts";
-import { newAuthor } from "../harness/blocks.ts";
+import { trustedChain } from "../harness/blocks.ts";
 import { FailingCalls, faultyBackend } from "../harness/faulty_backend.ts";
 import { recordSpans } from "../harness/log_records.ts";
 import { withScratchBackend } from "../harness/scratch_backend.ts";
@@ -40,28 +40,7 @@ let fixture: Promise<{ suite: CryptoSuite; blocks: SealedBlock[] }> | undefined;
 function setup() {
   fixture ??= (async () => {
     const suite = await cryptoSuite();
-    const author = await newAuthor(suite);
-    const blocks: SealedBlock[] = [];
-    for (let seq = 1; seq <= 12; seq++) {
-      const fields = {
-        session: author.session,
-        publicKey: author.key.publicKey,
-        seq,
-        prev: blocks[seq - 2]?.hash ?? "",
-        commits: [{
-          session: author.session,
-          seq,
-          key: `k${seq}`,
-          hlc: 1_790_000_000_000 * 1024 + seq,
-          parents: [],
-          schema: "task@1",
-          kind: "value" as const,
-          value: { title: `item ${seq} ${"x".repeat((seq * 53) % 400)}` },
-        }],
-      };
-      blocks.push(await sealBlock(fields, null, suite));
-    }
-    return { suite, blocks };
+    return { suite, blocks: await trustedChain(suite, 12, (seq) => (seq * 53) % 400) };
   })();
   return fixture;
 }

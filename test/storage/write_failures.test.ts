@@ -7,7 +7,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { sealBlock, type SealedBlock } from "../../src/core/block.ts";
+import type { SealedBlock } from "../../src/core/block.ts";
 import { type CairnErrorCode, isCairnError } from "../../src/core/errors.ts";
 import type { CryptoSuite } from "../../src/core/signing.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
@@ -16,7 +16,7 @@ import { crc32c } from "../../src/storage/crc32c.ts";
 import { LOG_FORMATS } from "../../src/storage/log_convert.ts";
 import type { LogFormat } from "../../src/storage/log_format.ts";
 import { type Durability, RepositoryLog } from "../../src/storage/repository_log.ts";
-import { newAuthor } from "../harness/blocks.ts";
+import { trustedChain } from "../harness/blocks.ts";
 import {
   FailingCalls,
   type FaultPlan,
@@ -30,33 +30,11 @@ import { withScratchBackend } from "../harness/scratch_backend.ts";
 
 let fixture: Promise<{ suite: CryptoSuite; blocks: SealedBlock[] }> | undefined;
 
-/** 60 small trusted blocks of one session (the log does not check chains). */
+/** 60 small trusted blocks of one session, of varied sizes (a torn record can end anywhere). */
 function setup() {
   fixture ??= (async () => {
     const suite = await cryptoSuite();
-    const author = await newAuthor(suite);
-    const blocks: SealedBlock[] = [];
-    for (let seq = 1; seq <= 60; seq++) {
-      const fields = {
-        session: author.session,
-        publicKey: author.key.publicKey,
-        seq,
-        prev: blocks[seq - 2]?.hash ?? "",
-        commits: [{
-          session: author.session,
-          seq,
-          key: `k${seq}`,
-          hlc: 1_790_000_000_000 * 1024 + seq,
-          parents: [],
-          schema: "task@1",
-          kind: "value" as const,
-          // Sizes vary, so a torn record can end anywhere.
-          value: { title: `item ${seq} ${"x".repeat((seq * 37) % 300)}` },
-        }],
-      };
-      blocks.push(await sealBlock(fields, null, suite));
-    }
-    return { suite, blocks };
+    return { suite, blocks: await trustedChain(suite, 60, (seq) => (seq * 37) % 300) };
   })();
   return fixture;
 }

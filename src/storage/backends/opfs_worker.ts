@@ -133,38 +133,41 @@ function writeAll(handle: SyncAccessHandle, bytes: Uint8Array, at: number): void
 }
 
 async function readFile(name: string): Promise<ArrayBuffer | null> {
-  const open = openFileNamed(name);
-  if (open) return readAll(open.handle, open.size);
-  const file = await existingFile(name);
-  if (!file) return null;
-  let handle: SyncAccessHandle;
-  try {
-    handle = await createSyncHandle(file);
-  } catch (err) {
-    // Another agent holds the file's sync handle: a Blob read needs no exclusive access.
-    if (errorName(err) === "NoModificationAllowedError") {
-      return await (await file.getFile()).arrayBuffer();
-    }
-    throw err;
-  }
-  try {
-    return readAll(handle, handle.getSize());
-  } finally {
-    handle.close();
-  }
+  return await readThrough(
+    name,
+    (handle, size) => readAll(handle, size),
+    async (blob) => await blob.arrayBuffer(),
+  );
 }
 
-/**
- * A range of a file: through its open handle if it is open for appending, else through a sync
- * handle opened for this read (or a Blob slice while another agent holds the file's handle).
- */
+/** A range of a file, and the file's size (see readThrough). */
 async function readRange(
   name: string,
   offset: number,
   length: number,
 ): Promise<Results["readRange"]> {
+  return await readThrough(
+    name,
+    (handle, size) => ({ bytes: readSpan(handle, size, offset, length), size }),
+    async (blob) => ({
+      bytes: await blob.slice(offset, offset + length).arrayBuffer(),
+      size: blob.size,
+    }),
+  );
+}
+
+/**
+ * Reads a file (null when it does not exist) through its open handle if it is open for
+ * appending, else through a sync handle opened for this read, or — while another agent holds the
+ * file's sync handle — through a Blob, which needs no exclusive access.
+ */
+async function readThrough<T>(
+  name: string,
+  read: (handle: SyncAccessHandle, size: number) => T,
+  readBlob: (blob: Blob) => Promise<T>,
+): Promise<T | null> {
   const open = openFileNamed(name);
-  if (open) return { bytes: readSpan(open.handle, open.size, offset, length), size: open.size };
+  if (open) return read(open.handle, open.size);
   const file = await existingFile(name);
   if (!file) return null;
   let handle: SyncAccessHandle;
@@ -172,15 +175,12 @@ async function readRange(
     handle = await createSyncHandle(file);
   } catch (err) {
     if (errorName(err) === "NoModificationAllowedError") {
-      const blob = await file.getFile();
-      const bytes = await blob.slice(offset, offset + length).arrayBuffer();
-      return { bytes, size: blob.size };
+      return await readBlob(await file.getFile());
     }
     throw err;
   }
   try {
-    const size = handle.getSize();
-    return { bytes: readSpan(handle, size, offset, length), size };
+    return read(handle, handle.getSize());
   } finally {
     handle.close();
   }
