@@ -3,9 +3,12 @@
  * every workload's definition (taken from the workload modules, so the docs say exactly what the
  * code times), how the numbers are made, the bench page and where the code is.
  */
+import { contenderInfo } from "../contenders/list.ts";
 import { WORKLOADS } from "../workloads/index.ts";
+import type { BenchWorkload } from "../workloads/common.ts";
 import { planFor } from "../lib/measure.ts";
-import { familyTitle } from "./view.ts";
+import { isTextWorkload } from "../lib/types.ts";
+import { familyTitle, targetGoal } from "./view.ts";
 
 export function expectationsSection(): string[] {
   return [
@@ -55,7 +58,6 @@ export function workloadSection(): string[] {
     const full = planFor(w, false);
     const quick = planFor(w, true);
     const sizes = (quickMode: boolean) => w.variants(quickMode).map((v) => v.label).join("; ");
-    const cairnNeeds = w.cairn.requires?.length ? ` (needs ${w.cairn.requires.join(", ")})` : "";
     out.push(
       `### ${w.id} ${w.title}`,
       "",
@@ -67,9 +69,7 @@ export function workloadSection(): string[] {
         w.scale === "fixed" ? `, each ${full.sliceMs} ms (quick ${quick.sliceMs} ms)` : ""
       }.`,
       "",
-      `- **Cairn timed${cairnNeeds}:** ${w.timed.cairn}`,
-      `- **SQLite timed:** ${w.timed.sqlite}`,
-      `- **Indexes:** Cairn: ${w.indexes.cairn}. SQLite: ${w.indexes.sqlite}.`,
+      ...sidesText(w),
       `- **Fairness:** ${w.fairness}`,
       ...(w.differentWork
         ? [`- **Kept out of charts and summaries:** the ratio compares ${w.differentWork}.`]
@@ -79,6 +79,30 @@ export function workloadSection(): string[] {
     );
   }
   return out;
+}
+
+/** What each side times (against SQLite), or what every engine times (text rows). */
+function sidesText(w: BenchWorkload): string[] {
+  const needs = (requires?: readonly string[]) =>
+    requires?.length ? ` (needs ${requires.join(", ")})` : "";
+  if (!isTextWorkload(w)) {
+    return [
+      `- **Cairn timed${needs(w.cairn.requires)}:** ${w.timed.cairn}`,
+      `- **SQLite timed:** ${w.timed.sqlite}`,
+      `- **Indexes:** Cairn: ${w.indexes.cairn}. SQLite: ${w.indexes.sqlite}.`,
+    ];
+  }
+  const names = (ids: readonly string[]) => ids.map((c) => contenderInfo(c).label).join(", ");
+  return [
+    `- **Runs on:** ${names(w.contenders)}; Cairn's figures as ratios to ${
+      names(w.baselines).replace(/, ([^,]*)$/, ", then $1")
+    }.`,
+    `- **Timed, the same for every engine${needs(w.text.requires)} (Cairn):** ${w.timed}`,
+    ...(w.targets?.length
+      ? [`- **Targets:** ${w.targets.map((t) => targetGoal(t, w.unit)).join("; ")}.`]
+      : []),
+    ...(w.context ? [`- **For context:** ${w.context}`] : []),
+  ];
 }
 
 export function statisticsSection(): string[] {

@@ -19,7 +19,7 @@ const INFO: RuntimeInfo = {
   engine: "V8",
   sqlite: { native: "3.53.2", wasm: "3.54.1" },
   timerResolutionUs: 0.4,
-  features: { storage: true, query: true },
+  features: { storage: true, query: true, text: true },
   contenders: ["cairn", "sqlite-wal", "sqlite-wasm-mem"],
   baseline: "sqlite-wal",
 };
@@ -96,7 +96,7 @@ const RUN = envelope([
 
 function ratioCell(workload: string): string {
   const lines = tableLines(RUN.runtimes.deno!).filter((l) => l.workload === workload);
-  const table = textTable(lines, INFO.contenders, "SQL WAL");
+  const table = textTable(lines, INFO.contenders);
   return table.rows[0][table.header.indexOf("Cairn vs SQL WAL")];
 }
 
@@ -154,18 +154,18 @@ test("rows comparing different work stay in the tables, labelled, and out of cha
   assert.ok(!summary.includes(">Queries<"), "nor a queries summary");
   assert.match(summary, /Left out: W13 \(Cairn's cached live result/);
   const lines = tableLines(RUN.runtimes.deno!).filter((l) => l.workload === "W13.v1");
-  const table = textTable(lines, INFO.contenders, "SQL WAL");
+  const table = textTable(lines, INFO.contenders);
   assert.match(table.rows[0][0], /^W13\.v1 Filter query, warm \(compares Cairn's cached/);
   assert.equal(table.rows[0][table.header.indexOf("Cairn vs SQL WAL")], "1/1,840,758 · faster");
 });
 
 test("cells without a figure show n/a and the notes say why", () => {
   const lines = tableLines(RUN.runtimes.deno!);
-  const memory = textTable(lines.filter((l) => l.workload === "M01.v2"), INFO.contenders, "x");
+  const memory = textTable(lines.filter((l) => l.workload === "M01.v2"), INFO.contenders);
   assert.deepEqual(memory.rows[0].slice(3), ["105 ±1%", "n/a", "n/a"]);
-  const disk = textTable(lines.filter((l) => l.workload === "D01.v1"), INFO.contenders, "x");
+  const disk = textTable(lines.filter((l) => l.workload === "D01.v1"), INFO.contenders);
   assert.equal(disk.rows[0][3], "n/a yet #4");
-  const open = textTable(lines.filter((l) => l.workload === "W03.v1"), INFO.contenders, "x");
+  const open = textTable(lines.filter((l) => l.workload === "W03.v1"), INFO.contenders);
   assert.equal(open.rows[0][5], "n/a");
 
   const notes = runtimeNotes(RUN.runtimes.deno!, lines);
