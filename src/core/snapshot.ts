@@ -5,6 +5,7 @@
  */
 import type { ChainTip } from "./block.ts";
 import type { Commit, FieldRecord } from "./commit.ts";
+import type { StoredRun, TextDoc } from "./text/text_doc.ts";
 
 /**
  * Records that the layers above keep per item (the query layer's index entries and query
@@ -71,6 +72,15 @@ export interface RepositorySnapshot {
   readonly tips: ReadonlyMap<string, ChainTip>;
   /** Every key (deleted ones included) with its state, in the repository's order. */
   readonly items: readonly (readonly [string, ItemSnapshot])[];
+  /** Every text document (repo/text_fields.ts), its runs copied when the snapshot was taken. */
+  readonly texts?: readonly TextSnapshot[];
+}
+
+/** One item's text field as a document of character runs. */
+export interface TextSnapshot {
+  readonly key: string;
+  readonly field: string;
+  readonly runs: readonly StoredRun[];
 }
 
 /**
@@ -102,4 +112,13 @@ export interface RestoredSnapshot {
    * `leaves` holds (graph walks compare commits by identity).
    */
   leaf(session: string, seq: number): Commit | undefined;
+  readonly texts: RestoredTexts;
+}
+
+/** The text documents of a snapshot read back from storage, each made when first asked for. */
+export interface RestoredTexts {
+  /** The document of `key`'s `field`, made now; undefined when there is none. */
+  text(key: string, field: string): TextDoc | undefined;
+  /** Which documents there are: item key and field. */
+  texts(): Iterable<readonly [string, string]>;
 }

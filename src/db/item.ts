@@ -49,6 +49,31 @@ export class Item<S extends AnySchema = Schema> {
   }
 
   /**
+   * Inserts `text` into the text field `field` at `index` (UTF-16 code units, as string indexes
+   * count; not inside a surrogate pair). Carried as an edit, not the whole text: concurrent edits
+   * of other peers merge character by character. Visible at once; sealed this tick.
+   *
+   * @example
+   * note.insertText("body", 0, "Hello, ");
+   */
+  insertText(field: FieldName<S>, index: number, text: string): this {
+    this.#reader.editText(this.#repo, this.key, this.schema, field, index, 0, text);
+    return this;
+  }
+
+  /** Deletes `length` code units of the text field `field` from `index`. */
+  deleteText(field: FieldName<S>, index: number, length: number): this {
+    this.#reader.editText(this.#repo, this.key, this.schema, field, index, length, "");
+    return this;
+  }
+
+  /** Replaces `length` code units of the text field `field` at `index` with `text`: one edit. */
+  replaceText(field: FieldName<S>, index: number, length: number, text: string): this {
+    this.#reader.editText(this.#repo, this.key, this.schema, field, index, length, text);
+    return this;
+  }
+
+  /**
    * Resolves when this item's writes so far are persisted as the database's durability mode
    * promises — in durable mode, fsynced. Writes of the same tick share one block and one fsync.
    */

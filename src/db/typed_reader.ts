@@ -82,6 +82,33 @@ export class TypedReader {
     repo.writeChange(key, schema.id, next, set, unset);
   }
 
+  /**
+   * Edits a text field by position (Item.insertText, deleteText): at `index`, `deleted` code units
+   * removed, then `inserted` put there. A value under an older schema version is upgraded first.
+   */
+  editText(
+    repo: Repository,
+    key: string,
+    schema: Schema,
+    field: string,
+    index: number,
+    deleted: number,
+    inserted: unknown,
+  ): void {
+    const def = Object.hasOwn(schema.fields, field) ? schema.fields[field] : undefined;
+    if (!def) throw new CairnError("E_UNKNOWN_FIELD", `${schema.id} has no field ${field}`);
+    if (def.type !== "text") {
+      throw new CairnError("E_WRONG_TYPE", `${schema.id}.${field} is not a text field`);
+    }
+    if (typeof inserted !== "string") {
+      throw new CairnError("E_WRONG_TYPE", `text to insert must be a string`);
+    }
+    const current = this.#live(repo, key);
+    if (current.schema !== schema.id) this.#writeUpgraded(repo, key, schema, current, {});
+    const text = inserted.isWellFormed() ? inserted : inserted.toWellFormed();
+    repo.editText(key, schema.id, field, { index, deleted, inserted: text });
+  }
+
   /** The stored value follows another version: write the whole upgraded value under this one. */
   #writeUpgraded(
     repo: Repository,

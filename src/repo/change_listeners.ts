@@ -1,4 +1,5 @@
 /** Change listeners of a repository: all changes, or one key's. Called synchronously. */
+import type { TextFieldChange } from "./text_fields.ts";
 
 export interface ItemChange {
   readonly key: string;
@@ -6,6 +7,12 @@ export interface ItemChange {
   readonly source: "local" | "remote";
   /** True when the change left the item deleted. */
   readonly deleted: boolean;
+  /**
+   * What changed in text fields, when any did: per field, the changes in the order they
+   * happened (each at `index`, in UTF-16 code units of the text as it was just before it), so an
+   * editor can apply them without comparing texts.
+   */
+  readonly text?: readonly TextFieldChange[];
 }
 
 type Listener = (change: ItemChange) => void;

@@ -26,12 +26,22 @@ export interface MergedValue extends ItemValue {
    * in until it is, and the item must be merged again then (Repository.remergeUnresolved).
    */
   readonly complete: boolean;
+  /** The leaves' lowest common ancestor the merge started from (null: none), when it needed one. */
+  readonly ancestor?: Commit | null;
 }
 
+/**
+ * `isDocument(field)`: the field is a text field held as a document (repo/text_fields.ts), whose
+ * text is the document's whatever the leaves: it is present when any live leaf has it, and its
+ * value here is a stand-in the caller replaces with the document's text. `knownAncestor`: the
+ * leaves' lowest common ancestor when the caller knows it (see Repository.#merged).
+ */
 export function mergeLeaves(
   graph: CommitGraph,
   leafCommits: readonly Commit[],
   registry: SchemaRegistry,
+  isDocument: (field: string) => boolean = () => false,
+  knownAncestor?: Commit | null,
 ): MergedValue {
   const leaves = [...leafCommits].sort(compareStamps);
   const newest = leaves[leaves.length - 1];
@@ -48,7 +58,9 @@ export function mergeLeaves(
   const target = targetSchema(live, registry);
   if (!target) return { wire: graph.valueAt(newest), schema: newest.schema, complete: false };
 
-  const ancestor = graph.lowestCommonAncestor(leaves);
+  const ancestor = knownAncestor !== undefined
+    ? knownAncestor
+    : graph.lowestCommonAncestor(leaves) ?? null;
   const base = ancestor && inSchema(graph.valueAt(ancestor), ancestor.schema, target, registry);
   const sides = live.map((leaf) => ({
     stamp: leaf,
@@ -57,6 +69,10 @@ export function mergeLeaves(
 
   const merged: FieldRecord = {};
   for (const field of target.fieldNames) {
+    if (target.fields[field].type === "text" && isDocument(field)) {
+      if (sides.some((side) => side.value[field] !== undefined)) merged[field] = "";
+      continue;
+    }
     const fieldSides: MergeSide<WireValue>[] = sides.map((side) => ({
       stamp: side.stamp,
       value: side.value[field],
@@ -64,7 +80,7 @@ export function mergeLeaves(
     const value = mergeField(target.fields[field].type, base?.[field], fieldSides);
     if (value !== undefined) merged[field] = value;
   }
-  return { wire: merged, schema: target.id, complete: true };
+  return { wire: merged, schema: target.id, complete: true, ancestor };
 }
 
 /** The newest registered version among the leaves' schemas, if all share a namespace and are known. */

@@ -19,6 +19,7 @@ import {
   type FieldRecord,
   makeCommit,
   makeOwnParentCommit,
+  type WireValue,
 } from "../core/commit.ts";
 import { CairnError, isCairnError } from "../core/errors.ts";
 import type { HybridClock } from "../core/hlc.ts";
@@ -39,6 +40,9 @@ import { GeneratedKeys } from "./generated_keys.ts";
 import { isLive, ItemMap } from "./item_map.ts";
 import { causalOrder } from "./block_order.ts";
 import { HeldBackCommits } from "./held_back.ts";
+import { type BlockTextCheck, type TextFieldChange, TextFields } from "./text_fields.ts";
+import { checkTextEdit, type TextChange } from "../core/text/text_doc.ts";
+import type { TextOp } from "../core/text/text_ops.ts";
 import {
   type ChainPlace,
   type MissingBlocks,
@@ -119,6 +123,8 @@ export interface ImportReport {
  */
 type ItemState = ItemSnapshot;
 
+const NO_UNSET: readonly string[] = Object.freeze([]);
+
 /** Shared by every commit without parents (creates), so none allocates its own. */
 const NO_PARENTS: readonly string[] = Object.freeze([]);
 
@@ -152,6 +158,10 @@ export class Repository {
   readonly #chains = new SessionChains();
   /** Commits waiting for history lost to damage. */
   readonly #heldBack = new HeldBackCommits();
+  /** The items' text fields, one document each. */
+  readonly #texts: TextFields;
+  /** The lowest common ancestor each merged state was made from (see #merged). */
+  readonly #mergeBases = new WeakMap<ItemState, Commit | null>();
 
   #closed = false;
   /**
@@ -171,6 +181,7 @@ export class Repository {
     this.path = path;
     this.#ctx = ctx;
     this.#generatedKeys = new GeneratedKeys(ctx.session);
+    this.#texts = new TextFields(ctx.registry);
     this.#items = new ItemMap(undefined, this.#generatedKeys);
   }
 
@@ -267,6 +278,42 @@ export class Repository {
   }
 
   /**
+   * Edits a live item's text field by position: at `change.index`, `change.deleted` code units
+   * removed, then `change.inserted` put there. E_BAD_ARGUMENT for positions outside the text or
+   * inside a surrogate pair. The item's value must follow `schema` (the caller upgrades it first).
+   */
+  editText(key: string, schema: string, field: string, change: TextChange): void {
+    const state = this.#requireLive(key);
+    this.#checkOpen();
+    const current = state.wire![field];
+    checkTextEdit(typeof current === "string" ? current : "", change);
+    const session = this.#ctx.session;
+    const edited = this.#texts.edit(key, field, current, session, (doc) => {
+      const ops: TextOp[] = doc.delete(change.index, change.deleted);
+      if (change.inserted.length > 0) {
+        ops.push(doc.insert(change.index, change.inserted, session, doc.nextClock(session)));
+      }
+      return ops;
+    });
+    const next = { ...state.wire, [field]: edited.text };
+    const carried = { field, wire: edited.wire, changes: [change] };
+    const asDelta = state.schema === schema && state.deltas < MAX_DELTA_CHAIN &&
+      soleLeaf(state) !== undefined;
+    if (asDelta) {
+      this.#commitLocal(
+        key,
+        schema,
+        state,
+        "delta",
+        next,
+        { [field]: edited.wire },
+        NO_UNSET,
+        carried,
+      );
+    } else this.#commitLocal(key, schema, state, "value", next, undefined, undefined, carried);
+  }
+
+  /**
    * Resolves when every write so far is sealed and persisted as the mode promises. A failed
    * write rejects it (E_IO) but loses nothing: the next flush writes those blocks again, and
    * resolves once they, and everything before, are persisted.
@@ -328,7 +375,9 @@ export class Repository {
 
   /**
    * Writes a local commit of `kind`: `next` is the item's new value (undefined once deleted),
-   * which a "value" commit carries whole and a "delta" one as `set` and `unset`.
+   * which a "value" commit carries whole and a "delta" one as `set` and `unset`. Text fields
+   * given as strings are carried as the edit from the current text; `edited`, a text field
+   * already edited by position, is carried as its operations.
    */
   #commitLocal(
     givenKey: string,
@@ -338,13 +387,23 @@ export class Repository {
     next: FieldRecord | undefined,
     set?: FieldRecord,
     unset?: readonly string[],
+    edited?: { field: string; wire: WireValue; changes: TextChange[] },
   ): void {
     this.#checkOpen();
     const key = state === undefined ? givenKey : heldKey(state);
     const session = this.#ctx.session;
+    let change = kind === "delta" ? set : next;
+    let text: TextFieldChange[] | undefined;
+    if (change !== undefined && this.#texts.fieldsOf(schema).length > 0) {
+      const written = this.#texts.write(key, schema, change, state?.wire, session, edited?.field);
+      if (written) [change, text] = [written.record, written.changes];
+      if (edited) {
+        change = { ...change, [edited.field]: edited.wire };
+        (text ??= []).push({ field: edited.field, changes: edited.changes });
+      }
+    }
     const seq = ++this.#commitSeq;
     const hlc = this.#nextHlc(state);
-    const change = kind === "delta" ? set : next;
     const sole = state === undefined ? undefined : soleLeaf(state);
     const commit = sole?.session === session
       ? makeOwnParentCommit(session, seq, key, hlc, sole.seq, schema, kind, change, unset)
@@ -368,7 +427,7 @@ export class Repository {
       queueMicrotask(() => this.#queueSeal());
     }
     if (this.#listeners.active) {
-      this.#listeners.emit({ key, source: "local", deleted: next === undefined });
+      this.#listeners.emit(changeEvent(key, "local", next === undefined, text));
     }
   }
 
@@ -409,7 +468,8 @@ export class Repository {
     // to copy them through the iterator, all of it a pause of the event loop.
     const items: [string, ItemState][] = [];
     this.#items.forEach((state, key) => items.push([key, state]));
-    return { commitSeq: this.#commitSeq, tips: this.#chains.tips(), items };
+    const texts = this.#texts.snapshot();
+    return { commitSeq: this.#commitSeq, tips: this.#chains.tips(), items, texts };
   }
 
   /**
@@ -424,6 +484,7 @@ export class Repository {
     this.#lastState = undefined;
     this.#liveCount = snapshot.items.liveCount;
     this.#graph.findMissingIn((session, seq) => snapshot.leaf(session, seq));
+    this.#texts.findMissingIn(snapshot.texts);
     for (const [session, tip] of snapshot.tips) this.#chains.restoreTip(session, tip);
     this.#commitSeq = snapshot.commitSeq;
     this.#history = history;
@@ -564,6 +625,7 @@ export class Repository {
   #checkCommits(sealed: SealedBlock, stored: boolean): Map<Commit, string> | undefined {
     const inBlock = new Map<string, Commit>();
     let waits: Map<Commit, string> | undefined;
+    let texts: BlockTextCheck | undefined;
     for (const commit of sealed.block.commits) {
       const id = commitId(commit);
       if (this.#graph.has(id) || this.#heldBack.has(id)) throw badCommit(id, "is already held");
@@ -586,6 +648,8 @@ export class Repository {
         if (mustWait && !waits?.has(commit)) (waits ??= new Map()).set(commit, parentId);
       }
       if (!stored) this.#checkValue(commit, id);
+      // Text edits of a commit that waits are checked when what it waits for has come.
+      if (!waits?.has(commit)) this.#texts.check(commit, texts ??= new Map());
       inBlock.set(id, commit);
     }
     return waits;
@@ -604,10 +668,16 @@ export class Repository {
   #checkValue(commit: Commit, id: string): void {
     const schema = this.#ctx.registry.get(commit.schema);
     if (!schema) return;
+    const text = this.#texts.fieldsOf(commit.schema);
     try {
-      if (commit.kind === "value") schema.fromWire(commit.value);
+      if (commit.kind === "value") schema.fromWire(withoutTextEdits(commit.value, text));
       else if (commit.kind === "delta") {
-        for (const field in commit.set) schema.fieldFromWire(field, commit.set[field]);
+        for (const field in commit.set) {
+          // Text edits are checked against the field's document (#texts.check).
+          if (!text.includes(field) || !Array.isArray(commit.set[field])) {
+            schema.fieldFromWire(field, commit.set[field]);
+          }
+        }
         for (const field of commit.unset) {
           if (!Object.hasOwn(schema.fields, field)) {
             throw new Error(`unsets unknown field ${field}`);
@@ -657,10 +727,24 @@ export class Repository {
           continue;
         }
         this.#graph.add(waiter);
-        this.#applyRemoteCommit(waiter);
+        this.#applyRemoteCommit(waiter, this.#textsApply(waiter));
         this.#ctx.clock.observe(waiter.hlc);
         applied.push(commitId(waiter));
       }
+    }
+  }
+
+  /**
+   * Whether a commit that waited for lost history can apply its text edits, checked now that
+   * their characters may exist; if they cannot, the commit applies without them.
+   */
+  #textsApply(commit: Commit): boolean {
+    try {
+      this.#texts.check(commit, new Map());
+      return true;
+    } catch (err) {
+      if (isCairnError(err)) return false;
+      throw err;
     }
   }
 
@@ -684,26 +768,32 @@ export class Repository {
     }
   }
 
-  #applyRemoteCommit(commit: Commit): void {
+  #applyRemoteCommit(commit: Commit, applyText = true): void {
     const state = this.#state(commit.key);
     const key = state === undefined ? commit.key : heldKey(state);
+    const text = applyText ? this.#texts.apply(commit) : undefined;
     const leaves = state
       ? state.leaves.filter((leaf) => !commit.parents.includes(commitId(leaf)))
       : [];
     leaves.push(commit);
     this.#unresolved.delete(key);
     let next: ItemState;
-    if (leaves.length > 1) next = this.#merged(key, leaves);
-    else if (this.#extendsHeldValue(commit, state)) {
+    if (leaves.length > 1) {
+      // A commit on one of several leaves leaves their common ancestors as they were.
+      const extendsLeaf = commit.parents.length === 1 && leaves.length === state!.leaves.length;
+      next = this.#merged(key, leaves, extendsLeaf ? state : undefined);
+    } else if (this.#extendsHeldValue(commit, state)) {
       // Fast path: a delta on the value we already hold.
-      const wire = applyDelta({ ...state!.wire }, commit);
+      const wire = this.#texts.overlay(key, commit.schema, applyDelta({ ...state!.wire }, commit));
       next = new SoleLeafState(commit, wire, commit.schema, state!.deltas + 1);
     } else {
       const deltas = commit.kind === "delta" ? Infinity : 0;
-      next = new SoleLeafState(commit, this.#graph.valueAt(commit), commit.schema, deltas);
+      const wire = this.#texts.overlay(key, commit.schema, this.#graph.valueAt(commit));
+      next = new SoleLeafState(commit, wire, commit.schema, deltas);
     }
+    this.#awaitSchemaForText(key, next);
     this.#setState(key, state, next);
-    this.#listeners.emit({ key, source: "remote", deleted: next.wire === undefined });
+    this.#listeners.emit(changeEvent(key, "remote", next.wire === undefined, text));
   }
 
   /** Whether `commit` is a delta on the single leaf of `state`, whose value is held. */
@@ -713,10 +803,33 @@ export class Repository {
     return leaf !== undefined && commit.parents[0] === commitId(leaf);
   }
 
-  #merged(key: string, leaves: readonly Commit[]): ItemState {
-    const { wire, schema, complete } = mergeLeaves(this.#graph, leaves, this.#ctx.registry);
-    if (!complete) this.#unresolved.add(key);
-    return { leaves, wire, schema, deltas: Infinity, attached: undefined };
+  /**
+   * The merged state of `leaves`. `sameAncestorAs`: a state whose leaves have the same common
+   * ancestors (one of them replaced by a child of it): the lowest one it was merged from is taken
+   * again instead of walking the history since then, so applying N concurrent commits one by one
+   * costs N merges, not N walks through N commits.
+   */
+  #merged(key: string, leaves: readonly Commit[], sameAncestorAs?: ItemState): ItemState {
+    const isDocument = (field: string) => this.#texts.has(key, field);
+    const known = sameAncestorAs && this.#mergeBases.get(sameAncestorAs);
+    const merged = mergeLeaves(this.#graph, leaves, this.#ctx.registry, isDocument, known);
+    if (!merged.complete) this.#unresolved.add(key);
+    const wire = this.#texts.overlay(key, merged.schema, merged.wire);
+    const next = { leaves, wire, schema: merged.schema, deltas: Infinity, attached: undefined };
+    if (merged.ancestor !== undefined) this.#mergeBases.set(next, merged.ancestor);
+    this.#awaitSchemaForText(key, next);
+    return next;
+  }
+
+  /**
+   * Under a schema not registered here, an item's text fields still hold their edits (which
+   * fields are text, only the schema says): the item waits with the unresolved ones, and is made
+   * again, with its texts, when the schema is registered.
+   */
+  #awaitSchemaForText(key: string, next: ItemState): void {
+    if (!this.#ctx.registry.get(next.schema) && mayHoldTextEdits(next.wire)) {
+      this.#unresolved.add(key);
+    }
   }
 
   /** Merges again the items that waited for a schema; call after registering schemas. */
@@ -798,6 +911,35 @@ function heldBlock({ block, body }: SealedBlock): HeldBlock {
 function leafIds(state: ItemState): readonly string[] {
   const leaf = soleLeaf(state);
   return leaf !== undefined ? [commitId(leaf)] : state.leaves.map(commitId);
+}
+
+/** A change event; `text` only when text fields changed (most changes carry none). */
+function changeEvent(
+  key: string,
+  source: "local" | "remote",
+  deleted: boolean,
+  text: TextFieldChange[] | undefined,
+): ItemChange {
+  return text === undefined || text.length === 0
+    ? { key, source, deleted }
+    : { key, source, deleted, text };
+}
+
+/** Whether a value has a field that may be text edits (a list), which only its schema tells. */
+function mayHoldTextEdits(wire: FieldRecord | undefined): boolean {
+  for (const field in wire) if (Array.isArray(wire[field])) return true;
+  return false;
+}
+
+/** A value record with its text edits (operation lists) standing as empty texts, for a check. */
+function withoutTextEdits(value: FieldRecord, textFields: readonly string[]): FieldRecord {
+  let plain: FieldRecord | undefined;
+  for (const field of textFields) {
+    if (!Array.isArray(value[field])) continue;
+    plain ??= { ...value };
+    plain[field] = "";
+  }
+  return plain ?? value;
 }
 
 function badCommit(id: string, why: string): CairnError {

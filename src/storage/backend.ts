@@ -17,8 +17,9 @@ export interface StorageBackend {
   removeFile(name: string): Promise<void>;
   listFiles(): Promise<string[]>;
   /**
-   * Takes the directory's writer lock: a lock file holding our pid (fs), a Web Lock (browser).
-   * Throws CairnError E_LOCKED when another process or tab holds it.
+   * Takes the directory's writer lock: an OS lock on a file that the kernel drops when the
+   * process dies (fs), a Web Lock (browser). Throws CairnError E_LOCKED when another process or
+   * tab holds it.
    */
   acquireLock(): Promise<void>;
   releaseLock(): Promise<void>;

@@ -44,6 +44,7 @@ import {
 import { CheckpointWriter } from "./checkpoint_writer.ts";
 import { crc32c } from "./crc32c.ts";
 import { MsgpackCheck } from "./msgpack_check.ts";
+import { StoredTexts, textsToWire } from "./checkpoint_texts.ts";
 
 const MAGIC = new TextEncoder().encode("CAIRNK");
 const VERSION = 2;
@@ -134,6 +135,7 @@ function* checkpointSteps(
   out.u32(meta.length);
   out.bytes(meta);
   yield* writer.writeTo(out);
+  if (snapshot.texts?.length) out.bytes(packValue(textsToWire(snapshot.texts)));
   const file = out.finish(HEADER_LENGTH);
   yield;
   const view = new DataView(file.buffer);
@@ -154,7 +156,7 @@ export function decodeCheckpoint(stored: Uint8Array): Checkpoint {
   checkHeader(file);
   const reader = new ByteReader(file, HEADER_LENGTH, "checkpoint");
   const meta = decodeMeta(unpackBytes(reader.take(reader.u32()), "checkpoint"));
-  const { columns, live } = readColumns(reader, meta);
+  const { columns, live, texts } = readColumns(reader, meta);
   const table = new CheckpointTable(columns, live);
   return {
     logLength: meta.logLength,
@@ -163,6 +165,7 @@ export function decodeCheckpoint(stored: Uint8Array): Checkpoint {
     tips: meta.tips,
     items: table,
     leaf: (session, seq) => table.leaf(session, seq),
+    texts,
   };
 }
 
@@ -182,7 +185,7 @@ function checkHeader(file: Uint8Array): void {
 function readColumns(
   reader: ByteReader,
   meta: Meta,
-): { columns: CheckpointColumns; live: number } {
+): { columns: CheckpointColumns; live: number; texts: StoredTexts } {
   const { items, leaves, parents, sessions, schemas } = meta;
   const file = reader.bytes;
   // In a valid file each item, leaf and parent takes at least one byte below (its value, its
@@ -202,7 +205,7 @@ function readColumns(
   const check = new MsgpackCheck(file, "checkpoint");
   const values = checkValues(check, file, reader.pos, items);
   const bodies = checkBodies(check, file, values.end, leafKind);
-  if (bodies.end !== file.length) throw bad("length");
+  const texts = readTexts(check, file, bodies.end);
   for (let i = 0; i < items; i++) if (itemSchema[i] >= schemas.length) throw bad("item schema");
   for (let leaf = 0; leaf < leaves; leaf++) {
     if (leafSession[leaf] >= sessions.length || leafSchema[leaf] >= schemas.length) {
@@ -229,7 +232,14 @@ function readColumns(
     parentStarts,
     parentIds,
   };
-  return { columns, live: values.live };
+  return { columns, live: values.live, texts };
+}
+
+/** The text documents after the bodies: one MessagePack value to the end, or none at all. */
+function readTexts(check: MsgpackCheck, file: Uint8Array, pos: number): StoredTexts {
+  if (pos === file.length) return new StoredTexts([]);
+  if (check.value(pos, file.length, 0) !== file.length) throw bad("length");
+  return new StoredTexts(unpackBytes(file, "checkpoint texts", pos, file.length));
 }
 
 /** Each item's value: a record, or nil when deleted. Where each starts; how many are live. */

@@ -7,18 +7,11 @@ import { join } from "node:path";
 import process from "node:process";
 import { Cairn } from "cairndb";
 import { seededRandom } from "../harness/random.ts";
+import { runtimeCommand } from "../harness/runtime_command.ts";
 
 const WRITER = "test/fixtures/crash_writer.mjs";
 const KILLS = Number(process.env.CAIRN_FUZZ ?? 50);
 const SEED = Number(process.env.CAIRN_FUZZ_SEED ?? 20261122);
-
-/** The command that runs a script on the runtime running this test. */
-function runtimeCommand(script: string, args: string[]): [string, string[]] {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  return deno
-    ? [deno.execPath(), ["run", "-A", script, ...args]]
-    : [process.execPath, [script, ...args]];
-}
 
 /**
  * Starts the writer, waits until it has acknowledged at least one write (so the kill lands

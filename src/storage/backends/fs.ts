@@ -1,7 +1,7 @@
 /**
  * The file-system backend for Deno and Node, through node:fs (both runtimes implement it, so one
- * backend serves both). A database is a directory; the writer lock is a `lock` file holding the
- * owner's pid, taken with an exclusive create.
+ * backend serves both). A database is a directory; its writer lock is an OS lock on `writer.lock`
+ * (fs_lock.ts).
  *
  * node:fs and node:process are imported when a backend is opened, not at module load, and through
  * a variable: bundlers leave such an import alone, so an app bundling cairndb for the browser
@@ -10,11 +10,10 @@
 import type * as NodeFs from "node:fs";
 import { CairnError } from "../../core/errors.ts";
 import type { AppendFile, StorageBackend } from "../backend.ts";
-
-const LOCK_FILE = "lock";
+import { type ProcessInfo, takeWriterLock, WRITER_LOCK_FILE, type WriterLock } from "./fs_lock.ts";
 
 /**
- * Files up to this size are read with one synchronous call. A settings file, a lock or a new
+ * Files up to this size are read with one synchronous call. A settings file or a new
  * repository's files are that small, and `readFileSync` takes 7–8 µs where the promise API takes
  * 80–90 µs (a round trip to the I/O threads; 0.3–1 ms for the first ones of a process), which
  * made most of opening a database. Larger files (a log, a checkpoint) are read asynchronously, so
@@ -23,10 +22,6 @@ const LOCK_FILE = "lock";
 const SMALL_FILE_BYTES = 64 * 1024;
 
 type FsPromises = typeof NodeFs.promises;
-type FsSync = Pick<
-  typeof NodeFs,
-  "statSync" | "readFileSync" | "mkdirSync" | "openSync" | "writeSync" | "closeSync" | "rmSync"
->;
 type ErrnoError = Error & { code?: string };
 
 const NODE_FS = "node:fs";
@@ -34,11 +29,17 @@ const NODE_PROCESS = "node:process";
 
 export async function openFsBackend(directory: string): Promise<StorageBackend> {
   const nodeFs: typeof NodeFs = await import(NODE_FS);
-  const { promises: fs, constants } = nodeFs;
+  const { promises: fs } = nodeFs;
   const { default: process }: { default: ProcessInfo } = await import(NODE_PROCESS);
   ioSync(`create ${directory}`, () => nodeFs.mkdirSync(directory, { recursive: true }));
-  let lockHeld = false;
-  const path = (name: string) => `${directory}/${name}`;
+  let lock: WriterLock | undefined;
+  const path = (name: string) => {
+    // Opening and closing the lock file anywhere in this process would drop the lock.
+    if (name === WRITER_LOCK_FILE) {
+      throw new CairnError("E_BAD_ARGUMENT", `${name} is the writer lock, not a data file`);
+    }
+    return `${directory}/${name}`;
+  };
 
   const backend: StorageBackend = {
     kind: "fs",
@@ -66,7 +67,8 @@ export async function openFsBackend(directory: string): Promise<StorageBackend> 
       }
     },
     async writeFileAtomic(name, bytes) {
-      const temp = path(`${name}.tmp`);
+      const target = path(name);
+      const temp = `${target}.tmp`;
       await io(`write ${name}`, async () => {
         try {
           const handle = await fs.open(temp, "w");
@@ -76,7 +78,7 @@ export async function openFsBackend(directory: string): Promise<StorageBackend> 
           } finally {
             await handle.close();
           }
-          await fs.rename(temp, path(name));
+          await fs.rename(temp, target);
         } catch (err) {
           // A part-written temporary file would hold on to space a full disk needs back.
           await fs.rm(temp, { force: true }).catch(() => {});
@@ -91,29 +93,23 @@ export async function openFsBackend(directory: string): Promise<StorageBackend> 
     async listFiles() {
       return await io(`list ${directory}`, () => fs.readdir(directory));
     },
-    acquireLock() {
-      try {
-        takeLock(
-          nodeFs,
-          constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY,
-          path(LOCK_FILE),
-          process,
-        );
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      lockHeld = true;
-      return Promise.resolve();
+    async acquireLock() {
+      lock = await takeWriterLock(nodeFs, directory, process);
     },
     releaseLock,
     close: releaseLock,
   };
   return backend;
 
-  async function releaseLock(): Promise<void> {
-    if (!lockHeld) return;
-    lockHeld = false;
-    await fs.rm(path(LOCK_FILE), { force: true });
+  function releaseLock(): Promise<void> {
+    const held = lock;
+    lock = undefined;
+    try {
+      held?.release();
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(ioError("release the lock", err));
+    }
   }
 }
 
@@ -163,52 +159,6 @@ function fsAppendFile(
       await call<void>("close", (done) => fs.close(fd, done));
     },
   };
-}
-
-interface ProcessInfo {
-  readonly pid: number;
-  kill(pid: number, signal: number): unknown;
-}
-
-/**
- * Exclusive create; a lock left by a process that no longer runs is taken over. Synchronous: a
- * few small system calls, which the promise API would turn into as many thread round trips.
- */
-function takeLock(fs: FsSync, exclusive: number, file: string, process: ProcessInfo): void {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = fs.openSync(file, exclusive);
-      try {
-        fs.writeSync(fd, String(process.pid));
-      } finally {
-        fs.closeSync(fd);
-      }
-      return;
-    } catch (err) {
-      if ((err as ErrnoError).code !== "EEXIST") throw ioError("take the lock", err);
-    }
-    let owner = NaN;
-    try {
-      owner = Number(fs.readFileSync(file, "utf8"));
-    } catch {
-      // Gone meanwhile, or unreadable: try the create again.
-    }
-    if (Number.isInteger(owner) && owner > 0 && isRunning(process, owner)) {
-      throw new CairnError("E_LOCKED", `the database is open for writing in process ${owner}`);
-    }
-    fs.rmSync(file, { force: true }); // stale: its owner is gone
-  }
-  throw new CairnError("E_LOCKED", "could not take the database lock");
-}
-
-function isRunning(process: ProcessInfo, pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as ErrnoError).code === "EPERM";
-  }
 }
 
 /** Makes a rename durable: the directory entry itself must reach the disk. */

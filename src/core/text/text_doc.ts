@@ -1,0 +1,493 @@
+/**
+ * A text field's sequence CRDT: every character ever inserted, in document order, each with its
+ * identity (text_ops.ts), deleted ones kept as tombstones (without their text) so that later
+ * edits can still name them. Concurrent inserts at one place are ordered by YATA, the rule Yjs
+ * uses (docs/merge-rules.md says why and how they interleave): every replica that has applied the
+ * same operations, in any causal order, holds the same text.
+ *
+ * Characters are held in runs: characters one session typed one after another (consecutive
+ * clocks, each typed right after the previous one) share one run object, so a typed word costs one
+ * run, not one per keystroke. A run is split when an edit lands inside it. Runs form a doubly
+ * linked list in document order; per session they are also kept sorted by clock, so a character
+ * named by an operation is found by binary search. Positions are found by walking from the last
+ * place an edit touched (`#cursor`): editing is local, so the walk is short.
+ *
+ * Positions are UTF-16 code units, as JavaScript strings and editors count them. An edit may not
+ * split a surrogate pair.
+ */
+import { CairnError } from "../errors.ts";
+import { type CharId, type DeleteOp, type InsertOp, sameChar, type TextOp } from "./text_ops.ts";
+
+/** A change of the visible text: at `index`, `deleted` code units removed, then `inserted` put. */
+export interface TextChange {
+  readonly index: number;
+  readonly deleted: number;
+  readonly inserted: string;
+}
+
+class Run {
+  readonly session: string;
+  readonly clock: number;
+  /** The characters' text; "" once they are deleted (the length is kept for their identities). */
+  content: string;
+  length: number;
+  deleted: boolean;
+  /** The character this run's first one was typed after, and the one that followed it then. */
+  readonly left: CharId | null;
+  readonly right: CharId | null;
+  prev: Run | null = null;
+  next: Run | null = null;
+
+  constructor(
+    session: string,
+    clock: number,
+    content: string,
+    length: number,
+    deleted: boolean,
+    left: CharId | null,
+    right: CharId | null,
+  ) {
+    this.session = session;
+    this.clock = clock;
+    this.content = content;
+    this.length = length;
+    this.deleted = deleted;
+    this.left = left;
+    this.right = right;
+  }
+
+  get visible(): number {
+    return this.deleted ? 0 : this.length;
+  }
+
+  get end(): number {
+    return this.clock + this.length;
+  }
+
+  first(): CharId {
+    return { session: this.session, clock: this.clock };
+  }
+
+  last(): CharId {
+    return { session: this.session, clock: this.clock + this.length - 1 };
+  }
+}
+
+/**
+ * Characters inserted by operations checked but not applied yet: the earlier commits of a block
+ * being checked, which its later commits may name.
+ */
+export class PendingInserts {
+  readonly #ranges = new Map<string, { from: number; end: number }[]>();
+
+  add(session: string, from: number, length: number): void {
+    const ranges = this.#ranges.get(session);
+    const range = { from, end: from + length };
+    if (ranges) ranges.push(range);
+    else this.#ranges.set(session, [range]);
+  }
+
+  nextClock(session: string): number {
+    return this.#ranges.get(session)?.at(-1)?.end ?? 0;
+  }
+
+  endOf(id: CharId): number | undefined {
+    const range = this.#ranges.get(id.session)?.find((r) => r.from <= id.clock && id.clock < r.end);
+    return range?.end;
+  }
+}
+
+/** One run as stored in a checkpoint (text_doc_codec.ts). */
+export interface StoredRun {
+  readonly session: string;
+  readonly clock: number;
+  readonly length: number;
+  /** The run's text, or undefined when its characters are deleted. */
+  readonly content: string | undefined;
+  readonly left: CharId | null;
+  readonly right: CharId | null;
+}
+
+export class TextDoc {
+  #head: Run | null = null;
+  #text = "";
+  /** Each session's runs, sorted by clock. */
+  readonly #bySession = new Map<string, Run[]>();
+  /** The run an edit touched last and the number of visible characters before it. */
+  #cursor: { run: Run; index: number } | undefined;
+
+  /** The visible text. */
+  get text(): string {
+    return this.#text;
+  }
+
+  /** The clock a new insert by `session` starts at: after every character it has typed. */
+  nextClock(session: string): number {
+    const runs = this.#bySession.get(session);
+    return runs === undefined ? 1 : runs[runs.length - 1].end;
+  }
+
+  /** Every run in document order (for a checkpoint). */
+  *runs(): IterableIterator<StoredRun> {
+    for (let run = this.#head; run !== null; run = run.next) {
+      const { session, clock, length, left, right } = run;
+      yield { session, clock, length, content: run.deleted ? undefined : run.content, left, right };
+    }
+  }
+
+  /** A document made of stored runs, in document order (checked by the caller). */
+  static fromRuns(stored: Iterable<StoredRun>): TextDoc {
+    const doc = new TextDoc();
+    let last: Run | null = null;
+    const parts: string[] = [];
+    for (const { session, clock, length, content, left, right } of stored) {
+      const run = new Run(
+        session,
+        clock,
+        content ?? "",
+        length,
+        content === undefined,
+        left,
+        right,
+      );
+      doc.#link(run, last);
+      doc.#file(run);
+      if (content !== undefined) parts.push(content);
+      last = run;
+    }
+    for (const runs of doc.#bySession.values()) runs.sort((a, b) => a.clock - b.clock);
+    doc.#text = parts.join("");
+    return doc;
+  }
+
+  // ── local edits: by position; each returns the operation a commit carries ────────────────
+
+  /** Inserts `text` at `index` as `session`'s characters from `clock` on. */
+  insert(index: number, text: string, session: string, clock: number): InsertOp {
+    this.#checkPosition(index, "index");
+    let left: Run | null = null;
+    if (index > 0) {
+      const { run, offset } = this.#locate(index - 1);
+      if (offset < run.length - 1) this.#split(run, offset + 1);
+      left = run;
+    }
+    const right = left === null ? this.#head : left.next;
+    const op: InsertOp = {
+      kind: "insert",
+      clock,
+      text,
+      left: left?.last() ?? null,
+      right: right?.first() ?? null,
+    };
+    this.#place(op, session, left, index);
+    return op;
+  }
+
+  /** Deletes `length` visible characters from `index`: one operation per stretch typed in one go. */
+  delete(index: number, length: number): DeleteOp[] {
+    this.#checkPosition(index, "index");
+    this.#checkPosition(index + length, "index + length");
+    const ops: { from: CharId; length: number }[] = [];
+    if (length === 0) return [];
+    let { run, offset } = this.#locate(index);
+    if (offset > 0) run = this.#split(run, offset);
+    let remaining = length;
+    for (let target = run; remaining > 0; target = target.next!) {
+      if (target.deleted) continue;
+      if (target.length > remaining) this.#split(target, remaining);
+      target.deleted = true;
+      target.content = "";
+      remaining -= target.length;
+      const previous = ops[ops.length - 1];
+      if (
+        previous?.from.session === target.session &&
+        previous.from.clock + previous.length === target.clock
+      ) previous.length += target.length;
+      else ops.push({ from: target.first(), length: target.length });
+    }
+    this.#splice(index, length, "");
+    this.#cursor = { run, index };
+    return ops.map(({ from, length }) => ({ kind: "delete", from, length }));
+  }
+
+  // ── operations from commits ───────────────────────────────────────────────────────────────
+
+  /**
+   * Throws E_BAD_COMMIT unless `op`, by `session`, can apply: the characters it names exist (here,
+   * or in `pending`: inserts checked but not applied yet), and an insert's clocks are new for its
+   * session. Changes nothing; records an insert's characters in `pending`.
+   */
+  check(op: TextOp, session: string, pending = new PendingInserts()): void {
+    if (op.kind === "insert") {
+      if (op.clock < Math.max(this.nextClock(session), pending.nextClock(session))) {
+        throw badEdit(`an insert reuses clock ${op.clock} of session ${session}`);
+      }
+      for (const id of [op.left, op.right]) {
+        if (id !== null && this.#endOfKnown(id, pending) === undefined) {
+          throw badEdit(`it names a character it lacks`);
+        }
+      }
+      pending.add(session, op.clock, op.text.length);
+    } else {
+      for (let clock = op.from.clock; clock < op.from.clock + op.length;) {
+        const end = this.#endOfKnown({ session: op.from.session, clock }, pending);
+        if (end === undefined) throw badEdit(`a delete names a character it lacks`);
+        clock = end;
+      }
+    }
+  }
+
+  /** The clock after the known stretch that holds `id`, or undefined when `id` is unknown. */
+  #endOfKnown(id: CharId, pending: PendingInserts): number | undefined {
+    return this.#find(id)?.end ?? pending.endOf(id);
+  }
+
+  /** Applies a checked operation by `session`; returns what it changed in the visible text. */
+  apply(op: TextOp, session: string): TextChange[] {
+    return op.kind === "insert" ? [this.#integrate(op, session)] : this.#deleteRange(op);
+  }
+
+  // ── internals ──────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * YATA: the new run goes between its left and right characters; runs found between them were
+   * inserted concurrently, and are skipped over (the new run goes after them) when their author
+   * sorts first and they were typed at the same place, or when they belong after such a run.
+   * The scan is Yjs's `Item.integrate`, on runs.
+   */
+  #integrate(op: InsertOp, session: string): TextChange {
+    let left = op.left === null ? null : this.#runEndingAt(op.left);
+    const right = op.right === null ? null : this.#runStartingAt(op.right);
+    const conflicting = new Set<Run>();
+    const beforeOrigin = new Set<Run>();
+    for (let o = left === null ? this.#head : left.next; o !== null && o !== right; o = o.next) {
+      beforeOrigin.add(o);
+      conflicting.add(o);
+      if (sameChar(op.left, o.left)) {
+        if (o.session < session || (o.session === session && o.clock < op.clock)) {
+          left = o;
+          conflicting.clear();
+        } else if (sameChar(op.right, o.right)) break;
+      } else {
+        const origin = o.left === null ? undefined : this.#find(o.left);
+        if (origin === undefined || !beforeOrigin.has(origin)) break;
+        if (!conflicting.has(origin)) {
+          left = o;
+          conflicting.clear();
+        }
+      }
+    }
+    return this.#place(op, session, left, undefined);
+  }
+
+  /** Links the inserted run after `left` (null: at the start) and updates the text. */
+  #place(op: InsertOp, session: string, left: Run | null, knownIndex: number | undefined) {
+    const { clock, text } = op;
+    let run: Run;
+    if (
+      left !== null && !left.deleted && left.session === session && left.end === clock &&
+      sameChar(left.right, op.right) && sameChar(op.left, left.last()) &&
+      left === this.#lastOf(session)
+    ) {
+      // Typed right after the end of its own run: the run grows (the usual keystroke).
+      run = left;
+      const index = knownIndex ?? this.#indexOf(run) + run.length;
+      run.content += text;
+      run.length += text.length;
+      this.#splice(index, 0, text);
+      this.#cursor = { run, index: index + text.length - run.length };
+      return { index, deleted: 0, inserted: text };
+    }
+    // Counted before the run is linked: the cursor's count would not include it.
+    const index = knownIndex ?? (left === null ? 0 : this.#indexOf(left) + left.visible);
+    run = new Run(session, clock, text, text.length, false, op.left, op.right);
+    this.#link(run, left);
+    this.#file(run);
+    this.#splice(index, 0, text);
+    this.#cursor = { run, index };
+    return { index, deleted: 0, inserted: text };
+  }
+
+  #deleteRange(op: DeleteOp): TextChange[] {
+    const changes: TextChange[] = [];
+    const end = op.from.clock + op.length;
+    for (let clock = op.from.clock; clock < end;) {
+      const run = this.#runStartingAt({ session: op.from.session, clock });
+      if (run.end > end) this.#split(run, end - run.clock);
+      clock = run.end;
+      if (run.deleted) continue;
+      const index = this.#indexOf(run);
+      const { length } = run;
+      run.deleted = true;
+      run.content = "";
+      this.#splice(index, length, "");
+      this.#cursor = { run, index };
+      changes.push({ index, deleted: length, inserted: "" });
+    }
+    return changes;
+  }
+
+  #splice(index: number, deleted: number, inserted: string): void {
+    const text = this.#text;
+    this.#text = text.slice(0, index) + inserted + text.slice(index + deleted);
+  }
+
+  /** The run holding the visible character at `index`, and its offset in the run. */
+  #locate(index: number): { run: Run; offset: number } {
+    let run = this.#cursor?.run ?? this.#head!;
+    let before = this.#cursor?.index ?? 0;
+    while (before > index) {
+      run = run.prev!;
+      before -= run.visible;
+    }
+    while (before + run.visible <= index) {
+      before += run.visible;
+      run = run.next!;
+    }
+    this.#cursor = { run, index: before };
+    return { run, offset: index - before };
+  }
+
+  /** The number of visible characters before `target`: a walk out from the cursor both ways. */
+  #indexOf(target: Run): number {
+    let ahead: Run | null = this.#cursor?.run ?? this.#head;
+    let aheadIndex = this.#cursor?.index ?? 0;
+    let behind: Run | null = ahead;
+    let behindIndex = aheadIndex;
+    for (;;) {
+      if (ahead === target) return aheadIndex;
+      if (behind === target) return behindIndex;
+      if (ahead !== null) {
+        aheadIndex += ahead.visible;
+        ahead = ahead.next;
+      }
+      if (behind !== null) {
+        behind = behind.prev;
+        if (behind !== null) behindIndex -= behind.visible;
+      }
+      if (ahead === null && behind === null) throw new Error("text run not in its document");
+    }
+  }
+
+  /** The run holding character `id`, if any. */
+  #find(id: CharId): Run | undefined {
+    const runs = this.#bySession.get(id.session);
+    if (runs === undefined) return undefined;
+    let low = 0;
+    let high = runs.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const run = runs[mid];
+      if (id.clock < run.clock) high = mid - 1;
+      else if (id.clock >= run.end) low = mid + 1;
+      else return run;
+    }
+    return undefined;
+  }
+
+  /** The run whose last character is `id` (split off if needed); `id` must exist. */
+  #runEndingAt(id: CharId): Run {
+    const run = this.#find(id)!;
+    if (id.clock < run.end - 1) this.#split(run, id.clock - run.clock + 1);
+    return run;
+  }
+
+  /** The run whose first character is `id` (split off if needed); `id` must exist. */
+  #runStartingAt(id: CharId): Run {
+    const run = this.#find(id)!;
+    return id.clock > run.clock ? this.#split(run, id.clock - run.clock) : run;
+  }
+
+  /** Cuts `run` after `at` characters; returns the new run holding the rest. */
+  #split(run: Run, at: number): Run {
+    const rest = new Run(
+      run.session,
+      run.clock + at,
+      run.content.slice(at),
+      run.length - at,
+      run.deleted,
+      { session: run.session, clock: run.clock + at - 1 },
+      run.right,
+    );
+    run.content = run.content.slice(0, at);
+    run.length = at;
+    this.#link(rest, run);
+    const runs = this.#bySession.get(run.session)!;
+    runs.splice(runs.indexOf(run, this.#searchStart(runs, run)) + 1, 0, rest);
+    return rest;
+  }
+
+  /** Where binary search puts `run` in its session's sorted runs (indexOf then finds it at once). */
+  #searchStart(runs: readonly Run[], run: Run): number {
+    let low = 0;
+    let high = runs.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (runs[mid].clock <= run.clock) low = mid;
+      else high = mid - 1;
+    }
+    return low;
+  }
+
+  #link(run: Run, after: Run | null): void {
+    run.prev = after;
+    run.next = after === null ? this.#head : after.next;
+    if (run.next !== null) run.next.prev = run;
+    if (after === null) this.#head = run;
+    else after.next = run;
+  }
+
+  /** Files a new run in its session's runs: its clocks are that session's newest. */
+  #file(run: Run): void {
+    const runs = this.#bySession.get(run.session);
+    if (runs === undefined) this.#bySession.set(run.session, [run]);
+    else runs.push(run);
+  }
+
+  #lastOf(session: string): Run | undefined {
+    const runs = this.#bySession.get(session);
+    return runs?.[runs.length - 1];
+  }
+
+  #checkPosition(index: number, name: string): void {
+    checkPosition(this.#text, index, name);
+  }
+}
+
+/**
+ * Throws E_BAD_ARGUMENT unless `change` fits `text`: positions within it, not inside a surrogate
+ * pair. Checked before a document is touched, so a refused edit changes nothing.
+ */
+export function checkTextEdit(text: string, change: TextChange): void {
+  checkPosition(text, change.index, "index");
+  checkPosition(text, change.index + change.deleted, "index + length");
+  if (!Number.isSafeInteger(change.deleted) || change.deleted < 0) {
+    throw new CairnError("E_BAD_ARGUMENT", "a length is a non-negative integer");
+  }
+}
+
+function checkPosition(text: string, index: number, name: string): void {
+  if (!Number.isSafeInteger(index) || index < 0 || index > text.length) {
+    throw new CairnError(
+      "E_BAD_ARGUMENT",
+      `${name} must be an integer from 0 to the text's length (${text.length})`,
+    );
+  }
+  if (index > 0 && index < text.length) {
+    if (isHigh(text.charCodeAt(index - 1)) && isLow(text.charCodeAt(index))) {
+      throw new CairnError("E_BAD_ARGUMENT", `${name} ${index} splits a surrogate pair`);
+    }
+  }
+}
+
+function isHigh(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLow(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+function badEdit(why: string): CairnError {
+  return new CairnError("E_BAD_COMMIT", `text edit refused: ${why}`);
+}

@@ -1,0 +1,257 @@
+/**
+ * The text fields of a repository's items: one TextDoc per item and text field, kept beside the
+ * item states. Commits carry a text field as operations (core/text/text_ops.ts), never as the
+ * whole string; an item state's wire record holds the field's current text, read from its
+ * document (`overlay`), so reads, queries and indexes see a plain string.
+ *
+ * Whether a field is text comes from the commit's schema. A field is present in the item's value
+ * when its commits say so (an operation list, possibly empty, is a present field); its text is
+ * its document's. A value written before text became operations (a whole string, "legacy") is
+ * read as it is; the first edit of such a field inserts that string as its writer's characters,
+ * then edits them, so the document starts from the text everyone had.
+ */
+import type { Commit, FieldRecord, WireValue } from "../core/commit.ts";
+import type { SchemaRegistry } from "../core/schema.ts";
+import type { Schema } from "../core/schema_types.ts";
+import type { RestoredTexts, TextSnapshot } from "../core/snapshot.ts";
+import { PendingInserts, type TextChange, TextDoc } from "../core/text/text_doc.ts";
+import { type TextOp, textOpsFromWire, textOpsToWire } from "../core/text/text_ops.ts";
+import { textEdits } from "../core/merge/text.ts";
+
+/** What one commit changed in one text field, in the order the changes happened. */
+export interface TextFieldChange {
+  readonly field: string;
+  readonly changes: readonly TextChange[];
+}
+
+/** Texts checked in one block but not applied yet, per item and field. */
+export type BlockTextCheck = Map<string, PendingInserts>;
+
+const NO_FIELDS: readonly string[] = Object.freeze([]);
+
+export class TextFields {
+  readonly #registry: SchemaRegistry;
+  /** Item key → field → document. */
+  readonly #docs = new Map<string, Map<string, TextDoc>>();
+  readonly #textFields = new WeakMap<Schema, readonly string[]>();
+  /** Where documents not made yet may be found: a restored checkpoint's. */
+  #stored: RestoredTexts | undefined;
+
+  constructor(registry: SchemaRegistry) {
+    this.#registry = registry;
+  }
+
+  /** Documents this set does not hold are looked up in `stored` (a checkpoint's, made then). */
+  findMissingIn(stored: RestoredTexts): void {
+    this.#stored = stored;
+  }
+
+  /** The text fields of a schema (by id; none for a schema not registered here). */
+  fieldsOf(schemaId: string): readonly string[] {
+    const schema = this.#registry.get(schemaId);
+    if (!schema) return NO_FIELDS;
+    let fields = this.#textFields.get(schema);
+    if (!fields) {
+      fields = schema.fieldNames.filter((name) => schema.fields[name].type === "text");
+      this.#textFields.set(schema, fields);
+    }
+    return fields;
+  }
+
+  /**
+   * Every document's runs, copied now (a checkpoint is built from them later, maybe in slices,
+   * while edits go on). Documents of a restored checkpoint that nothing asked for yet are made.
+   */
+  snapshot(): TextSnapshot[] {
+    for (const [key, field] of this.#stored?.texts() ?? []) this.doc(key, field);
+    const texts: TextSnapshot[] = [];
+    for (const [key, field, doc] of this.all()) texts.push({ key, field, runs: [...doc.runs()] });
+    return texts;
+  }
+
+  doc(key: string, field: string): TextDoc | undefined {
+    const held = this.#docs.get(key)?.get(field);
+    if (held) return held;
+    const stored = this.#stored?.text(key, field);
+    if (stored) this.#keep(key, field, stored);
+    return stored;
+  }
+
+  /** Every document, by item key and field (for a checkpoint). */
+  *all(): IterableIterator<[string, string, TextDoc]> {
+    for (const [key, fields] of this.#docs) {
+      for (const [field, doc] of fields) yield [key, field, doc];
+    }
+  }
+
+  // ── local writes ─────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A local write of whole text values (`create`, `set`, `update`): each text field of `record`
+   * given as a string (but `skip`) becomes the smallest edit from the current text to it, applied
+   * to the field's document. Returns the record the commit carries (text fields as operations) and what
+   * changed; undefined when `record` has no text field.
+   */
+  write(
+    key: string,
+    schemaId: string,
+    record: FieldRecord,
+    current: FieldRecord | undefined,
+    session: string,
+    skip?: string,
+  ): { record: FieldRecord; changes: TextFieldChange[] } | undefined {
+    let carried: FieldRecord | undefined;
+    const changes: TextFieldChange[] = [];
+    for (const field of this.fieldsOf(schemaId)) {
+      const text = record[field];
+      if (typeof text !== "string" || field === skip) continue;
+      const { doc, ops } = this.#docFor(key, field, current?.[field], session);
+      const fieldChanges: TextChange[] = [];
+      // Edits from the end backwards, so each one's positions hold in the text as it was.
+      const edits = textEdits(doc.text, text);
+      for (let i = edits.length - 1; i >= 0; i--) {
+        const { start, end, text: inserted } = edits[i];
+        ops.push(...doc.delete(start, end - start));
+        if (inserted.length > 0) {
+          ops.push(doc.insert(start, inserted, session, doc.nextClock(session)));
+        }
+        fieldChanges.push({ index: start, deleted: end - start, inserted });
+      }
+      carried ??= { ...record };
+      carried[field] = textOpsToWire(ops, session);
+      if (fieldChanges.length > 0) changes.push({ field, changes: fieldChanges });
+    }
+    return carried && { record: carried, changes };
+  }
+
+  /**
+   * A local edit by position (`insertText`, `deleteText`): `edit` makes the operations on the
+   * field's document. Returns the field's wire value for the commit and what changed.
+   */
+  edit(
+    key: string,
+    field: string,
+    current: WireValue | undefined,
+    session: string,
+    edit: (doc: TextDoc) => TextOp[],
+  ): { wire: WireValue; text: string; ops: readonly TextOp[] } {
+    const { doc, ops } = this.#docFor(key, field, current, session);
+    // An unset field reads as absent, whatever its document still holds: an edit starts empty.
+    if (current === undefined) ops.push(...doc.delete(0, doc.text.length));
+    ops.push(...edit(doc));
+    return { wire: textOpsToWire(ops, session), text: doc.text, ops };
+  }
+
+  /**
+   * The field's document, made if there is none, and the operations a local write of it starts
+   * with: none, except when the field holds a legacy whole-string value, which the new document
+   * starts from — inserted as the writer's own characters, so every replica that applies the
+   * commit starts the document from the same text.
+   */
+  #docFor(
+    key: string,
+    field: string,
+    current: WireValue | undefined,
+    session: string,
+  ): { doc: TextDoc; ops: TextOp[] } {
+    const held = this.doc(key, field);
+    if (held) return { doc: held, ops: [] };
+    const doc = new TextDoc();
+    this.#keep(key, field, doc);
+    const ops = typeof current === "string" && current.length > 0
+      ? [doc.insert(0, current, session, doc.nextClock(session))]
+      : [];
+    return { doc, ops };
+  }
+
+  // ── commits that enter (imports, the log) ─────────────────────────────────────────────────
+
+  /**
+   * Throws E_BAD_COMMIT (or E_CORRUPT_ENCODING) unless the commit's text operations can apply:
+   * well formed, naming characters that exist. `block` holds what earlier commits of the same
+   * block insert.
+   */
+  check(commit: Commit, block: BlockTextCheck): void {
+    const record = changedRecord(commit);
+    if (record === undefined) return;
+    for (const field of this.#editedFields(commit.schema, record)) {
+      const wire = record[field];
+      if (!Array.isArray(wire) || wire.length === 0) continue;
+      const ops = textOpsFromWire(wire, commit.session, `commit ${commit.key}.${field}`);
+      const doc = this.doc(commit.key, field) ?? EMPTY;
+      const at = `${commit.key}\u0000${field}`;
+      let pending = block.get(at);
+      if (!pending) block.set(at, pending = new PendingInserts());
+      for (const op of ops) doc.check(op, commit.session, pending);
+    }
+  }
+
+  /** Applies a checked commit's text operations; returns what they changed. */
+  apply(commit: Commit): TextFieldChange[] {
+    const record = changedRecord(commit);
+    if (record === undefined) return [];
+    const changes: TextFieldChange[] = [];
+    for (const field of this.#editedFields(commit.schema, record)) {
+      const wire = record[field];
+      if (!Array.isArray(wire)) continue;
+      let doc = this.doc(commit.key, field);
+      if (!doc) this.#keep(commit.key, field, doc = new TextDoc());
+      if (wire.length === 0) continue;
+      const fieldChanges: TextChange[] = [];
+      const ops = textOpsFromWire(wire, commit.session, `commit ${commit.key}.${field}`);
+      for (const op of ops) fieldChanges.push(...doc.apply(op, commit.session));
+      if (fieldChanges.length > 0) changes.push({ field, changes: fieldChanges });
+    }
+    return changes;
+  }
+
+  /**
+   * `wire` with each text field holding its document's text (a new record; `wire` itself is left
+   * as it is): a field whose commits carried edits and that has no document yet holds "". Fields
+   * absent from `wire` stay absent, and a legacy whole string without a document stays as it is.
+   * Undefined when the schema is not registered here: which fields are text is not known yet.
+   */
+  overlay(key: string, schemaId: string, wire: FieldRecord | undefined): FieldRecord | undefined {
+    if (wire === undefined) return undefined;
+    let overlaid: FieldRecord | undefined;
+    for (const field of this.fieldsOf(schemaId)) {
+      const value = wire[field];
+      if (value === undefined) continue;
+      const doc = this.doc(key, field);
+      if (doc === undefined && !Array.isArray(value)) continue;
+      overlaid ??= { ...wire };
+      overlaid[field] = doc?.text ?? "";
+    }
+    return overlaid ?? wire;
+  }
+
+  /**
+   * The fields of `record` that carry text edits: the schema's text fields, or — under a schema
+   * not registered here — the fields shaped like edits (a list of lists; no other field type
+   * has that wire form), so a document is kept up to date before its schema is known.
+   */
+  #editedFields(schemaId: string, record: FieldRecord): readonly string[] {
+    if (this.#registry.get(schemaId)) return this.fieldsOf(schemaId);
+    return Object.keys(record).filter((field) => {
+      const value = record[field];
+      return Array.isArray(value) && value.length > 0 && Array.isArray(value[0]);
+    });
+  }
+
+  /** Whether `field` of `key` is held as a document (its value merges as one, not by diff). */
+  has(key: string, field: string): boolean {
+    return this.doc(key, field) !== undefined;
+  }
+
+  #keep(key: string, field: string, doc: TextDoc): void {
+    let fields = this.#docs.get(key);
+    if (!fields) this.#docs.set(key, fields = new Map());
+    fields.set(field, doc);
+  }
+}
+
+const EMPTY = new TextDoc();
+
+function changedRecord(commit: Commit): FieldRecord | undefined {
+  return commit.kind === "value" ? commit.value : commit.kind === "delta" ? commit.set : undefined;
+}

@@ -1,0 +1,208 @@
+/**
+ * Text fields through the public API: edits by position, commits that carry edits rather than
+ * the whole text, change events that say what changed, merges of concurrent edits of any size,
+ * and values written before text became edits (whole strings) read and upgraded.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Cairn, defineSchema, isCairnError, type ItemChange, type RepositoryHandle } from "cairndb";
+import { sealBlock } from "../../src/core/block.ts";
+import { makeCommit } from "../../src/core/commit.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import { envInteger } from "../harness/peers.ts";
+import { seededRandom } from "../harness/random.ts";
+
+const Doc = defineSchema({
+  ns: "doc",
+  version: 1,
+  fields: { title: { type: "string", required: true }, body: { type: "text" } },
+});
+
+async function peers(count: number): Promise<{ dbs: Cairn[]; repos: RepositoryHandle[] }> {
+  const dbs: Cairn[] = [];
+  for (let i = 0; i < count; i++) dbs.push(await Cairn.open({ schemas: [Doc] }));
+  for (const db of dbs) {
+    for (const other of dbs) if (other !== db) await db.trust(other.session.publicKey);
+  }
+  return { dbs, repos: await Promise.all(dbs.map((db) => db.open("/docs"))) };
+}
+
+async function exchange(from: RepositoryHandle, to: RepositoryHandle): Promise<void> {
+  const report = await to.importBlocks(await from.exportBlocks(to.versionVector()));
+  assert.deepEqual(report.rejected.map((r) => r.error.message), []);
+}
+
+test("insertText, deleteText and replaceText edit by position; events say what changed", async () => {
+  const { repos: [repo] } = await peers(1);
+  const doc = repo.create(Doc, { title: "t", body: "hello world" }, { key: "d" });
+  const events: ItemChange[] = [];
+  doc.on("change", (change) => events.push(change));
+  doc.insertText("body", 5, ",");
+  doc.deleteText("body", 6, 6);
+  doc.replaceText("body", 0, 5, "Howdy");
+  doc.insertText("body", 6, " folks");
+  assert.equal(doc.get("body"), "Howdy, folks");
+  assert.deepEqual(events.map((e) => e.text), [
+    [{ field: "body", changes: [{ index: 5, deleted: 0, inserted: "," }] }],
+    [{ field: "body", changes: [{ index: 6, deleted: 6, inserted: "" }] }],
+    [{ field: "body", changes: [{ index: 0, deleted: 5, inserted: "Howdy" }] }],
+    [{ field: "body", changes: [{ index: 6, deleted: 0, inserted: " folks" }] }],
+  ]);
+  // set() of a whole string is the smallest edit from the current text.
+  events.length = 0;
+  doc.set("body", "Howdy, all folks");
+  assert.deepEqual(events[0].text, [
+    { field: "body", changes: [{ index: 6, deleted: 0, inserted: " all" }] },
+  ]);
+});
+
+test("bad text edits are typed errors and change nothing", async () => {
+  const { repos: [repo] } = await peers(1);
+  const doc = repo.create(Doc, { title: "t", body: "a😀b" }, { key: "d" });
+  const code = (c: string) => (err: unknown) => isCairnError(err, c as never);
+  assert.throws(() => doc.insertText("body", 99, "x"), code("E_BAD_ARGUMENT"));
+  assert.throws(() => doc.insertText("body", -1, "x"), code("E_BAD_ARGUMENT"));
+  assert.throws(() => doc.insertText("body", 1.5, "x"), code("E_BAD_ARGUMENT"));
+  assert.throws(() => doc.insertText("body", 2, "x"), code("E_BAD_ARGUMENT"), "inside 😀");
+  assert.throws(() => doc.deleteText("body", 0, 2), code("E_BAD_ARGUMENT"), "half of 😀");
+  assert.throws(() => doc.deleteText("body", 0, 9), code("E_BAD_ARGUMENT"));
+  assert.throws(() => doc.insertText("title" as "body", 0, "x"), code("E_WRONG_TYPE"));
+  assert.throws(() => doc.insertText("nope" as "body", 0, "x"), code("E_UNKNOWN_FIELD"));
+  assert.throws(() => doc.insertText("body", 0, 5 as unknown as string), code("E_WRONG_TYPE"));
+  assert.equal(doc.get("body"), "a😀b");
+  doc.insertText("body", 3, "!");
+  assert.equal(doc.get("body"), "a😀!b");
+});
+
+test("a one-character edit of a long text commits the edit, not the text", async () => {
+  const { repos: [a, b] } = await peers(2);
+  const doc = a.create(Doc, { title: "t", body: "x".repeat(20_000) }, { key: "d" });
+  await exchange(a, b);
+  const before = a.versionVector();
+  doc.insertText("body", 10_000, "!");
+  const [frame] = await a.exportBlocks(before);
+  assert.ok(frame.length < 300, `one block of ${frame.length} bytes`);
+  const events: ItemChange[] = [];
+  b.on("change", (change) => events.push(change));
+  await exchange(a, b);
+  assert.equal(b.get("d", Doc)?.get("body"), doc.get("body"));
+  assert.deepEqual(events[0].text, [
+    { field: "body", changes: [{ index: 10_000, deleted: 0, inserted: "!" }] },
+  ]);
+});
+
+test("two peers each inserting 2,000 characters into a 100-character text: 4,100 characters, each once", async () => {
+  const { repos: [a, b] } = await peers(2);
+  const base = "0123456789".repeat(10);
+  a.create(Doc, { title: "t", body: base }, { key: "d" });
+  await exchange(a, b);
+  const mine = "A".repeat(1000) + "B".repeat(1000);
+  const theirs = "C".repeat(1000) + "D".repeat(1000);
+  a.get("d", Doc)!.insertText("body", 50, mine);
+  b.get("d", Doc)!.insertText("body", 50, theirs);
+  await exchange(a, b);
+  await exchange(b, a);
+  const text = a.get("d", Doc)!.get("body")!;
+  assert.equal(text, b.get("d", Doc)!.get("body"));
+  assert.equal(text.length, 4100);
+  assert.equal(text.slice(0, 50) + text.slice(4050), base, "the base text once, around them");
+  assert.ok(text.includes(mine) && text.includes(theirs), "each insert whole, not interleaved");
+});
+
+test("an unset text field starts empty again when edited", async () => {
+  const { repos: [repo] } = await peers(1);
+  const doc = repo.create(Doc, { title: "t", body: "old" }, { key: "d" });
+  doc.set("body", undefined);
+  assert.equal(doc.get("body"), undefined);
+  doc.insertText("body", 0, "new");
+  assert.equal(doc.get("body"), "new");
+});
+
+test("a whole-string text value from before text edits is read, and its first edit upgrades it on every peer", async () => {
+  const { dbs, repos: [a, b] } = await peers(2);
+  // A block as an older Cairn wrote it: the text field holds the whole string.
+  const suite = await cryptoSuite();
+  const author = await suite.ed25519.generate();
+  const { sessionIdFromPublicKey } = await import("../../src/core/block.ts");
+  const session = await sessionIdFromPublicKey(author.publicKey, suite);
+  const legacy = makeCommit(session, 1, "d", 1, [], Doc.id, "value", {
+    title: "t",
+    body: "legacy text",
+  });
+  const sealed = await sealBlock(
+    { session, publicKey: author.publicKey, seq: 1, prev: "", commits: [legacy] },
+    { key: author, ed25519: suite.ed25519 },
+    suite,
+  );
+  const { encodeBlockPayload } = await import("../../src/core/block.ts");
+  for (const [db, repo] of [[dbs[0], a], [dbs[1], b]] as const) {
+    await db.trust(
+      btoa(String.fromCharCode(...author.publicKey)).replace(/\+/g, "-")
+        .replace(/\//g, "_").replace(/=+$/, ""),
+    );
+    const report = await repo.importBlocks([
+      encodeBlockPayload(sealed.body, sealed.block.signature),
+    ]);
+    assert.deepEqual(report.rejected, []);
+    assert.equal(repo.get("d", Doc)?.get("body"), "legacy text");
+  }
+  a.get("d", Doc)!.insertText("body", 6, " (upgraded)");
+  b.get("d", Doc)!.set("title", "edited concurrently");
+  await exchange(a, b);
+  await exchange(b, a);
+  for (const repo of [a, b]) {
+    assert.deepEqual(repo.get("d", Doc)?.toObject(), {
+      title: "edited concurrently",
+      body: "legacy (upgraded) text",
+    });
+  }
+  // Later edits on either side are ordinary edits of the upgraded text.
+  b.get("d", Doc)!.insertText("body", 0, "A ");
+  a.get("d", Doc)!.deleteText("body", 0, 6);
+  await exchange(a, b);
+  await exchange(b, a);
+  assert.equal(a.get("d", Doc)?.get("body"), "A  (upgraded) text");
+  assert.equal(b.get("d", Doc)?.get("body"), "A  (upgraded) text");
+});
+
+const SCHEDULES = envInteger("CAIRN_TEXT_FUZZ") ?? 100;
+const SEED = envInteger("CAIRN_TEXT_FUZZ_SEED") ?? 20261125;
+
+test(`text through the engine: ${SCHEDULES} schedules of 2–5 peers editing and syncing converge (seed ${SEED})`, async () => {
+  for (let schedule = 0; schedule < SCHEDULES; schedule++) {
+    const seed = SEED + schedule;
+    const random = seededRandom(seed);
+    const { dbs, repos } = await peers(2 + Math.floor(random() * 4));
+    repos[0].create(Doc, { title: "t", body: "" }, { key: "d" });
+    const steps = 10 + Math.floor(random() * 30);
+    for (let step = 0; step < steps; step++) {
+      const i = Math.floor(random() * repos.length);
+      const repo = repos[i];
+      const doc = repo.get("d", Doc);
+      if (!doc || random() < 0.3) {
+        await exchange(repos[Math.floor(random() * repos.length)], repo);
+        continue;
+      }
+      const body = doc.get("body") ?? "";
+      const letter = String.fromCharCode(65 + i);
+      const at = Math.floor(random() * (body.length + 1));
+      if (random() < 0.1) {
+        doc.set("body", letter.repeat(1 + Math.floor(random() * 50))); // replace everything
+      } else if (random() < 0.3 && body.length > 0) {
+        doc.deleteText("body", Math.min(at, body.length - 1), 1);
+      } else {
+        doc.insertText(
+          "body",
+          at,
+          letter.repeat(1 + Math.floor(random() * (random() < 0.1 ? 500 : 3))),
+        );
+      }
+    }
+    for (let round = 0; round < 2; round++) {
+      for (const from of repos) for (const to of repos) if (from !== to) await exchange(from, to);
+    }
+    const texts = repos.map((repo) => repo.get("d", Doc)!.get("body"));
+    assert.ok(texts.every((text) => text === texts[0]), `seed ${seed}: converged`);
+    for (const db of dbs) await db.close();
+  }
+});
