@@ -1,12 +1,13 @@
 /**
  * Cairn as a text contender, signed or trusted (the profiles of cairn.ts): a database per replica
- * with one repository holding one item whose `text` field is edited with `insertText` and
- * `deleteText` (UTF-16 positions). Edits of one tick are one commit in one block; the rows await
+ * with one repository holding one item whose `text` field is edited in place (`replaceText`, the
+ * one edit `insertText` and `deleteText` also make; UTF-16 positions). Edits of one tick are one
+ * commit in one block; the rows await
  * between transactions, so each transaction is its own block, as the default sealing makes of
  * edits in separate ticks. Peers exchange blocks (`exportBlocks(theirVersionVector)`,
  * `importBlocks`), trusting each other's keys first unless trusted.
  */
-import { Cairn, defineSchema, type RepositoryHandle } from "../../src/mod.ts";
+import { Cairn, defineSchema, type Item, type RepositoryHandle } from "../../src/mod.ts";
 import type { Patch } from "../lib/traces.ts";
 import type { Stored, TextEngine, TextReplica } from "./text_engine.ts";
 
@@ -20,15 +21,7 @@ export const TextDoc = defineSchema({
 export const TEXT_REPO = "/bench/text";
 export const TEXT_KEY = "d";
 
-/**
- * The item methods of the text API (issue #22), named here so this module compiles before they
- * exist; `hasTextApi` tells the runner whether they do.
- */
-interface TextItem {
-  insertText(field: "body", index: number, text: string): unknown;
-  deleteText(field: "body", index: number, length: number): unknown;
-  get(field: "body"): string;
-}
+type TextItem = Item<typeof TextDoc>;
 
 /** How a Cairn text replica opens (its contender's profile), where it keeps its files, their sizes. */
 export interface CairnTextEnv {
@@ -63,7 +56,7 @@ class CairnReplica implements TextReplica {
 
   /** Creates the item (an empty text) this replica and its peers edit. */
   createDocument(): void {
-    this.#item = this.#repo.create(TextDoc, { body: "" }, { key: TEXT_KEY }) as unknown as TextItem;
+    this.#item = this.#repo.create(TextDoc, { body: "" }, { key: TEXT_KEY });
   }
 
   get peer(): string {
@@ -71,21 +64,18 @@ class CairnReplica implements TextReplica {
   }
 
   get #doc(): TextItem {
-    this.#item ??= this.#repo.get(TEXT_KEY, TextDoc) as unknown as TextItem | undefined;
+    this.#item ??= this.#repo.get(TEXT_KEY, TextDoc);
     if (!this.#item) throw new Error("this replica holds no document yet: sync it from a peer");
     return this.#item;
   }
 
   edit(patches: readonly Patch[]): void {
     const doc = this.#doc;
-    for (const [pos, del, ins] of patches) {
-      if (del > 0) doc.deleteText("body", pos, del);
-      if (ins) doc.insertText("body", pos, ins);
-    }
+    for (const [pos, del, ins] of patches) doc.replaceText("body", pos, del, ins);
   }
 
   text(): string {
-    return this.#doc.get("body");
+    return this.#doc.get("body") ?? "";
   }
 
   diff(peer: TextReplica): Promise<Uint8Array[]> {
@@ -115,8 +105,12 @@ class CairnReplica implements TextReplica {
     }
   }
 
+  /**
+   * `db.flush()`: every block appended (on disk: fsynced once), and a checkpoint the writing
+   * started in the background finished — that work is the writing's, not the next row's.
+   */
   settle(): Promise<void> {
-    return this.#repo.flush();
+    return this.#db.flush();
   }
 
   async updateBytes(): Promise<number> {
@@ -148,7 +142,7 @@ class CairnReplica implements TextReplica {
       snapshotBytes: sum(".ckpt"),
       async load() {
         const { db, repo } = await openReplica(env, location);
-        const text = (repo.get(TEXT_KEY, TextDoc) as unknown as TextItem).get("body");
+        const text = repo.get(TEXT_KEY, TextDoc)?.get("body") ?? "";
         return { text, close: () => db.close() };
       },
     };
@@ -180,15 +174,13 @@ export function cairnTextEngine(env: CairnTextEnv): TextEngine {
   };
 }
 
-/** Whether this build of Cairn has the text API: an item's text edited in place. */
+/** Whether this build of Cairn has the text API (issue #22): an item's text edited in place. */
 export async function hasTextApi(): Promise<boolean> {
   const db = await Cairn.open({ trusted: true });
   try {
     const repo = await db.open(TEXT_REPO);
-    const item = repo.create(TextDoc, { body: "" }, { key: TEXT_KEY }) as unknown as TextItem;
-    if (typeof item.insertText !== "function" || typeof item.deleteText !== "function") {
-      return false;
-    }
+    const item = repo.create(TextDoc, { body: "" }, { key: TEXT_KEY });
+    if (typeof item.replaceText !== "function") return false;
     item.insertText("body", 0, "ac");
     item.insertText("body", 1, "b");
     item.deleteText("body", 0, 1);

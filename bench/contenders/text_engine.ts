@@ -25,7 +25,10 @@ export interface TextReplica {
   peers(): Iterable<string>;
   /** Accepts these writers' messages from now on: Cairn trusts their keys; the others need not. */
   accept(peers: Iterable<string>): Promise<void>;
-  /** Resolves once every edit is committed as the engine commits it (Cairn: sealed, appended). */
+  /**
+   * Resolves once every edit is committed as the engine commits it (Cairn: sealed and appended,
+   * and on disk the background checkpoint the writing started written).
+   */
   settle(): Promise<void>;
   /**
    * Bytes of the updates this replica's own transactions produced, each counted once as it was

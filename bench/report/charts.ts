@@ -57,6 +57,7 @@ function direction(baseline: string): string {
     "2× = twice as long or as big, 1/2 = half (log scale).";
 }
 const MARKS = "Green: faster, red: slower, grey: a tie (within the noise).";
+const TEXT_MARKS = "Green: faster or smaller, red: slower or larger, grey: a tie (within the noise).";
 
 function versus(baseline: string): string {
   return `Cairn vs ${contenderInfo(baseline).label}`;
@@ -111,15 +112,19 @@ export function familyChart(
 ): string | undefined {
   const lines = rt.lines.filter((l) => l.family === family);
   const shown = lines.filter(charted);
-  if (shown.length === 0 || contenders.length === 0) return undefined;
+  // A bar for each given contender these rows ran on (the text rows run on two of four).
+  const bars = contenders.filter((c) => lines.some((l) => l.cells.has(c)));
+  if (shown.length === 0 || bars.length === 0) return undefined;
   const baseline = shown[0].baselines[0];
+  const mixedUnits = contenderInfo(baseline).family !== "sqlite"; // time, memory and bytes
   return svgChart({
     title: `${rt.title} · ${familyTitle(family)}: ${versus(baseline)}`,
-    subtitle: [direction(baseline), MARKS],
+    subtitle: [direction(baseline), mixedUnits ? TEXT_MARKS : MARKS],
+    sides: mixedUnits ? ["less time or smaller", "more time or larger"] : undefined,
     groups: shown.map((line) => ({
       label: `${shortId(line.workload)} ${line.title}`,
       detail: line.variant,
-      bars: contenders.map((c) => rowBar(line, c)),
+      bars: bars.map((c) => rowBar(line, c)),
     })),
     footer: leftOut(lines),
   });

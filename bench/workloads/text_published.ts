@@ -23,7 +23,7 @@ import type { BenchWorkload } from "./common.ts";
 import { madeOnce, TEXT_ROW } from "./text_common.ts";
 
 /** N in quick mode: small enough for the smoke test. */
-const QUICK_N = 300;
+const QUICK_N = 100;
 
 function sizeOf(quick: boolean): { n: number; note: string } {
   return quick
@@ -80,7 +80,7 @@ const B1_FAIRNESS = "As published, each edit is its own update; the published ha
 
 const oneUserTime: BenchWorkload = {
   id: "X03a.v1",
-  title: "crdt-benchmarks B1 (one user): time",
+  title: "B1, one user: time",
   ...TEXT_ROW,
   unit: "ms",
   better: "lower",
@@ -99,15 +99,15 @@ const oneUserTime: BenchWorkload = {
 
 const oneUserSize: BenchWorkload = {
   id: "X03b.v1",
-  title: "crdt-benchmarks B1 (one user): update size",
+  title: "B1, one user: update size",
   ...TEXT_ROW,
   unit: "B/edit",
   better: "lower",
   scale: "size",
   variants: oneUserVariants,
   timed: `X03a's run, then ${PER_EDIT}.`,
-  fairness: "The published avgUpdateSize, per edit. Cairn's blocks carry a signature (64 bytes) " +
-    "and the session's public key, or neither when trusted.",
+  fairness: "The published avgUpdateSize, per edit. Each Cairn block carries its session's " +
+    "public key (32 bytes) and, unless trusted, a signature (64 bytes).",
   context: `Published (${SOURCE}), avgUpdateSize, Yjs / Automerge: B1.1 27 / 121 bytes, ` +
     "B1.4 29 / 121 bytes, B1.7 31 / 135 bytes.",
   text: side({
@@ -179,7 +179,7 @@ async function twoUserRun(s: TwoUsers) {
 
 const twoUserTime: BenchWorkload = {
   id: "X04a.v1",
-  title: "crdt-benchmarks B2 (two users at once): time",
+  title: "B2, two users: time",
   ...TEXT_ROW,
   unit: "ms",
   better: "lower",
@@ -203,7 +203,7 @@ const twoUserTime: BenchWorkload = {
 
 const twoUserSize: BenchWorkload = {
   id: "X04b.v1",
-  title: "crdt-benchmarks B2 (two users at once): update size",
+  title: "B2, two users: update size",
   ...TEXT_ROW,
   unit: "B/edit",
   better: "lower",
@@ -296,7 +296,7 @@ function checkSameCharacters(text: string, expected: string, what: string): void
 
 const manyUserTime: BenchWorkload = {
   id: "X05a.v1",
-  title: "crdt-benchmarks B3 (many users): time",
+  title: "B3, many users: time",
   ...TEXT_ROW,
   unit: "ms",
   better: "lower",
@@ -331,7 +331,7 @@ const manyUserTime: BenchWorkload = {
 
 const manyUserSize: BenchWorkload = {
   id: "X05b.v1",
-  title: "crdt-benchmarks B3 (many users): update size",
+  title: "B3, many users: update size",
   ...TEXT_ROW,
   unit: "B/edit",
   better: "lower",

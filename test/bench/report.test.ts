@@ -190,3 +190,59 @@ test("titles never name the database size, which quick mode changes", () => {
   const [line] = tableLines(quick.runtimes.deno!);
   assert.equal(`${line.title} · ${line.variant}`, "Open database (filled) · 5k items");
 });
+
+test("text rows compare Cairn with Yjs, then Automerge, and say which targets are met", () => {
+  const text = envelope([
+    row("W04.v1", "one at a time", "cairn", around(96.8)),
+    row("W04.v1", "one at a time", "sqlite-wal", around(25.7)),
+    row("X01a.v1", "whole trace", "cairn", around(5_000)),
+    row("X01a.v1", "whole trace", "cairn-trusted", around(1_200)),
+    row("X01a.v1", "whole trace", "yjs", around(1_000)),
+    row("X01a.v1", "whole trace", "automerge", around(10_000)),
+    row("X01e.v1", "whole trace", "cairn", around(520)),
+    row("X01e.v1", "whole trace", "yjs", around(340)),
+    row("X01e.v1", "whole trace", "automerge", around(220)),
+    row("X01f.v1", "whole trace", "cairn", around(60)),
+    row("X01f.v1", "whole trace", "cairn-trusted", [], {
+      status: "not-available",
+      reason: "not available yet — needs #22 (text)",
+    }),
+  ]);
+  const result = text.runtimes.deno!;
+  result.info = {
+    ...INFO,
+    contenders: ["cairn", "cairn-trusted", "sqlite-wal", "yjs", "automerge"],
+  };
+  const lines = tableLines(result);
+  const replay = lines.filter((l) => l.workload === "X01a.v1");
+  assert.deepEqual(replay[0].baselines, ["yjs", "automerge"]);
+  const table = textTable(replay, result.info.contenders);
+  const cell = (header: string) => table.rows[0][table.header.indexOf(header)];
+  assert.equal(cell("Cairn vs Yjs"), "5.0× · slower");
+  assert.equal(cell("Cairn vs Automerge"), "1/2.0 · faster");
+  assert.equal(cell("trusted vs Yjs"), "1.20× · slower");
+  assert.ok(!table.header.includes("SQL WAL"), "no SQLite column among text rows");
+  assert.equal(
+    cell("Targets"),
+    "Cairn ≤ 3× Yjs: missed (5.0×); trusted ≤ 1.5× Yjs: met (1.20×)",
+  );
+  const bytes = textTable(lines.filter((l) => l.workload === "X01e.v1"), result.info.contenders);
+  assert.equal(bytes.rows[0][bytes.header.indexOf("Cairn vs Yjs")], "1.53× · larger");
+  const load = lines.find((l) => l.workload === "X01f.v1")!;
+  assert.deepEqual(load.targets.map((t) => [t.goal, t.met]), [
+    ["Cairn ≤ 100 ms", true],
+    ["trusted ≤ 100 ms", undefined],
+  ]);
+
+  const rt = runtimeLinesOf(text, "deno")!;
+  const summary = summaryChart(rt, ["cairn", "cairn-trusted"])!;
+  assert.ok(!summary.includes("Text editing"), "the SQLite summary leaves the text rows out");
+  const chart = familyChart(rt, "text", ["cairn", "cairn-trusted"])!;
+  assert.ok(chart.includes("Cairn vs Yjs") && chart.includes("1.53× · larger"));
+  const { markdown } = buildReport(text, "bench/results/test.json");
+  assert.match(
+    markdown,
+    /\| X01a\.v1 Trace replay, a commit each \| whole trace \| Cairn ≤ 3× Yjs \| \*\*missed\*\* \(5\.0×\) \|/,
+  );
+  assert.ok(renderRuntimeTable("deno", result).includes("↳ targets: Cairn ≤ 3× Yjs: missed"));
+});

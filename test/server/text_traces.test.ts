@@ -1,8 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
+import { openOptions } from "../../bench/contenders/cairn.ts";
 import { automergeEngine } from "../../bench/contenders/text_automerge.ts";
-import { runPlan, type TextEngine } from "../../bench/contenders/text_engine.ts";
+import { cairnTextEngine } from "../../bench/contenders/text_cairn.ts";
+import { replay, runPlan, type TextEngine } from "../../bench/contenders/text_engine.ts";
 import { yjsEngine } from "../../bench/contenders/text_yjs.ts";
 import { replayPlan } from "../../bench/lib/replay_plan.ts";
 import {
@@ -12,6 +14,7 @@ import {
   loadTrace,
   replayOnString,
   sequentialIn,
+  sequentialPrefix,
   type SequentialTrace,
   TRACES,
 } from "../../bench/lib/traces.ts";
@@ -58,4 +61,36 @@ test("Yjs and Automerge merge a prefix of clownschool to the same text", async (
   const text = await replayWith(yjsEngine(), prefix);
   assert.ok(text.length > 1_000);
   assert.equal(await replayWith(automergeEngine(), prefix), text);
+});
+
+/** Cairn as the text rows run it, in memory. */
+function cairn(contender: "cairn" | "cairn-trusted"): TextEngine {
+  return cairnTextEngine({
+    openOptions: (location) => openOptions(contender, location),
+    newLocation: () => undefined,
+    fileSizes: () => Promise.resolve({}),
+  });
+}
+
+test("Cairn, signed and trusted, replays both traces' prefixes to the texts Yjs gets", async () => {
+  const sequential = sequentialPrefix(
+    await loadTrace(TRACES.sequential, read) as SequentialTrace,
+    1_000,
+  );
+  const concurrent = concurrentPrefix(
+    await loadTrace(TRACES.concurrent, read) as ConcurrentTrace,
+    600,
+  );
+  const merged = await replayWith(yjsEngine(), concurrent);
+  for (const contender of ["cairn", "cairn-trusted"] as const) {
+    const replica = await cairn(contender).create();
+    await replay(replica, sequentialIn(sequential, "utf16"));
+    assert.equal(replica.text(), sequential.endContent, `${contender}: seph-blog1`);
+    await replica.close();
+    assert.equal(
+      await replayWith(cairn(contender), concurrent),
+      merged,
+      `${contender}: clownschool`,
+    );
+  }
 });
