@@ -57,7 +57,8 @@ function direction(baseline: string): string {
     "2× = twice as long or as big, 1/2 = half (log scale).";
 }
 const MARKS = "Green: faster, red: slower, grey: a tie (within the noise).";
-const TEXT_MARKS = "Green: faster or smaller, red: slower or larger, grey: a tie (within the noise).";
+const TEXT_MARKS =
+  "Green: faster or smaller, red: slower or larger, grey: a tie (within the noise).";
 
 function versus(baseline: string): string {
   return `Cairn vs ${contenderInfo(baseline).label}`;
