@@ -60,7 +60,8 @@ export function workloadSection(): string[] {
     "The text rows (X01–X05) edit one text instead: a Cairn item with a `text` field, a Y.Text, " +
     "an Automerge text. X01 and X02 replay real editing traces by Joseph Gentle " +
     "(josephg/editing-traces, CC BY 4.0; the files and their README are in `bench/data/`); " +
-    'X03–X05 follow dmonad/crdt-benchmarks, whose "N" is 6,000 (100 with `--quick`).',
+    'X03–X05 follow dmonad/crdt-benchmarks, whose "N" is 6,000 (less with `--quick`, as ' +
+    "the sizes say).",
     "",
   ];
   for (const w of WORKLOADS) {

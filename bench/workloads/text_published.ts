@@ -23,7 +23,7 @@ import type { BenchWorkload } from "./common.ts";
 import { madeOnce, TEXT_ROW } from "./text_common.ts";
 
 /** N in quick mode: small enough for the smoke test. */
-const QUICK_N = 100;
+const QUICK_N = 50;
 
 function sizeOf(quick: boolean): { n: number; note: string } {
   return quick

@@ -43,9 +43,9 @@ import {
 
 /**
  * Transactions replayed in quick mode: a prefix of each trace, labelled as one (clownschool's
- * first 500 still fork and merge: 6 replicas, 127 exchanges).
+ * first 300 still fork and merge: 5 replicas, 51 exchanges).
  */
-const QUICK_TXNS = { sequential: 1_000, concurrent: 500 };
+const QUICK_TXNS = { sequential: 500, concurrent: 300 };
 
 function traceVariants(trace: TraceFile, quickTxns: number) {
   return (quick: boolean): Variant[] => {
