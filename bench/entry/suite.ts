@@ -24,8 +24,6 @@ import {
   type Variant,
 } from "../lib/types.ts";
 
-export type { BenchWorkload };
-
 /**
  * What a runtime provides: its names and versions, and (through `TextPlatform`, which holds
  * Cairn's part too) storage places and their files, the trace files, memory figures and GC.
