@@ -71,6 +71,8 @@ export interface TargetCheck {
   met?: boolean;
   /** The figure it was judged on: "2.1×", "41 ms". */
   actual?: string;
+  /** Set when the target lies within the figure's noise: met or missed, it may go either way. */
+  withinNoise?: boolean;
 }
 
 export const FAMILIES: readonly { id: LineFamily; title: string }[] = [
@@ -150,29 +152,41 @@ export function targetGoal(target: Target, unit: Unit): string {
     : `${who} ≤ ${num(target.atMost)} ${unit}`;
 }
 
-/** Judges a target on the medians: the ratio to another contender's, or the figure itself. */
+/**
+ * Judges a target on the medians: the ratio to another contender's, or the figure itself. The
+ * noise is the one comparisons use (twice the larger robust CV, at least 3 %).
+ */
 function checkTarget(line: Line, target: Target): TargetCheck {
   const versus = target.versus;
   const check: TargetCheck = { contender: target.contender, goal: targetGoal(target, line.unit) };
   const own = line.cells.get(target.contender)?.summary;
   if (!own) return check;
+  const judged = (value: number, noise: number, actual: string): TargetCheck => ({
+    ...check,
+    met: value <= target.atMost,
+    actual,
+    withinNoise: Math.abs(Math.log(value / target.atMost)) <= Math.log(1 + noise),
+  });
   if (!versus) {
-    return {
-      ...check,
-      met: own.median <= target.atMost,
-      actual: `${num(own.median)} ${line.unit}`,
-    };
+    const noise = Math.max(0.03, 2 * own.robustCv);
+    return judged(own.median, noise, `${num(own.median)} ${line.unit}`);
   }
   const comparison = line.versus.get(versus)?.get(target.contender);
   if (!comparison) return check;
   const ratio = timeRatio(comparison);
-  return { ...check, met: ratio <= target.atMost, actual: ratioText(ratio) };
+  return judged(ratio, comparison.noise, ratioText(ratio));
+}
+
+/** "met (2.1×)", "missed (109 ms, within the noise)". */
+export function targetVerdict(check: TargetCheck): string {
+  if (check.met === undefined) return "not measured";
+  const noise = check.withinNoise ? ", within the noise" : "";
+  return `${check.met ? "met" : "missed"} (${check.actual}${noise})`;
 }
 
 /** "Cairn ≤ 3× Yjs: met (2.1×)", "trusted ≤ 100 ms: not measured". */
 export function targetText(check: TargetCheck): string {
-  if (check.met === undefined) return `${check.goal}: not measured`;
-  return `${check.goal}: ${check.met ? "met" : "missed"} (${check.actual})`;
+  return `${check.goal}: ${targetVerdict(check)}`;
 }
 
 /** Whether a line compares Cairn with SQLite (the overview and the summaries are about that). */
