@@ -143,7 +143,9 @@ function targetsSection(runtimes: RuntimeLines[]): string[] {
     "",
     'Cairn\'s text rows against Yjs in the same run (medians). "Within the noise": the ' +
     "target lies within the figure's noise (as a tie does), so another run may judge it the " +
-    "other way. The tables of each runtime have every figure.",
+    "other way. The last target, the final text equal to the trace's, is checked by every " +
+    "text row after its clock stops: a row that ends with another text fails instead of " +
+    "showing a figure. The tables of each runtime have every figure.",
     "",
     `| Row | Size | Target | ${runtimes.map((rt) => rt.title).join(" | ")} |`,
     `| --- | --- | --- | ${runtimes.map(() => "---").join(" | ")} |`,
@@ -212,7 +214,8 @@ function statusSection(envelope: Envelope): string[] {
     "",
     'Such rows stay in every table, marked "n/a yet"; the runner detects the features each ' +
       "time (storage: an item written through `Cairn.open({ path })` is there after reopening; " +
-      "queries: `repo.query` exists) and runs the rows as soon as the engine has them.",
+      "queries: `repo.query` exists; text: an item's text field is edited in place) and runs " +
+      "the rows as soon as the engine has them.",
   );
   const inMemory = RUNTIMES.some((r) => envelope.runtimes[r]?.info?.features.storage === false);
   if (inMemory) {
