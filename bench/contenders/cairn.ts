@@ -9,6 +9,7 @@
 import { Cairn, defineSchema, type Item, type RepositoryHandle } from "../../src/mod.ts";
 import { itemKey, itemValues } from "../lib/items.ts";
 import type { Feature } from "../lib/types.ts";
+import { hasTextApi } from "./text_cairn.ts";
 
 export type { Cairn, Item, RepositoryHandle };
 
@@ -53,6 +54,15 @@ export interface CairnCtx {
   gc(): void;
 }
 
+/** What the platform does for Cairn's sides: storage places, their files, memory figures. */
+export interface CairnPlatform {
+  storageLocation(): string;
+  heapBytes(): Promise<number | undefined>;
+  /** Size of each file in a storage location (a directory, an OPFS directory), by name. */
+  fileSizes(location: string): Promise<Record<string, number>>;
+  gc(): void;
+}
+
 /** The options `Cairn.open` gets for a contender: the issue #4 shape, path only with storage. */
 export function openOptions(contender: string, location: string | undefined): object {
   const profile = PROFILES[contender];
@@ -63,12 +73,7 @@ export function openOptions(contender: string, location: string | undefined): ob
 export function cairnCtx(
   contender: string,
   features: Record<Feature, boolean>,
-  platform: {
-    storageLocation(): string;
-    heapBytes(): Promise<number | undefined>;
-    storedBytes(location: string): Promise<number>;
-    gc(): void;
-  },
+  platform: CairnPlatform,
 ): CairnCtx {
   return {
     contender,
@@ -76,7 +81,8 @@ export function cairnCtx(
     openDb: (location) => Cairn.open(openOptions(contender, location) as never),
     newLocation: () => features.storage ? platform.storageLocation() : undefined,
     heapBytes: () => platform.heapBytes(),
-    storedBytes: (location) => platform.storedBytes(location),
+    storedBytes: async (location) =>
+      Object.values(await platform.fileSizes(location)).reduce((sum, size) => sum + size, 0),
     gc: () => platform.gc(),
   };
 }
@@ -114,14 +120,19 @@ export async function filledRepo(
 /**
  * Which features this build of Cairn has, found by trying them: storage means an item written
  * through `Cairn.open({ path })` is there after closing and opening again; queries mean
- * `repo.query` exists.
+ * `repo.query` exists; text means an item's text field can be edited in place.
  */
 export async function detectFeatures(
   location: string,
 ): Promise<{ features: Record<Feature, boolean>; notes: Partial<Record<Feature, string>> }> {
   const notes: Partial<Record<Feature, string>> = {};
   const storage = await hasStorage(location, (why) => (notes.storage = why));
-  return { features: { storage, query: await hasQuery() }, notes };
+  const text = await hasTextApi().catch((err) => {
+    notes.text = `the text API failed: ${(err as Error)?.message ?? err}`;
+    return false;
+  });
+  if (!text && !notes.text) notes.text = "items have no insertText/deleteText yet";
+  return { features: { storage, query: await hasQuery(), text }, notes };
 }
 
 async function hasStorage(location: string, because: (why: string) => void): Promise<boolean> {

@@ -1,7 +1,7 @@
 /**
  * Every contender, as data: what it is, where it runs, what it needs. The runner, the console
  * tables, the page and docs/benchmarks.md all read this list; the code that drives each family
- * lives next to it (cairn.ts, sqlite_native.ts, sqlite_wasm.ts).
+ * lives next to it (cairn.ts, sqlite_native.ts, sqlite_wasm.ts; text_*.ts for the text rows).
  */
 import type { Feature, RuntimeName } from "../lib/types.ts";
 
@@ -10,7 +10,8 @@ export interface ContenderInfo {
   /** Short column header. */
   short: string;
   label: string;
-  family: "cairn" | "sqlite";
+  /** Cairn; SQLite, which the other rows compare it with; a CRDT library, for the text rows. */
+  family: "cairn" | "sqlite" | "crdt";
   runtimes: readonly RuntimeName[];
   /** Cairn features the contender needs before any of its rows can run. */
   requires: readonly Feature[];
@@ -108,6 +109,28 @@ export const CONTENDERS: readonly ContenderInfo[] = [
     description: "@sqlite.org/sqlite-wasm in a dedicated worker on the opfs-sahpool VFS, " +
       'flags "c", PRAGMA locking_mode=EXCLUSIVE, journal_mode=DELETE, synchronous=FULL ' +
       "(defaults). The page sends one message per workload; the worker times it.",
+  },
+  {
+    id: "yjs",
+    short: "Yjs",
+    label: "Yjs",
+    family: "crdt",
+    runtimes: ALL,
+    requires: [],
+    description: "yjs 13.6 (the exact version is in package-lock.json), in the same process: a " +
+      "Y.Doc per replica with one Y.Text; each transaction's update is produced (an `update` " +
+      "listener counts its bytes) and nothing is stored. Text rows only.",
+  },
+  {
+    id: "automerge",
+    short: "Automerge",
+    label: "Automerge",
+    family: "crdt",
+    runtimes: ALL,
+    requires: [],
+    description: "@automerge/automerge 3.5 (WebAssembly; the exact version is in " +
+      "package-lock.json), in the same process: a document per replica with one text; each " +
+      "change's bytes are taken (`getLastLocalChange`) and nothing is stored. Text rows only.",
   },
 ];
 

@@ -4,7 +4,12 @@
  * worker (build/bench/).
  */
 import * as esbuild from "esbuild";
-import { BROWSER_BUNDLE, NODE_BUNDLE, OPFS_WORKER } from "../../scripts/lib/bundles.ts";
+import {
+  AUTOMERGE_IN_BROWSER,
+  BROWSER_BUNDLE,
+  NODE_BUNDLE,
+  OPFS_WORKER,
+} from "../../scripts/lib/bundles.ts";
 
 const OUT = "build/bench";
 
@@ -29,7 +34,7 @@ export async function buildBrowserBench(): Promise<void> {
     },
     outdir: OUT,
     sourcemap: "inline",
-    plugins: [{
+    plugins: [AUTOMERGE_IN_BROWSER, {
       name: "sqlite-wasm-as-shipped",
       setup(build) {
         build.onResolve(

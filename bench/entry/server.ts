@@ -4,7 +4,7 @@
  * stdout as one line `@@bench <json>` for the runner (bench/drivers/server.ts).
  */
 import process from "node:process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NATIVE_IDS, nativeEngine, nativeSqliteVersion } from "../contenders/sqlite_native.ts";
@@ -57,10 +57,14 @@ async function main(): Promise<void> {
       const { heapUsed, external } = process.memoryUsage();
       return Promise.resolve(heapUsed + external);
     },
-    storedBytes: (location) =>
+    fileSizes: (location) =>
       Promise.resolve(
-        readdirSync(location).reduce((sum, name) => sum + statSync(join(location, name)).size, 0),
+        Object.fromEntries(
+          readdirSync(location).map((name) => [name, statSync(join(location, name)).size]),
+        ),
       ),
+    // The runner starts every runtime in the project's root.
+    readData: (file) => Promise.resolve(readFileSync(join("bench", "data", file))),
     gc,
     runSqlite(contender, workload, variant, plan, progress) {
       const engine = engines.get(contender);

@@ -3,15 +3,17 @@
  * measured or explained. Runtime differences come in through `Platform`; this code is the same
  * on Deno, Node and in the browser page.
  */
-import { type CairnCtx, cairnCtx, detectFeatures } from "../contenders/cairn.ts";
+import { cairnCtx, detectFeatures } from "../contenders/cairn.ts";
 import { BASELINE, type ContenderInfo, contendersFor } from "../contenders/list.ts";
+import { textCtx, type TextPlatform } from "../contenders/text.ts";
+import type { BenchWorkload, SqlBenchWorkload } from "../workloads/common.ts";
 import { WORKLOADS } from "../workloads/index.ts";
 import { percentiles, timerResolutionUs } from "../lib/stats.ts";
 import { planFor, type Progress, runSide, type SideResult } from "../lib/measure.ts";
-import type { SqlCtx } from "../lib/sql.ts";
 import {
   type Feature,
   FEATURE_ISSUE,
+  isTextWorkload,
   type Message,
   NotApplicable,
   type Plan,
@@ -20,23 +22,17 @@ import {
   type RuntimeName,
   type Settings,
   type Variant,
-  type Workload,
 } from "../lib/types.ts";
 
-export type BenchWorkload = Workload<CairnCtx, SqlCtx>;
-
-export interface Platform {
+/**
+ * What a runtime provides: its names and versions, and (through `TextPlatform`, which holds
+ * Cairn's part too) storage places and their files, the trace files, memory figures and GC.
+ */
+export interface Platform extends TextPlatform {
   runtime: RuntimeName;
   version: string;
   engine: string;
   sqliteVersions(): Promise<Record<string, string>>;
-  /** A new place for a Cairn database (a temp directory, an OPFS name). */
-  storageLocation(): string;
-  /** JS heap plus ArrayBuffer memory in use, after a full GC where the runtime allows. */
-  heapBytes(): Promise<number | undefined>;
-  /** Bytes of all files in a storage location (a directory, an OPFS directory). */
-  storedBytes(location: string): Promise<number>;
-  gc(): void;
   /**
    * Awaited after each row is emitted: lets the platform finish its own work (the bench page
    * draws the new row) before the next cell starts, outside every clock.
@@ -45,7 +41,7 @@ export interface Platform {
   /** Runs the SQLite side of `workload` on a SQLite contender (locally or in a worker). */
   runSqlite(
     contender: string,
-    workload: BenchWorkload,
+    workload: SqlBenchWorkload,
     variant: Variant,
     plan: Plan,
     progress: Progress,
@@ -65,14 +61,23 @@ export interface PlannedCell {
 }
 
 /**
+ * The contenders a workload runs on in a runtime: its own list for a text row; Cairn's and
+ * SQLite's for the others.
+ */
+export function workloadContenders(workload: BenchWorkload, runtime: RuntimeName): ContenderInfo[] {
+  return contendersFor(runtime).filter((c) =>
+    isTextWorkload(workload) ? workload.contenders.includes(c.id) : c.family !== "crdt"
+  );
+}
+
+/**
  * Every cell a run of `settings` measures in `runtime`, in the order it measures them. The
  * runner and the page count "k of N" and estimate the time left from the same list.
  */
 export function plannedCells(runtime: RuntimeName, settings: Settings): PlannedCell[] {
-  const contenders = contendersFor(runtime);
   return selectWorkloads(settings.filter).flatMap((workload) =>
     workload.variants(settings.quick).flatMap((variant) =>
-      contenders.map((contender) => ({ workload, variant, contender }))
+      workloadContenders(workload, runtime).map((contender) => ({ workload, variant, contender }))
     )
   );
 }
@@ -135,8 +140,9 @@ async function runCell(
   progress: Progress,
 ): Promise<CellResult> {
   const started = performance.now();
+  const side = isTextWorkload(workload) ? workload.text : workload.cairn;
   const needs = contender.family === "cairn"
-    ? [...contender.requires, ...(workload.cairn.requires ?? [])]
+    ? [...contender.requires, ...(side.requires ?? [])]
     : [];
   const missing = [...new Set(needs)].filter((f) => !features[f]);
   if (missing.length > 0) {
@@ -148,7 +154,15 @@ async function runCell(
     };
   }
   try {
-    const result = contender.family === "cairn"
+    const result = isTextWorkload(workload)
+      ? await runSide(
+        workload.text,
+        textCtx(contender.id, features, platform),
+        variant,
+        plan,
+        progress,
+      )
+      : contender.family === "cairn"
       ? await runSide(
         workload.cairn,
         cairnCtx(contender.id, features, platform),
@@ -163,7 +177,7 @@ async function runCell(
       latency: result.latencies?.length
         ? { ops: result.latencies.length, ...percentiles(result.latencies) }
         : undefined,
-      note: contender.family === "cairn" && !features.storage
+      note: contender.family === "cairn" && !features.storage && !isTextWorkload(workload)
         ? "Cairn: in memory, no disk yet"
         : undefined,
       ms: performance.now() - started,

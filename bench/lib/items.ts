@@ -1,4 +1,7 @@
-/** The item every workload writes, its key, and a seeded pick of keys shared by both sides. */
+/**
+ * The item every workload writes, its key, a seeded pick of keys shared by both sides, and the
+ * seeded random stream behind it.
+ */
 
 export interface ItemValues {
   title: string;
@@ -25,20 +28,29 @@ export function tagsJson(i: number): string {
 }
 
 /**
- * `count` indexes in [0, n) from a fixed seed (xorshift32), so every contender and runtime
- * reads and updates the same items in the same order.
+ * A seeded stream of 32-bit unsigned integers (xorshift32): every contender and runtime that
+ * starts from the same seed draws the same numbers.
  */
-export function pick(n: number, count: number, seed = 0x9e3779b9): Uint32Array {
-  const out = new Uint32Array(count);
+export function xorshift32(seed: number): () => number {
   let x = seed >>> 0 || 1;
-  for (let i = 0; i < count; i++) {
+  return () => {
     x ^= x << 13;
     x >>>= 0;
     x ^= x >>> 17;
     x ^= x << 5;
     x >>>= 0;
-    out[i] = x % n;
-  }
+    return x;
+  };
+}
+
+/**
+ * `count` indexes in [0, n) from a fixed seed, so every contender and runtime reads and updates
+ * the same items in the same order.
+ */
+export function pick(n: number, count: number, seed = 0x9e3779b9): Uint32Array {
+  const out = new Uint32Array(count);
+  const next = xorshift32(seed);
+  for (let i = 0; i < count; i++) out[i] = next() % n;
   return out;
 }
 

@@ -11,7 +11,10 @@ export interface SideResult {
 
 export type Progress = (phase: string, i: number, n: number) => void;
 
-/** Samples per row: ≥ 30 for µs-scale rows, ≥ 7 for ms-scale rows; quick mode takes a few. */
+/**
+ * Samples per row: ≥ 30 for µs-scale rows, ≥ 7 for ms-scale rows (one warm-up for rows of
+ * seconds); quick mode takes a few. A size does not change between samples of one document: one.
+ */
 const PLANS: Record<Workload["scale"], { quick: Plan; full: Plan }> = {
   us: {
     quick: { warmup: 2, samples: 5, latencyOps: 2_000, sliceMs: 0 },
@@ -21,6 +24,10 @@ const PLANS: Record<Workload["scale"], { quick: Plan; full: Plan }> = {
     quick: { warmup: 1, samples: 3, latencyOps: 0, sliceMs: 0 },
     full: { warmup: 2, samples: 7, latencyOps: 0, sliceMs: 0 },
   },
+  long: {
+    quick: { warmup: 1, samples: 3, latencyOps: 0, sliceMs: 0 },
+    full: { warmup: 1, samples: 7, latencyOps: 0, sliceMs: 0 },
+  },
   fixed: {
     quick: { warmup: 1, samples: 3, latencyOps: 0, sliceMs: 150 },
     full: { warmup: 1, samples: 7, latencyOps: 0, sliceMs: 1_000 },
@@ -28,6 +35,10 @@ const PLANS: Record<Workload["scale"], { quick: Plan; full: Plan }> = {
   memory: {
     quick: { warmup: 0, samples: 1, latencyOps: 0, sliceMs: 0 },
     full: { warmup: 0, samples: 3, latencyOps: 0, sliceMs: 0 },
+  },
+  size: {
+    quick: { warmup: 0, samples: 1, latencyOps: 0, sliceMs: 0 },
+    full: { warmup: 0, samples: 1, latencyOps: 0, sliceMs: 0 },
   },
 };
 

@@ -1,6 +1,7 @@
 /**
- * The shapes every part of the benchmark shares: workloads, their two sides (Cairn and SQLite),
- * contenders, run settings, result rows and the messages a runtime sends back to the runner.
+ * The shapes every part of the benchmark shares: workloads (Cairn against SQLite with a side for
+ * each, or text editing with one side every text engine runs), contenders, run settings, result
+ * rows and the messages a runtime sends back to the runner.
  * Pure types and a few constants: this module runs unchanged on Deno, Node and in Chromium.
  */
 
@@ -8,12 +9,13 @@ export type RuntimeName = "deno" | "node" | "browser";
 export const RUNTIMES: readonly RuntimeName[] = ["deno", "node", "browser"];
 
 /** Engine features a row may need that Cairn does not have yet. */
-export type Feature = "storage" | "query";
+export type Feature = "storage" | "query" | "text";
 
 /** The issue that brings each feature, for "not available yet — needs #N". */
 export const FEATURE_ISSUE: Record<Feature, string> = {
   storage: "#4 (storage)",
   query: "#5 (queries)",
+  text: "#22 (text)",
 };
 
 export interface Settings {
@@ -66,12 +68,23 @@ export function side<C, S>(definition: TypedSide<C, S>): Side<C> {
   return definition;
 }
 
-export type Unit = "µs/op" | "µs" | "ms" | "ops/s" | "B/item";
+export type Unit = "µs/op" | "µs" | "ms" | "ops/s" | "B/item" | "kB" | "B/edit";
+
+/** Units of memory and bytes, whose comparisons read "smaller" and "larger". */
+export const SIZE_UNITS: readonly Unit[] = ["B/item", "kB", "B/edit"];
 
 /** The kind of work a workload does: charts and summaries group rows by it. */
-export type Family = "startup" | "writes" | "reads" | "queries" | "mixed" | "footprint";
+export type Family =
+  | "startup"
+  | "writes"
+  | "reads"
+  | "queries"
+  | "mixed"
+  | "footprint"
+  | "text";
 
-export interface Workload<CairnCtx = unknown, SqlCtx = unknown> {
+/** What every workload is, whatever it runs on. */
+interface WorkloadInfo {
   /** Versioned id: change the version whenever what is timed changes. */
   id: string;
   /** What is done, never the database's size: that is in each variant's label (quick mode
@@ -81,13 +94,13 @@ export interface Workload<CairnCtx = unknown, SqlCtx = unknown> {
   unit: Unit;
   /** Whether a smaller number is better (time) or a larger one (throughput). */
   better: "lower" | "higher";
-  /** µs-scale rows get ≥ 30 samples, ms-scale rows ≥ 7; fixed-time rows run time slices. */
-  scale: "us" | "ms" | "fixed" | "memory";
+  /**
+   * µs-scale rows get ≥ 30 samples, ms-scale rows ≥ 7 (long ones, seconds each, one warm-up
+   * less); fixed-time rows run time slices; memory rows a few; size rows one (a size that does
+   * not change from one sample to the next).
+   */
+  scale: "us" | "ms" | "long" | "fixed" | "memory" | "size";
   variants(quick: boolean): Variant[];
-  /** Exactly what is inside the clock on each side (goes into docs/benchmarks.md). */
-  timed: { cairn: string; sqlite: string };
-  /** Indexes and prepared statements each side uses. */
-  indexes: { cairn: string; sqlite: string };
   /** Why the comparison is fair (or where it is not). */
   fairness: string;
   /** False when the two sides measure different things (memory): no ratio is shown. */
@@ -103,8 +116,48 @@ export interface Workload<CairnCtx = unknown, SqlCtx = unknown> {
    * says why. Such a row shows n/a with this reason instead of a figure.
    */
   zeroSample?: string;
+}
+
+/** Cairn against SQLite: a side for each, written for each. */
+export interface SqlWorkload<CairnCtx = unknown, SqlCtx = unknown> extends WorkloadInfo {
+  /** Exactly what is inside the clock on each side (goes into docs/benchmarks.md). */
+  timed: { cairn: string; sqlite: string };
+  /** Indexes and prepared statements each side uses. */
+  indexes: { cairn: string; sqlite: string };
   cairn: Side<CairnCtx>;
   sqlite: Side<SqlCtx>;
+}
+
+/**
+ * A figure a Cairn contender is held to: at most `atMost` times `versus`'s figure in the same
+ * run, or, without `versus`, at most `atMost` in the row's unit.
+ */
+export interface Target {
+  contender: string;
+  atMost: number;
+  versus?: string;
+}
+
+/** Text editing: one side, run by every text engine (Cairn signed and trusted, Yjs, Automerge). */
+export interface TextWorkload<TextCtx = unknown> extends WorkloadInfo {
+  /** The contenders it runs on. */
+  contenders: readonly string[];
+  /** Whom Cairn's figures are compared with, as ratios; the first one in charts. */
+  baselines: readonly string[];
+  /** Exactly what is inside the clock (or measured), the same steps for every engine. */
+  timed: string;
+  targets?: readonly Target[];
+  /** Published figures for context, and where they come from. */
+  context?: string;
+  text: Side<TextCtx>;
+}
+
+export type Workload<CairnCtx = unknown, SqlCtx = unknown, TextCtx = unknown> =
+  | SqlWorkload<CairnCtx, SqlCtx>
+  | TextWorkload<TextCtx>;
+
+export function isTextWorkload<C, S, T>(w: Workload<C, S, T>): w is TextWorkload<T> {
+  return "text" in w;
 }
 
 export type RowStatus = "ok" | "not-available" | "not-applicable" | "error";

@@ -1,7 +1,8 @@
 /**
  * Which charts the docs and the bench page draw, from table lines. Per runtime: a summary (the
- * geometric mean of each family's rows, a bar per Cairn contender) and one small chart per
- * family (a bar per row and Cairn contender). Across runtimes: an overview for one contender.
+ * geometric mean of each family's rows against SQLite, a bar per Cairn contender) and one small
+ * chart per family (a bar per row and Cairn contender, against the family's first baseline:
+ * SQLite, or Yjs for text). Across runtimes: an overview for one contender, against SQLite.
  * Rows that compare different work by design stay out, named under the chart, so a cached
  * result a million times faster than a query does not set every chart's scale.
  */
@@ -20,6 +21,7 @@ import {
   RUNTIME_TITLE,
   shortId,
   tableLines,
+  versusSqlite,
 } from "./view.ts";
 
 /** One runtime's lines with what the charts say about them. */
@@ -46,28 +48,41 @@ export function runtimeLinesOf(envelope: Envelope, runtime: RuntimeName): Runtim
 
 const DIRECTION = "Cairn's time relative to SQLite's: 2× = twice as long, 1/2 = half as long " +
   "(log scale).";
-const MARKS = "Green: faster, red: slower, grey: a tie (within the noise).";
 
-function versus(rt: RuntimeLines): string {
-  return `Cairn vs ${contenderInfo(rt.baseline).label}`;
+/** The direction of a family chart against `baseline`, whose rows may be times or sizes. */
+function direction(baseline: string): string {
+  if (contenderInfo(baseline).family === "sqlite") return DIRECTION;
+  const name = contenderInfo(baseline).short;
+  return `Cairn's figure relative to ${name}'s, in each row's unit (time, memory or bytes): ` +
+    "2× = twice as long or as big, 1/2 = half (log scale).";
+}
+const MARKS = "Green: faster, red: slower, grey: a tie (within the noise).";
+const TEXT_MARKS =
+  "Green: faster or smaller, red: slower or larger, grey: a tie (within the noise).";
+
+function versus(baseline: string): string {
+  return `Cairn vs ${contenderInfo(baseline).label}`;
 }
 
-function rowBar(rt: RuntimeLines, line: Line, contender: string): Bar {
+function rowBar(line: Line, contender: string): Bar {
   const label = contenderInfo(contender).short;
   const c = line.ratios.get(contender);
   if (!c) {
     return { label, text: line.cells.get(contender)?.missing?.mark ?? "—", key: contender };
   }
+  const baseline = line.baselines[0];
   const cairn = line.cells.get(contender)!.summary!.median;
-  const sqlite = line.cells.get(rt.baseline)!.summary!.median;
+  const other = line.cells.get(baseline)!.summary!.median;
   return {
     label,
     ratio: timeRatio(c),
     verdict: c.verdict,
-    text: comparisonText(c),
+    text: comparisonText(c, line.unit),
     tooltip: `${contenderInfo(contender).label}: ${num(cairn)} ${line.unit} against ${
-      num(sqlite)
-    } ${line.unit} (medians); noise ±${(c.noise * 100).toFixed(0)} %`,
+      num(other)
+    } ${line.unit} for ${contenderInfo(baseline).label} (medians); noise ±${
+      (c.noise * 100).toFixed(0)
+    } %`,
     key: contender,
   };
 }
@@ -98,22 +113,32 @@ export function familyChart(
 ): string | undefined {
   const lines = rt.lines.filter((l) => l.family === family);
   const shown = lines.filter(charted);
-  if (shown.length === 0 || contenders.length === 0) return undefined;
+  // A bar for each given contender these rows ran on (the text rows run on two of four).
+  const bars = contenders.filter((c) => lines.some((l) => l.cells.has(c)));
+  if (shown.length === 0 || bars.length === 0) return undefined;
+  const baseline = shown[0].baselines[0];
+  const mixedUnits = contenderInfo(baseline).family !== "sqlite"; // time, memory and bytes
   return svgChart({
-    title: `${rt.title} · ${familyTitle(family)}: ${versus(rt)}`,
-    subtitle: [DIRECTION, MARKS],
+    title: `${rt.title} · ${familyTitle(family)}: ${versus(baseline)}`,
+    subtitle: [direction(baseline), mixedUnits ? TEXT_MARKS : MARKS],
+    sides: mixedUnits ? ["less time or smaller", "more time or larger"] : undefined,
     groups: shown.map((line) => ({
       label: `${shortId(line.workload)} ${line.title}`,
       detail: line.variant,
-      bars: contenders.map((c) => rowBar(rt, line, c)),
+      bars: bars.map((c) => rowBar(line, c)),
     })),
     footer: leftOut(lines),
   });
 }
 
+/** Lines a summary of Cairn against SQLite counts. */
+export function summarized(line: Line): boolean {
+  return charted(line) && versusSqlite(line);
+}
+
 function summaryBar(lines: readonly Line[], contender: string, label: string, key: string): Bar {
   const summary = summarizeRatios(
-    lines.filter(charted).flatMap((l) => l.ratios.get(contender) ?? []),
+    lines.filter(summarized).flatMap((l) => l.ratios.get(contender) ?? []),
   );
   if (!summary) return { label, text: "no ratio", key };
   return {
@@ -135,14 +160,14 @@ export function summaryChart(
   rt: RuntimeLines,
   contenders: readonly string[],
 ): string | undefined {
-  const groups: BarGroup[] = byFamily(rt.lines.filter(charted)).map(({ family, lines }) => ({
+  const groups: BarGroup[] = byFamily(rt.lines.filter(summarized)).map(({ family, lines }) => ({
     label: familyTitle(family),
     detail: rowCount(lines),
     bars: contenders.map((c) => summaryBar(lines, c, contenderInfo(c).short, c)),
   }));
   if (groups.length === 0 || contenders.length === 0) return undefined;
   return svgChart({
-    title: `${rt.title}: ${versus(rt)}, by family`,
+    title: `${rt.title}: ${versus(rt.baseline)}, by family`,
     subtitle: [DIRECTION, SUMMARY_NOTE],
     groups,
     footer: leftOut(rt.lines),
@@ -154,7 +179,7 @@ export function overviewChart(
   runtimes: readonly RuntimeLines[],
   contender: string,
 ): string | undefined {
-  const families = byFamily(runtimes.flatMap((rt) => rt.lines.filter(charted)));
+  const families = byFamily(runtimes.flatMap((rt) => rt.lines.filter(summarized)));
   const groups: BarGroup[] = families.map(({ family }) => ({
     label: familyTitle(family),
     bars: runtimes.map((rt) =>

@@ -1,10 +1,13 @@
-/** The console table of one runtime's results, plus its latency table and footnotes. */
+/**
+ * The console table of one runtime's results — one block for the rows against SQLite, one for
+ * the text rows against Yjs and Automerge — plus its latency table and footnotes.
+ */
 import { contenderInfo } from "../contenders/list.ts";
 import type { RuntimeResult } from "../lib/envelope.ts";
 import { belowStep, num } from "../lib/format.ts";
 import type { RuntimeName } from "../lib/types.ts";
-import { comparisonText } from "./ratio.ts";
-import { type Line, runtimeNotes, tableLines } from "./view.ts";
+import { ratioCell, tableColumns } from "./table.ts";
+import { type Line, runtimeNotes, tableLines, targetText } from "./view.ts";
 
 function pad(text: string, width: number, right = false): string {
   const cut = text.length > width ? `${text.slice(0, width - 1)}…` : text;
@@ -17,40 +20,51 @@ function cellText(line: Line, contender: string): string {
   return cell.summary ? num(cell.summary.median) : cell.missing?.mark ?? "";
 }
 
+/** Lines in blocks that share their baselines, in the order the lines come. */
+function blocks(lines: readonly Line[]): Line[][] {
+  const byBaselines = new Map<string, Line[]>();
+  for (const line of lines) {
+    const key = line.baselines.join(",");
+    byBaselines.set(key, [...(byBaselines.get(key) ?? []), line]);
+  }
+  return [...byBaselines.values()];
+}
+
 export function renderRuntimeTable(runtime: RuntimeName, result: RuntimeResult): string {
   const info = result.info;
   if (!info) return `── ${runtime}: no results (${result.problem ?? "did not start"})`;
   const lines = tableLines(result);
-  const contenders = info.contenders;
-  const cairns = contenders.filter((c) => contenderInfo(c).family === "cairn");
-  const ratioCols = cairns.filter((c) => lines.some((l) => l.ratios.has(c)));
-  const baseShort = contenderInfo(info.baseline).short;
   const out: string[] = [];
   out.push(
     `── ${runtime} ${info.version} (${info.engine}; SQLite native ${
       info.sqlite.native ?? "—"
-    }, WASM ${info.sqlite.wasm ?? "—"}) — medians; ratios: Cairn's time ÷ ${baseShort}'s ` +
-      "(2× = twice as long, 1/2 = half)",
+    }, WASM ${info.sqlite.wasm ?? "—"}) — medians; ratios: Cairn's figure ÷ the other's ` +
+      "(2× = twice as long, or as big; 1/2 = half)",
   );
-  const head = [
-    pad("workload", 44),
-    pad("unit", 6),
-    ...contenders.map((c) => pad(contenderInfo(c).short, 10, true)),
-    ...ratioCols.map((c) => pad(`${contenderInfo(c).short} vs ${baseShort}`, 20, true)),
-  ];
-  out.push(head.join(" "));
-  for (const line of lines) {
+  for (const block of blocks(lines)) {
+    const columns = tableColumns(block, info.contenders);
+    const label = (line: Line) => `${line.workload} ${line.title} · ${line.variant}`;
+    const width = Math.min(96, Math.max(44, ...block.map((l) => label(l).length)));
+    out.push("");
     out.push([
-      pad(`${line.workload} ${line.title} · ${line.variant}`, 44),
-      pad(line.unit, 6),
-      ...contenders.map((c) => pad(cellText(line, c), 10, true)),
-      ...ratioCols.map((c) => {
-        const ratio = line.ratios.get(c);
-        return pad(ratio ? comparisonText(ratio) : "", 20, true);
-      }),
+      pad("workload", width),
+      pad("unit", 6),
+      ...columns.contenders.map((c) => pad(contenderInfo(c).short, 11, true)),
+      ...columns.ratios.map((r) => pad(r.header, 20, true)),
     ].join(" "));
-    if (line.differentWork && line.ratios.size > 0) {
-      out.push(`    ↳ compares ${line.differentWork}`);
+    for (const line of block) {
+      out.push([
+        pad(label(line), width),
+        pad(line.unit, 6),
+        ...columns.contenders.map((c) => pad(cellText(line, c), 11, true)),
+        ...columns.ratios.map((r) => pad(ratioCell(line, r), 20, true)),
+      ].join(" "));
+      if (line.differentWork && line.ratios.size > 0) {
+        out.push(`    ↳ compares ${line.differentWork}`);
+      }
+      if (line.targets.length > 0) {
+        out.push(`    ↳ targets: ${line.targets.map(targetText).join("; ")}`);
+      }
     }
   }
   const latency = lines.flatMap((line) =>

@@ -13,6 +13,7 @@ import {
   overviewChart,
   type RuntimeLines,
   runtimeLinesOf,
+  summarized,
   summaryChart,
 } from "./charts.ts";
 import {
@@ -26,12 +27,13 @@ import { RATIO_DIRECTION, summarizeRatios, summaryText } from "./ratio.ts";
 import { textTable } from "./table.ts";
 import {
   byFamily,
-  charted,
   familyTitle,
   type Line,
   type LineFamily,
   RUNTIME_TITLE,
   runtimeNotes,
+  targetVerdict,
+  versusSqlite,
 } from "./view.ts";
 
 export interface ReportFiles {
@@ -56,8 +58,9 @@ export function buildReport(envelope: Envelope, source: string): ReportFiles {
     "the workload modules, not this file. -->",
     "",
     "One runner measures Cairn against SQLite on Deno, Node and in Chromium, with the same " +
-    "workload code in all three. Every figure below comes from the envelope named above; " +
-    "run it yourself on your machine before you trust any of them.",
+    "workload code in all three; its text rows measure Cairn's text editing against Yjs and " +
+    "Automerge. Every figure below comes from the envelope named above; run it yourself on " +
+    "your machine before you trust any of them.",
     "",
     "```sh",
     "./scripts/setup.sh && ./node_modules/.bin/deno task bench        # full run, all runtimes",
@@ -102,7 +105,7 @@ function glanceSection(runtimes: RuntimeLines[], charts: Record<string, string>)
       "",
     );
   }
-  const families = byFamily(runtimes.flatMap((rt) => rt.lines.filter(charted)));
+  const families = byFamily(runtimes.flatMap((rt) => rt.lines.filter(summarized)));
   if (families.length > 0) {
     out.push(
       `${contenderInfo(HEADLINE).label}, the geometric mean of each family's rows, then how ` +
@@ -116,7 +119,7 @@ function glanceSection(runtimes: RuntimeLines[], charts: Record<string, string>)
     for (const { family } of families) {
       const cells = runtimes.map((rt) => {
         const summary = summarizeRatios(
-          rt.lines.filter((l) => l.family === family && charted(l))
+          rt.lines.filter((l) => l.family === family && summarized(l))
             .flatMap((l) => l.ratios.get(HEADLINE) ?? []),
         );
         return summary ? summaryText(summary) : "—";
@@ -127,6 +130,49 @@ function glanceSection(runtimes: RuntimeLines[], charts: Record<string, string>)
   }
   const apart = leftOutText(runtimes.flatMap((rt) => rt.lines));
   if (apart) out.push(`Left out of every chart and summary: ${apart}. They are in the tables.`, "");
+  out.push(...targetsSection(runtimes));
+  return out;
+}
+
+/** Every target of the text rows, per runtime: met, missed, or not measured. */
+function targetsSection(runtimes: RuntimeLines[]): string[] {
+  const targeted = runtimes.flatMap((rt) => rt.lines.filter((l) => l.targets.length > 0));
+  if (targeted.length === 0) return [];
+  const out = [
+    "### Text editing: the targets of issue #22",
+    "",
+    'Cairn\'s text rows against Yjs in the same run (medians). "Within the noise": the ' +
+    "target lies within the figure's noise (as a tie does), so another run may judge it the " +
+    "other way. The last target, the final text equal to the trace's, is checked by every " +
+    "text row after its clock stops: a row that ends with another text fails instead of " +
+    "showing a figure. The tables of each runtime have every figure.",
+    "",
+    `| Row | Size | Target | ${runtimes.map((rt) => rt.title).join(" | ")} |`,
+    `| --- | --- | --- | ${runtimes.map(() => "---").join(" | ")} |`,
+  ];
+  const seen = new Set<string>();
+  for (const line of targeted) {
+    for (const target of line.targets) {
+      const key = `${line.workload}|${line.variant}|${target.contender}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const cells = runtimes.map((rt) => {
+        const same = rt.lines.find((l) =>
+          l.workload === line.workload && l.variant === line.variant
+        );
+        const check = same?.targets.find((t) => t.contender === target.contender);
+        if (!check) return "not measured";
+        const verdict = targetVerdict(check);
+        return check.met === false ? verdict.replace(/^missed/, "**missed**") : verdict;
+      });
+      out.push(
+        `| ${line.workload} ${line.title} | ${line.variant} | ${target.goal} | ${
+          cells.join(" | ")
+        } |`,
+      );
+    }
+  }
+  out.push("");
   return out;
 }
 
@@ -168,7 +214,8 @@ function statusSection(envelope: Envelope): string[] {
     "",
     'Such rows stay in every table, marked "n/a yet"; the runner detects the features each ' +
       "time (storage: an item written through `Cairn.open({ path })` is there after reopening; " +
-      "queries: `repo.query` exists) and runs the rows as soon as the engine has them.",
+      "queries: `repo.query` exists; text: an item's text field is edited in place) and runs " +
+      "the rows as soon as the engine has them.",
   );
   const inMemory = RUNTIMES.some((r) => envelope.runtimes[r]?.info?.features.storage === false);
   if (inMemory) {
@@ -213,14 +260,15 @@ function setupSection(envelope: Envelope, source: string): string[] {
     "",
     `Cairn rows are compared with one SQLite profile per runtime: ${
       RUNTIMES.map((r) => `${RUNTIME_TITLE[r]} → \`${BASELINE[r]}\``).join(", ")
-    }. The other profiles are in the tables for reading side by side.`,
+    }. The other profiles are in the tables for reading side by side. The text rows compare ` +
+      "Cairn (signed and trusted) with Yjs, then Automerge, in the same process.",
     "",
   );
   return out;
 }
 
-function markdownTable(lines: readonly Line[], contenders: readonly string[], base: string) {
-  const { header, rows } = textTable(lines, contenders, base);
+function markdownTable(lines: readonly Line[], contenders: readonly string[]) {
+  const { header, rows } = textTable(lines, contenders);
   return [
     `| ${header.join(" | ")} |`,
     `| ${header.map(() => "---").join(" | ")} |`,
@@ -265,7 +313,15 @@ function runtimeSection(
       charts[file] = chart;
       out.push(`![${title} · ${familyTitle(family)}](benchmarks/${file})`, "");
     }
-    out.push(...markdownTable(lines, info.contenders, base), "");
+    if (!lines.every(versusSqlite)) {
+      out.push(
+        "Ratios: Cairn's figure ÷ that of the library named in the column, in the row's unit " +
+          "(time, memory or bytes): 2× = twice as long or as big, 1/2 = half; for bytes, " +
+          '"smaller" and "larger" instead of "faster" and "slower".',
+        "",
+      );
+    }
+    out.push(...markdownTable(lines, info.contenders), "");
   }
   const latency = rt.lines.flatMap((line) =>
     [...line.cells.values()].filter((c) => c.row.latency).map((c) => ({ line, row: c.row }))

@@ -3,9 +3,12 @@
  * every workload's definition (taken from the workload modules, so the docs say exactly what the
  * code times), how the numbers are made, the bench page and where the code is.
  */
+import { contenderInfo } from "../contenders/list.ts";
 import { WORKLOADS } from "../workloads/index.ts";
+import type { BenchWorkload } from "../workloads/common.ts";
 import { planFor } from "../lib/measure.ts";
-import { familyTitle } from "./view.ts";
+import { isTextWorkload } from "../lib/types.ts";
+import { familyTitle, targetGoal } from "./view.ts";
 
 export function expectationsSection(): string[] {
   return [
@@ -30,6 +33,11 @@ export function expectationsSection(): string[] {
     "Count (W17): Cairn reads a counter it keeps, SQLite counts rows. These rows stay in the " +
     "tables, out of the charts and summaries. The cold rows (W12, W14) and the live-update " +
     "rows (W16) compare query evaluation itself.",
+    "- **Text rows (X01–X05) compare engines, not storage**: Cairn keeps a signed, hash-" +
+    "chained history of every transaction (one block each when transactions come in separate " +
+    "ticks) and, in X01, writes it to disk; Yjs and Automerge run in memory and only produce " +
+    "each transaction's update. The history rows show what that history costs per edit. " +
+    "Automerge's WebAssembly memory is invisible to the heap figures, so its memory row is n/a.",
     "- **The browser's clock is coarse** (5 µs with cross-origin isolation): per-operation " +
     "rows there time loops of at least 10 ms, and latency percentiles below the step show " +
     'as "< 5".',
@@ -48,14 +56,18 @@ export function workloadSection(): string[] {
     '`--baseline` stops comparing it with older runs. "N" is 100k items in a full run ' +
     '(5k with `--quick`). Item: `{ title: "Item i", count: i, tags: {"tag"+i, ' +
     '"category"+(i % 5)} }` (a Cairn `set` field; a JSON text column in SQLite, table ' +
-    "`items(id TEXT PRIMARY KEY, title, count, tags)`); both sides use the keys `k<i>`.",
+    "`items(id TEXT PRIMARY KEY, title, count, tags)`); both sides use the keys `k<i>`. " +
+    "The text rows (X01–X05) edit one text instead: a Cairn item with a `text` field, a Y.Text, " +
+    "an Automerge text. X01 and X02 replay real editing traces by Joseph Gentle " +
+    "(josephg/editing-traces, CC BY 4.0; the files and their README are in `bench/data/`); " +
+    'X03–X05 follow dmonad/crdt-benchmarks, whose "N" is 6,000 (less with `--quick`, as ' +
+    "the sizes say).",
     "",
   ];
   for (const w of WORKLOADS) {
     const full = planFor(w, false);
     const quick = planFor(w, true);
     const sizes = (quickMode: boolean) => w.variants(quickMode).map((v) => v.label).join("; ");
-    const cairnNeeds = w.cairn.requires?.length ? ` (needs ${w.cairn.requires.join(", ")})` : "";
     out.push(
       `### ${w.id} ${w.title}`,
       "",
@@ -67,9 +79,7 @@ export function workloadSection(): string[] {
         w.scale === "fixed" ? `, each ${full.sliceMs} ms (quick ${quick.sliceMs} ms)` : ""
       }.`,
       "",
-      `- **Cairn timed${cairnNeeds}:** ${w.timed.cairn}`,
-      `- **SQLite timed:** ${w.timed.sqlite}`,
-      `- **Indexes:** Cairn: ${w.indexes.cairn}. SQLite: ${w.indexes.sqlite}.`,
+      ...sidesText(w),
       `- **Fairness:** ${w.fairness}`,
       ...(w.differentWork
         ? [`- **Kept out of charts and summaries:** the ratio compares ${w.differentWork}.`]
@@ -81,12 +91,44 @@ export function workloadSection(): string[] {
   return out;
 }
 
+/** " (Cairn needs text, storage)" */
+function cairnNeeds(requires?: readonly string[]): string {
+  return requires?.length ? ` (Cairn needs ${requires.join(", ")})` : "";
+}
+
+/** What each side times (against SQLite), or what every engine times (text rows). */
+function sidesText(w: BenchWorkload): string[] {
+  if (!isTextWorkload(w)) {
+    const needs = w.cairn.requires?.length ? ` (needs ${w.cairn.requires.join(", ")})` : "";
+    return [
+      `- **Cairn timed${needs}:** ${w.timed.cairn}`,
+      `- **SQLite timed:** ${w.timed.sqlite}`,
+      `- **Indexes:** Cairn: ${w.indexes.cairn}. SQLite: ${w.indexes.sqlite}.`,
+    ];
+  }
+  const names = (ids: readonly string[]) => ids.map((c) => contenderInfo(c).label).join(", ");
+  return [
+    `- **Runs on:** ${names(w.contenders)}; Cairn's figures as ratios to ${
+      names(w.baselines).replace(/, ([^,]*)$/, ", then $1")
+    }.`,
+    `- **Timed, the same steps for every engine${cairnNeeds(w.text.requires)}:** ${w.timed}`,
+    ...(w.targets?.length
+      ? [`- **Targets:** ${w.targets.map((t) => targetGoal(t, w.unit)).join("; ")}.`]
+      : []),
+    ...(w.context ? [`- **For context:** ${w.context}`] : []),
+  ];
+}
+
 export function statisticsSection(): string[] {
   return [
     "## How the numbers are made",
     "",
     "- Each row: setup (not timed), warm-up samples (discarded), then samples: ≥ 30 for " +
-    "µs-scale rows, ≥ 7 for ms-scale rows (quick mode: 5 and 3). Per-operation rows time a " +
+    "µs-scale rows, ≥ 7 for ms-scale rows (quick mode: 5 and 3; rows of seconds have one " +
+    "warm-up), one for sizes (the bytes of one written document, which the next sample would " +
+    "only repeat; they vary by a few bytes between runs). Text rows that only read a written " +
+    "document (X01c–f, X02b–c, X05) share it: it is written once per contender and size, by " +
+    "the first of them to run, in its untimed setup. Per-operation rows time a " +
     "loop of operations and divide. Background work a sample starts (Cairn's block sealing) " +
     "is awaited inside the clock; background work a setup starts (a checkpoint of the items " +
     "it wrote) is awaited before the first sample.",
@@ -96,12 +138,15 @@ export function statisticsSection(): string[] {
     "- Ratios: Cairn's median time ÷ the baseline's (for ops/s rows, the time per operation: " +
     "the baseline's throughput ÷ Cairn's). 2× = Cairn takes twice as long, 1/2 = half as " +
     "long. The mark beside it says whether the difference counts: it does when it exceeds " +
-    'twice the larger robust CV of the two rows and 3 % ("faster", "slower"); otherwise ' +
-    '"tie".',
+    'twice the larger robust CV of the two rows and 3 % ("faster", "slower"; "smaller", ' +
+    '"larger" for memory and bytes); otherwise "tie". Text rows are compared with Yjs and ' +
+    "with Automerge in the same run, in time, memory and bytes alike; their targets (issue " +
+    "#22) are judged on the medians.",
     "- Family summaries: the geometric mean of the family's ratios (each size of a workload " +
     "one row), with how many rows were faster, slower or a tie; a mean within 3 % of 1× is " +
     "drawn grey. Rows whose two sides do different work by design (W13, W15, W17) are left " +
-    "out.",
+    "out, and so are the text rows, whose baseline is not SQLite (they have their own chart " +
+    "per runtime).",
     "- Charts share one log axis, 1/1000 to 1000×: a ratio beyond it ends in an arrow and a " +
     "break, and its text gives the true value.",
     "- Latency tables time single operations (≥ 20k for point reads; every operation of the " +
@@ -110,7 +155,8 @@ export function statisticsSection(): string[] {
     "`--expose-gc`, heap used + external; Chromium: the DevTools protocol, heap used + backing " +
     "stores); SQLite: process RSS (native) or WebAssembly memory growth (WASM). Where a " +
     "sample saw no growth the cell shows n/a: that measure cannot see SQLite's share.",
-    "- Disk: all files of the database after close, divided by the items it holds.",
+    "- Disk: all files of the database after close, divided by the items it holds; for text " +
+    "rows, Cairn's log and checkpoint files apart.",
     "",
   ];
 }
@@ -149,11 +195,15 @@ export function codeSection(): string[] {
     "- `bench/workloads/`: one module per family; a workload is an id, its family, its sizes, " +
     "the text above, and a Cairn side and a SQLite side (`setup`, `sample`, `teardown`, " +
     'optional `latency`). A side that needs an engine feature declares `requires: ["storage"]` ' +
-    'or `["query"]`; add it to `bench/workloads/index.ts` and it runs everywhere.',
+    'or `["query"]`; add it to `bench/workloads/index.ts` and it runs everywhere. A text ' +
+    "workload (`text_traces.ts`, `text_published.ts`) has one side instead, which every text " +
+    "engine runs through `bench/contenders/text_engine.ts`.",
     "- `bench/contenders/`: `list.ts` (every contender as data), `cairn.ts` (profiles, feature " +
-    "probes, the query adapter), `sqlite_native.ts`, `sqlite_wasm.ts`.",
+    "probes, the query adapter), `sqlite_native.ts`, `sqlite_wasm.ts`; `text_cairn.ts`, " +
+    "`text_yjs.ts`, `text_automerge.ts` for the text rows.",
     "- `bench/lib/`: what every side shares — statistics, sampling, the envelope, progress and " +
-    "its time estimate.",
+    "its time estimate; the editing traces (`traces.ts`, files in `bench/data/` with their " +
+    "licence), the replay plan of a concurrent trace and the crdt-benchmarks edits.",
     "- `bench/report/`: what a run shows — table lines, ratios, charts, the console table, this " +
     "page, `--baseline`.",
     "",

@@ -5,6 +5,7 @@
  * a tie once printed as "tie (0.72×)" read as "needs 0.72 of the time" when it meant the inverse.
  */
 import type { Comparison, Verdict } from "../lib/stats.ts";
+import { SIZE_UNITS, type Unit } from "../lib/types.ts";
 
 /** The direction in words, for the places that state it. */
 export const RATIO_DIRECTION = "Ratios are Cairn's time relative to SQLite's: 2× = Cairn takes " +
@@ -23,9 +24,15 @@ export function ratioText(ratio: number): string {
   return ratio >= 1 ? `${text}×` : `1/${text}`;
 }
 
-/** "1.39× · tie", "1/9.4 · faster". */
-export function comparisonText(c: Comparison): string {
-  return `${ratioText(timeRatio(c))} · ${c.verdict}`;
+/** The verdict in the row's terms: "faster"/"slower" for time, "smaller"/"larger" for bytes. */
+export function verdictText(verdict: Verdict, unit?: Unit): string {
+  if (verdict === "tie" || !unit || !SIZE_UNITS.includes(unit)) return verdict;
+  return verdict === "faster" ? "smaller" : "larger";
+}
+
+/** "1.39× · tie", "1/9.4 · faster", "3.2× · larger". */
+export function comparisonText(c: Comparison, unit?: Unit): string {
+  return `${ratioText(timeRatio(c))} · ${verdictText(c.verdict, unit)}`;
 }
 
 /** What a set of rows adds up to: their geometric mean and how many went each way. */

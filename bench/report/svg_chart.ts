@@ -35,6 +35,8 @@ export interface ChartSpec {
   groups: BarGroup[];
   /** Lines under the axis, e.g. which rows were left out and why. */
   footer?: string[];
+  /** What the two halves mean: "less time" and "more time" unless the rows say otherwise. */
+  sides?: [less: string, more: string];
 }
 
 /** Decades each side of 1×: 1/1000 … 1000×. */
@@ -104,6 +106,7 @@ function tickLabel(power: number): string {
 
 export function svgChart(spec: ChartSpec): string {
   const subtitle = wrap(spec.subtitle ?? []);
+  const [less, more] = spec.sides ?? ["less time", "more time"];
   const footer = wrap(spec.footer ?? []);
   const top = 22 + subtitle.length * LINE + 16;
   const groupHeights = spec.groups.map((g) => Math.max(g.bars.length, g.detail ? 2 : 1) * ROW);
@@ -126,9 +129,9 @@ export function svgChart(spec: ChartSpec): string {
     `<rect x="${mid}" y="${top - 14}" width="${PLOT_WIDTH / 2}" height="${
       plotHeight + 14
     }" fill="#fbf3f3"/>`,
-    `<text x="${PLOT_LEFT + 3}" y="${top - 4}" fill="#1b5e20">← less time</text>`,
+    `<text x="${PLOT_LEFT + 3}" y="${top - 4}" fill="#1b5e20">← ${escape(less)}</text>`,
     `<text x="${PLOT_LEFT + PLOT_WIDTH - 3}" y="${top - 4}" fill="#b71c1c" ` +
-    `text-anchor="end">more time →</text>`,
+    `text-anchor="end">${escape(more)} →</text>`,
   ];
   for (let p = -AXIS_DECADES; p <= AXIS_DECADES; p++) {
     const x = barEnd(10 ** p).x;

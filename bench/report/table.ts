@@ -5,7 +5,7 @@
 import { contenderInfo } from "../contenders/list.ts";
 import { num } from "../lib/format.ts";
 import { comparisonText } from "./ratio.ts";
-import type { Line } from "./view.ts";
+import { type Line, targetText } from "./view.ts";
 
 export interface TextTable {
   header: string[];
@@ -27,35 +27,61 @@ function workloadText(line: Line): string {
     : label;
 }
 
+/** A ratio column: a Cairn contender against one baseline. */
+export interface RatioColumn {
+  contender: string;
+  baseline: string;
+  header: string;
+}
+
 /**
- * Medians (± robust CV) of `contenders`, then a ratio column per Cairn contender among them
- * that has a ratio in these lines. `base`: the baseline's short name, for the ratio headers.
+ * The contenders among `contenders` that have a cell in these lines, and a ratio column for each
+ * Cairn contender and baseline that has a ratio in them, baseline by baseline.
  */
-export function textTable(
+export function tableColumns(
   lines: readonly Line[],
   contenders: readonly string[],
-  base: string,
-): TextTable {
-  const cairns = contenders.filter((c) =>
-    contenderInfo(c).family === "cairn" && lines.some((l) => l.ratios.has(c))
+): { contenders: string[]; ratios: RatioColumn[] } {
+  const shown = contenders.filter((c) => lines.some((l) => l.cells.has(c)));
+  const baselines = [...new Set(lines.flatMap((l) => l.baselines))];
+  const ratios = baselines.flatMap((baseline) =>
+    shown.filter((c) => lines.some((l) => l.versus.get(baseline)?.has(c))).map((contender) => ({
+      contender,
+      baseline,
+      header: `${contenderInfo(contender).short} vs ${contenderInfo(baseline).short}`,
+    }))
   );
+  return { contenders: shown, ratios };
+}
+
+export function ratioCell(line: Line, column: RatioColumn): string {
+  const r = line.versus.get(column.baseline)?.get(column.contender);
+  return r ? comparisonText(r, line.unit) : "";
+}
+
+/**
+ * Medians (± robust CV) of the contenders that have a cell here, then a ratio column per Cairn
+ * contender and baseline, then the targets where the lines have any.
+ */
+export function textTable(lines: readonly Line[], contenders: readonly string[]): TextTable {
+  const columns = tableColumns(lines, contenders);
+  const targets = lines.some((l) => l.targets.length > 0);
   return {
     header: [
       "Workload",
       "Size",
       "Unit",
-      ...contenders.map((c) => contenderInfo(c).short),
-      ...cairns.map((c) => `${contenderInfo(c).short} vs ${base}`),
+      ...columns.contenders.map((c) => contenderInfo(c).short),
+      ...columns.ratios.map((r) => r.header),
+      ...(targets ? ["Targets"] : []),
     ],
     rows: lines.map((line) => [
       workloadText(line),
       line.variant,
       line.unit,
-      ...contenders.map((c) => cellText(line, c)),
-      ...cairns.map((c) => {
-        const r = line.ratios.get(c);
-        return r ? comparisonText(r) : "";
-      }),
+      ...columns.contenders.map((c) => cellText(line, c)),
+      ...columns.ratios.map((r) => ratioCell(line, r)),
+      ...(targets ? [line.targets.map(targetText).join("; ")] : []),
     ]),
   };
 }

@@ -1,14 +1,25 @@
 /**
  * Turns one runtime's rows into lines of a table: every workload variant with each contender's
- * cell and each Cairn contender's comparison with the runtime's SQLite baseline. The console
+ * cell, each Cairn contender's comparison with the line's baselines (the runtime's SQLite
+ * profile; Yjs, then Automerge, for text rows) and the targets it is held to. The console
  * table, the page, the charts and docs/benchmarks.md all render from this, so a cell reads the
  * same everywhere: a figure, or a mark with the reason it has none.
  */
 import { contenderInfo } from "../contenders/list.ts";
 import { WORKLOADS } from "../workloads/index.ts";
 import type { RuntimeResult } from "../lib/envelope.ts";
+import { num } from "../lib/format.ts";
 import { compare, type Comparison, summarize, type Summary } from "../lib/stats.ts";
-import type { Family, Row, RuntimeName, Workload } from "../lib/types.ts";
+import {
+  type Family,
+  isTextWorkload,
+  type Row,
+  type RuntimeName,
+  type Target,
+  type Unit,
+  type Workload,
+} from "../lib/types.ts";
+import { ratioText, timeRatio } from "./ratio.ts";
 
 export const RUNTIME_TITLE: Record<RuntimeName, string> = {
   deno: "Deno",
@@ -39,8 +50,29 @@ export interface Line {
   /** What the ratio compares when the two sides do different work by design. */
   differentWork?: string;
   cells: Map<string, Cell>;
-  /** Cairn contender id → its comparison with the baseline (when both have a figure). */
+  /**
+   * Whom Cairn is compared with: the runtime's SQLite profile, or a text row's CRDT libraries.
+   * The first is the one charts draw.
+   */
+  baselines: readonly string[];
+  /** Cairn contender id → its comparison with the first baseline (when both have a figure). */
   ratios: Map<string, Comparison>;
+  /** Baseline → Cairn contender → comparison, for every baseline. */
+  versus: Map<string, Map<string, Comparison>>;
+  targets: TargetCheck[];
+}
+
+/** A target of the line's workload against this run's figures. */
+export interface TargetCheck {
+  contender: string;
+  /** "Cairn ≤ 3× Yjs", "trusted ≤ 100 ms". */
+  goal: string;
+  /** Undefined while a figure it needs is missing. */
+  met?: boolean;
+  /** The figure it was judged on: "2.1×", "41 ms". */
+  actual?: string;
+  /** Set when the target lies within the figure's noise: met or missed, it may go either way. */
+  withinNoise?: boolean;
 }
 
 export const FAMILIES: readonly { id: LineFamily; title: string }[] = [
@@ -50,6 +82,7 @@ export const FAMILIES: readonly { id: LineFamily; title: string }[] = [
   { id: "queries", title: "Queries" },
   { id: "mixed", title: "Mixed reads and writes" },
   { id: "footprint", title: "Memory and disk" },
+  { id: "text", title: "Text editing" },
   { id: "other", title: "Other (workloads this code no longer has)" },
 ];
 
@@ -75,22 +108,90 @@ export function tableLines(result: RuntimeResult): Line[] {
         comparable: workload?.comparable !== false,
         differentWork: workload?.differentWork,
         cells: new Map(),
+        baselines: workload && isTextWorkload(workload)
+          ? workload.baselines
+          : baseline
+          ? [baseline]
+          : [],
         ratios: new Map(),
+        versus: new Map(),
+        targets: [],
       };
       lines.set(id, line);
     }
     line.cells.set(row.contender, cellOf(row, workload));
   }
   for (const line of lines.values()) {
-    const base = baseline ? line.cells.get(baseline)?.summary : undefined;
-    if (!base || !line.comparable) continue;
-    for (const [contender, cell] of line.cells) {
-      if (cell.summary && contenderInfo(contender).family === "cairn") {
-        line.ratios.set(contender, compare(cell.summary, base, line.better));
+    if (!line.comparable) continue;
+    for (const baseline of line.baselines) {
+      const base = line.cells.get(baseline)?.summary;
+      if (!base) continue;
+      const ratios = new Map<string, Comparison>();
+      for (const [contender, cell] of line.cells) {
+        if (cell.summary && contenderInfo(contender).family === "cairn") {
+          ratios.set(contender, compare(cell.summary, base, line.better));
+        }
       }
+      line.versus.set(baseline, ratios);
     }
+    line.ratios = line.versus.get(line.baselines[0]) ?? new Map();
+  }
+  for (const line of lines.values()) {
+    const workload = WORKLOADS.find((w) => w.id === line.workload);
+    const targets = workload && isTextWorkload(workload) ? workload.targets ?? [] : [];
+    line.targets = targets.map((target) => checkTarget(line, target));
   }
   return [...lines.values()];
+}
+
+/** "Cairn ≤ 3× Yjs", "trusted ≤ 100 ms". */
+export function targetGoal(target: Target, unit: Unit): string {
+  const who = contenderInfo(target.contender).short;
+  return target.versus
+    ? `${who} ≤ ${target.atMost}× ${contenderInfo(target.versus).short}`
+    : `${who} ≤ ${num(target.atMost)} ${unit}`;
+}
+
+/**
+ * Judges a target on the medians: the ratio to another contender's, or the figure itself. The
+ * noise is the one comparisons use (twice the larger robust CV, at least 3 %).
+ */
+function checkTarget(line: Line, target: Target): TargetCheck {
+  const versus = target.versus;
+  const check: TargetCheck = { contender: target.contender, goal: targetGoal(target, line.unit) };
+  const own = line.cells.get(target.contender)?.summary;
+  if (!own) return check;
+  const judged = (value: number, noise: number, actual: string): TargetCheck => ({
+    ...check,
+    met: value <= target.atMost,
+    actual,
+    withinNoise: Math.abs(Math.log(value / target.atMost)) <= Math.log(1 + noise),
+  });
+  if (!versus) {
+    const noise = Math.max(0.03, 2 * own.robustCv);
+    return judged(own.median, noise, `${num(own.median)} ${line.unit}`);
+  }
+  const comparison = line.versus.get(versus)?.get(target.contender);
+  if (!comparison) return check;
+  const ratio = timeRatio(comparison);
+  return judged(ratio, comparison.noise, ratioText(ratio));
+}
+
+/** "met (2.1×)", "missed (109 ms, within the noise)". */
+export function targetVerdict(check: TargetCheck): string {
+  if (check.met === undefined) return "not measured";
+  const noise = check.withinNoise ? ", within the noise" : "";
+  return `${check.met ? "met" : "missed"} (${check.actual}${noise})`;
+}
+
+/** "Cairn ≤ 3× Yjs: met (2.1×)", "trusted ≤ 100 ms: not measured". */
+export function targetText(check: TargetCheck): string {
+  return `${check.goal}: ${targetVerdict(check)}`;
+}
+
+/** Whether a line compares Cairn with SQLite (the overview and the summaries are about that). */
+export function versusSqlite(line: Line): boolean {
+  return line.baselines.length > 0 && contenderInfo(line.baselines[0]).family === "sqlite";
 }
 
 function cellOf(row: Row, workload: Workload<unknown, unknown> | undefined): Cell {

@@ -21,10 +21,10 @@ import { now, perOpLoop } from "../lib/timer.ts";
 import { side, type Variant } from "../lib/types.ts";
 import {
   allItems,
-  BenchWorkload,
   CAIRN_MAP,
   minSampleMs,
   requirePersistent,
+  SqlBenchWorkload,
   SQLITE_PK,
 } from "./common.ts";
 
@@ -70,7 +70,7 @@ function sqlDone(state: SqlFilled): void {
   state.ctx.engine.remove(state.name);
 }
 
-const writeAll: BenchWorkload = {
+const writeAll: SqlBenchWorkload = {
   id: "W09.v1",
   title: "Write all items",
   family: "writes",
@@ -112,7 +112,7 @@ const writeAll: BenchWorkload = {
   }),
 };
 
-const readCold: BenchWorkload = {
+const readCold: SqlBenchWorkload = {
   id: "W10.v1",
   title: "Read all items, cold",
   family: "reads",
@@ -166,7 +166,7 @@ const readCold: BenchWorkload = {
   }),
 };
 
-const readWarm: BenchWorkload = {
+const readWarm: SqlBenchWorkload = {
   id: "W11.v1",
   title: "Read all items, warm",
   family: "reads",
@@ -202,7 +202,7 @@ const readWarm: BenchWorkload = {
   }),
 };
 
-const count: BenchWorkload = {
+const count: SqlBenchWorkload = {
   id: "W17.v1",
   title: "Count",
   family: "reads",
@@ -241,7 +241,7 @@ const count: BenchWorkload = {
   }),
 };
 
-const keys: BenchWorkload = {
+const keys: SqlBenchWorkload = {
   id: "W18.v1",
   title: "Keys",
   family: "reads",

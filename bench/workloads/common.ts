@@ -1,10 +1,12 @@
 /** Sizes and small helpers the workload modules share. */
 import type { CairnCtx } from "../contenders/cairn.ts";
+import type { TextCtx } from "../contenders/text.ts";
 import { countLabel } from "../lib/format.ts";
 import type { SqlCtx } from "../lib/sql.ts";
-import { NotApplicable, type Variant, type Workload } from "../lib/types.ts";
+import { NotApplicable, type SqlWorkload, type Variant, type Workload } from "../lib/types.ts";
 
-export type BenchWorkload = Workload<CairnCtx, SqlCtx>;
+export type BenchWorkload = Workload<CairnCtx, SqlCtx, TextCtx>;
+export type SqlBenchWorkload = SqlWorkload<CairnCtx, SqlCtx>;
 
 /** "100k items" in a full run; small enough for the CI smoke test in quick mode. */
 export function big(quick: boolean): number {
@@ -30,6 +32,14 @@ export function requirePersistent(ctx: SqlCtx): void {
   if (!ctx.engine.persistent) {
     throw new NotApplicable("in-memory database: there is nothing to reopen");
   }
+}
+
+/** Heap bytes in use after a full GC; a row where they cannot be measured does not apply. */
+export async function heap(ctx: { gc(): void; heapBytes(): Promise<number | undefined> }) {
+  ctx.gc();
+  const bytes = await ctx.heapBytes();
+  if (bytes === undefined) throw new NotApplicable("heap size is not measurable here");
+  return bytes;
 }
 
 /** Rows that measure bytes per item of a big repository (memory, disk): no ratio, no clock. */

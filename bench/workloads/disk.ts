@@ -2,9 +2,9 @@
 import { type CairnCtx, fillRepo, openRepo } from "../contenders/cairn.ts";
 import { freshDatabase, type SqlCtx, uniqueName } from "../lib/sql.ts";
 import { side } from "../lib/types.ts";
-import { BenchWorkload, PER_ITEM, requirePersistent } from "./common.ts";
+import { PER_ITEM, requirePersistent, SqlBenchWorkload } from "./common.ts";
 
-const disk: BenchWorkload = {
+const disk: SqlBenchWorkload = {
   id: "D01.v1",
   title: "Bytes on disk per item",
   ...PER_ITEM,

@@ -5,15 +5,15 @@ import { freshDatabase, SELECT_TITLE, uniqueName } from "../lib/sql.ts";
 import { now, perOpUs } from "../lib/timer.ts";
 import { side } from "../lib/types.ts";
 import {
-  BenchWorkload,
   big,
   CAIRN_MAP,
   itemsLabel,
   requirePersistent,
+  SqlBenchWorkload,
   SQLITE_PK,
 } from "./common.ts";
 
-const createInstance: BenchWorkload = {
+const createInstance: SqlBenchWorkload = {
   id: "W01.v1",
   title: "Create instance",
   family: "startup",
@@ -54,7 +54,7 @@ const createInstance: BenchWorkload = {
   }),
 };
 
-const openEmpty: BenchWorkload = {
+const openEmpty: SqlBenchWorkload = {
   id: "W02.v1",
   title: "Open database (empty)",
   family: "startup",
@@ -105,7 +105,7 @@ const openEmpty: BenchWorkload = {
   }),
 };
 
-const openFull: BenchWorkload = {
+const openFull: SqlBenchWorkload = {
   id: "W03.v1",
   title: "Open database (filled)",
   family: "startup",

@@ -3,16 +3,9 @@ import { type CairnCtx, fillRepo, openRepo, REPO_PATH } from "../contenders/cair
 import { freshDatabase, type SqlCtx, uniqueName } from "../lib/sql.ts";
 import { NotApplicable, side } from "../lib/types.ts";
 import { sink } from "../lib/items.ts";
-import { BenchWorkload, PER_ITEM } from "./common.ts";
+import { heap, PER_ITEM, SqlBenchWorkload } from "./common.ts";
 
-async function heap(ctx: CairnCtx): Promise<number> {
-  ctx.gc();
-  const bytes = await ctx.heapBytes();
-  if (bytes === undefined) throw new NotApplicable("heap size is not measurable here");
-  return bytes;
-}
-
-const memory: BenchWorkload = {
+const memory: SqlBenchWorkload = {
   id: "M01.v2",
   title: "Memory per item",
   ...PER_ITEM,

@@ -17,7 +17,7 @@ import {
 } from "../lib/sql.ts";
 import { now } from "../lib/timer.ts";
 import { type Plan, side } from "../lib/types.ts";
-import { BenchWorkload, big, CAIRN_MAP, itemsLabel, SQLITE_PK } from "./common.ts";
+import { big, CAIRN_MAP, itemsLabel, SqlBenchWorkload, SQLITE_PK } from "./common.ts";
 
 /** Every fifth operation is an update. */
 const isUpdate = (op: number) => op % 5 === 4;
@@ -58,7 +58,7 @@ async function slice(mix: Mix, record: boolean): Promise<number> {
   return ops / ((t - start) / 1000);
 }
 
-const mixed: BenchWorkload = {
+const mixed: SqlBenchWorkload = {
   id: "W19.v1",
   title: "Mixed 80 % reads / 20 % updates",
   family: "mixed",

@@ -18,7 +18,7 @@ import {
 } from "../lib/sql.ts";
 import { now, perOpAwaited, perOpLoop, perOpSync } from "../lib/timer.ts";
 import { side, type Variant } from "../lib/types.ts";
-import { BenchWorkload, big, CAIRN_MAP, itemsLabel, minSampleMs, SQLITE_PK } from "./common.ts";
+import { big, CAIRN_MAP, itemsLabel, minSampleMs, SqlBenchWorkload, SQLITE_PK } from "./common.ts";
 
 const BATCH = 100;
 
@@ -110,7 +110,7 @@ async function latencies(ops: number, op: () => unknown): Promise<number[]> {
   return out;
 }
 
-const createItem: BenchWorkload = {
+const createItem: SqlBenchWorkload = {
   id: "W04.v1",
   title: "Create item",
   family: "writes",
@@ -142,7 +142,7 @@ const createItem: BenchWorkload = {
   }),
 };
 
-const readItem: BenchWorkload = {
+const readItem: SqlBenchWorkload = {
   id: "W05.v1",
   title: "Read item (one field)",
   family: "reads",
@@ -180,7 +180,7 @@ const readItem: BenchWorkload = {
   }),
 };
 
-const updateItem: BenchWorkload = {
+const updateItem: SqlBenchWorkload = {
   id: "W06.v1",
   title: "Update item",
   family: "writes",
@@ -215,7 +215,7 @@ const updateItem: BenchWorkload = {
   }),
 };
 
-const bulkCreate: BenchWorkload = {
+const bulkCreate: SqlBenchWorkload = {
   id: "W07.v1",
   title: "Bulk create 100 items",
   family: "writes",
@@ -247,7 +247,7 @@ const bulkCreate: BenchWorkload = {
   }),
 };
 
-const bulkRead: BenchWorkload = {
+const bulkRead: SqlBenchWorkload = {
   id: "W08.v1",
   title: "Bulk read 100 items",
   family: "reads",

@@ -24,7 +24,7 @@ import {
 } from "../lib/sql.ts";
 import { now, perOpLoop } from "../lib/timer.ts";
 import { side, type Variant } from "../lib/types.ts";
-import { BenchWorkload, big, minSampleMs } from "./common.ts";
+import { big, minSampleMs, SqlBenchWorkload } from "./common.ts";
 import { countLabel } from "../lib/format.ts";
 
 const FILTER = "SELECT id, title, count FROM items WHERE count < ?";
@@ -109,7 +109,7 @@ function coldPair(
   title: string,
   sortByTitle: boolean,
   variants: (quick: boolean) => Variant[],
-): BenchWorkload {
+): SqlBenchWorkload {
   const sql = sortByTitle ? FILTER_SORT : FILTER;
   return {
     id,
@@ -166,7 +166,7 @@ function warmPair(
   title: string,
   sortByTitle: boolean,
   variants: (quick: boolean) => Variant[],
-): BenchWorkload {
+): SqlBenchWorkload {
   const sql = sortByTitle ? FILTER_SORT : FILTER;
   return {
     id,
@@ -248,7 +248,7 @@ async function outAndBackIn(move: (out: boolean) => Promise<void> | void): Promi
   return total / 2;
 }
 
-const liveUpdate: BenchWorkload = {
+const liveUpdate: SqlBenchWorkload = {
   id: "W16.v2",
   title: "Live query update",
   family: "queries",

@@ -4,7 +4,7 @@
  * Node (proving it works as users import it) and the sources in the browser bundle.
  */
 import * as esbuild from "esbuild";
-import { relative } from "node:path";
+import { relative, resolve } from "node:path";
 
 /** Options every Node bundle shares: ESM for Node 22, dependencies left as imports. */
 export const NODE_BUNDLE: esbuild.BuildOptions = {
@@ -24,6 +24,20 @@ export const BROWSER_BUNDLE: esbuild.BuildOptions = {
   platform: "browser",
   target: "es2022",
   logLevel: "warning",
+};
+
+/**
+ * Browser bundles take Automerge (a text contender of the bench) from
+ * bench/contenders/automerge_browser.ts, which says why; subpaths such as "/slim" resolve as usual.
+ */
+export const AUTOMERGE_IN_BROWSER: esbuild.Plugin = {
+  name: "automerge-in-browser",
+  setup(build) {
+    build.onResolve(
+      { filter: /^@automerge\/automerge$/ },
+      () => ({ path: resolve("bench/contenders/automerge_browser.ts") }),
+    );
+  },
 };
 
 const BROWSER_SHIMS: Record<string, string> = {
@@ -102,7 +116,7 @@ export async function buildBrowserTests(files: string[]): Promise<void> {
     // package.json says "sideEffects": false for users' tree-shaking; test files register tests
     // as a side effect of being imported, so that hint must not apply here.
     ignoreAnnotations: true,
-    plugins: [{
+    plugins: [AUTOMERGE_IN_BROWSER, {
       name: "file-markers",
       setup(build) {
         build.onResolve(

@@ -9,7 +9,7 @@ import { buildReport } from "../../bench/report/markdown.ts";
 import { ratioText } from "../../bench/report/ratio.ts";
 import { AXIS_DECADES, barEnd, svgChart } from "../../bench/report/svg_chart.ts";
 import { textTable } from "../../bench/report/table.ts";
-import { runtimeNotes, tableLines } from "../../bench/report/view.ts";
+import { runtimeNotes, tableLines, targetText } from "../../bench/report/view.ts";
 import { big } from "../../bench/workloads/common.ts";
 import { WORKLOADS } from "../../bench/workloads/index.ts";
 
@@ -19,7 +19,7 @@ const INFO: RuntimeInfo = {
   engine: "V8",
   sqlite: { native: "3.53.2", wasm: "3.54.1" },
   timerResolutionUs: 0.4,
-  features: { storage: true, query: true },
+  features: { storage: true, query: true, text: true },
   contenders: ["cairn", "sqlite-wal", "sqlite-wasm-mem"],
   baseline: "sqlite-wal",
 };
@@ -96,7 +96,7 @@ const RUN = envelope([
 
 function ratioCell(workload: string): string {
   const lines = tableLines(RUN.runtimes.deno!).filter((l) => l.workload === workload);
-  const table = textTable(lines, INFO.contenders, "SQL WAL");
+  const table = textTable(lines, INFO.contenders);
   return table.rows[0][table.header.indexOf("Cairn vs SQL WAL")];
 }
 
@@ -154,18 +154,18 @@ test("rows comparing different work stay in the tables, labelled, and out of cha
   assert.ok(!summary.includes(">Queries<"), "nor a queries summary");
   assert.match(summary, /Left out: W13 \(Cairn's cached live result/);
   const lines = tableLines(RUN.runtimes.deno!).filter((l) => l.workload === "W13.v1");
-  const table = textTable(lines, INFO.contenders, "SQL WAL");
+  const table = textTable(lines, INFO.contenders);
   assert.match(table.rows[0][0], /^W13\.v1 Filter query, warm \(compares Cairn's cached/);
   assert.equal(table.rows[0][table.header.indexOf("Cairn vs SQL WAL")], "1/1,840,758 · faster");
 });
 
 test("cells without a figure show n/a and the notes say why", () => {
   const lines = tableLines(RUN.runtimes.deno!);
-  const memory = textTable(lines.filter((l) => l.workload === "M01.v2"), INFO.contenders, "x");
+  const memory = textTable(lines.filter((l) => l.workload === "M01.v2"), INFO.contenders);
   assert.deepEqual(memory.rows[0].slice(3), ["105 ±1%", "n/a", "n/a"]);
-  const disk = textTable(lines.filter((l) => l.workload === "D01.v1"), INFO.contenders, "x");
+  const disk = textTable(lines.filter((l) => l.workload === "D01.v1"), INFO.contenders);
   assert.equal(disk.rows[0][3], "n/a yet #4");
-  const open = textTable(lines.filter((l) => l.workload === "W03.v1"), INFO.contenders, "x");
+  const open = textTable(lines.filter((l) => l.workload === "W03.v1"), INFO.contenders);
   assert.equal(open.rows[0][5], "n/a");
 
   const notes = runtimeNotes(RUN.runtimes.deno!, lines);
@@ -189,4 +189,60 @@ test("titles never name the database size, which quick mode changes", () => {
   ], true);
   const [line] = tableLines(quick.runtimes.deno!);
   assert.equal(`${line.title} · ${line.variant}`, "Open database (filled) · 5k items");
+});
+
+test("text rows compare Cairn with Yjs, then Automerge, and say which targets are met", () => {
+  const text = envelope([
+    row("W04.v1", "one at a time", "cairn", around(96.8)),
+    row("W04.v1", "one at a time", "sqlite-wal", around(25.7)),
+    row("X01a.v1", "whole trace", "cairn", around(5_000)),
+    row("X01a.v1", "whole trace", "cairn-trusted", around(1_200)),
+    row("X01a.v1", "whole trace", "yjs", around(1_000)),
+    row("X01a.v1", "whole trace", "automerge", around(10_000)),
+    row("X01e.v1", "whole trace", "cairn", around(520)),
+    row("X01e.v1", "whole trace", "yjs", around(340)),
+    row("X01e.v1", "whole trace", "automerge", around(220)),
+    row("X01f.v1", "whole trace", "cairn", around(101, 0.1)),
+    row("X01f.v1", "whole trace", "cairn-trusted", [], {
+      status: "not-available",
+      reason: "not available yet — needs #22 (text)",
+    }),
+  ]);
+  const result = text.runtimes.deno!;
+  result.info = {
+    ...INFO,
+    contenders: ["cairn", "cairn-trusted", "sqlite-wal", "yjs", "automerge"],
+  };
+  const lines = tableLines(result);
+  const replay = lines.filter((l) => l.workload === "X01a.v1");
+  assert.deepEqual(replay[0].baselines, ["yjs", "automerge"]);
+  const table = textTable(replay, result.info.contenders);
+  const cell = (header: string) => table.rows[0][table.header.indexOf(header)];
+  assert.equal(cell("Cairn vs Yjs"), "5.0× · slower");
+  assert.equal(cell("Cairn vs Automerge"), "1/2.0 · faster");
+  assert.equal(cell("trusted vs Yjs"), "1.20× · slower");
+  assert.ok(!table.header.includes("SQL WAL"), "no SQLite column among text rows");
+  assert.equal(
+    cell("Targets"),
+    "Cairn ≤ 3× Yjs: missed (5.0×); trusted ≤ 1.5× Yjs: met (1.20×)",
+  );
+  const bytes = textTable(lines.filter((l) => l.workload === "X01e.v1"), result.info.contenders);
+  assert.equal(bytes.rows[0][bytes.header.indexOf("Cairn vs Yjs")], "1.53× · larger");
+  const load = lines.find((l) => l.workload === "X01f.v1")!;
+  assert.deepEqual(load.targets.map(targetText), [
+    "Cairn ≤ 100 ms: missed (101 ms, within the noise)",
+    "trusted ≤ 100 ms: not measured",
+  ]);
+
+  const rt = runtimeLinesOf(text, "deno")!;
+  const summary = summaryChart(rt, ["cairn", "cairn-trusted"])!;
+  assert.ok(!summary.includes("Text editing"), "the SQLite summary leaves the text rows out");
+  const chart = familyChart(rt, "text", ["cairn", "cairn-trusted"])!;
+  assert.ok(chart.includes("Cairn vs Yjs") && chart.includes("1.53× · larger"));
+  const { markdown } = buildReport(text, "bench/results/test.json");
+  assert.match(
+    markdown,
+    /\| X01a\.v1 Trace replay, a commit each \| whole trace \| Cairn ≤ 3× Yjs \| \*\*missed\*\* \(5\.0×\) \|/,
+  );
+  assert.ok(renderRuntimeTable("deno", result).includes("↳ targets: Cairn ≤ 3× Yjs: missed"));
 });

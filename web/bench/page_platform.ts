@@ -1,7 +1,7 @@
 /**
  * The Platform the suite runs on in the bench page: Chromium's version, OPFS locations and
- * sizes, heap figures (through the runner's DevTools session when it drives the page), and the
- * SQLite worker for the SQLite sides.
+ * sizes, heap figures (through the runner's DevTools session when it drives the page), the trace
+ * files (from the server), and the SQLite worker for the SQLite sides.
  */
 import type { Platform } from "../../bench/entry/suite.ts";
 import type { Message } from "../../bench/lib/types.ts";
@@ -26,16 +26,25 @@ async function heapBytes(): Promise<number | undefined> {
   return memory?.usedJSHeapSize;
 }
 
-/** Bytes of all files in an OPFS directory such as "cairn-bench/x-1". */
-async function storedBytes(location: string): Promise<number> {
+/** The size of each file in an OPFS directory such as "cairn-bench/x-1". */
+async function fileSizes(location: string): Promise<Record<string, number>> {
   let dir = await navigator.storage.getDirectory();
   for (const part of location.split("/")) dir = await dir.getDirectoryHandle(part);
-  let sum = 0;
+  const sizes: Record<string, number> = {};
   const entries = dir as unknown as { values(): AsyncIterable<FileSystemHandle> };
   for await (const handle of entries.values()) {
-    if (handle.kind === "file") sum += (await (handle as FileSystemFileHandle).getFile()).size;
+    if (handle.kind === "file") {
+      sizes[handle.name] = (await (handle as FileSystemFileHandle).getFile()).size;
+    }
   }
-  return sum;
+  return sizes;
+}
+
+/** A file of bench/data/, served with the page. */
+async function readData(file: string): Promise<Uint8Array> {
+  const response = await fetch(`/bench/data/${file}`);
+  if (!response.ok) throw new Error(`/bench/data/${file}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
 }
 
 /** Resolves once the page has drawn what changed (or at once in a hidden tab, which does not). */
@@ -62,7 +71,8 @@ export function pagePlatform(worker: SqliteWorker, wasmVersion: string): Platfor
     sqliteVersions: () => Promise.resolve({ wasm: wasmVersion }),
     storageLocation: () => `cairn-bench/${Date.now().toString(36)}-${++locations}`,
     heapBytes,
-    storedBytes,
+    fileSizes,
+    readData,
     gc() {},
     // Redrawing the charts after a row happens here, between cells, not inside the next one.
     settle: drawn,

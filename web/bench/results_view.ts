@@ -129,7 +129,7 @@ function numbers(slot: Slot, rt: RuntimeLines | undefined, selection: Selection)
   const result = rt && slot.envelope.runtimes[rt.runtime];
   if (!rt || !result?.info) return `<div class="table-wrap"></div>`;
   const contenders = result.info.contenders.filter((c) => selection.contenders.has(c));
-  const { header, rows } = textTable(rt.lines, contenders, contenderInfo(rt.baseline).short);
+  const { header, rows } = textTable(rt.lines, contenders);
   const notes = runtimeNotes(result, rt.lines);
   return `<div class="table-wrap"><p class="slot-name">${escape(slot.title)}</p><table><thead><tr>${
     header.map((h) => `<th>${escape(h)}</th>`).join("")

@@ -6,7 +6,7 @@
 import { wasmOpfsEngine, wasmSqliteVersion } from "../../bench/contenders/sqlite_wasm.ts";
 import { runSide } from "../../bench/lib/measure.ts";
 import type { SqlCtx, SqlEngine } from "../../bench/lib/sql.ts";
-import { workloadById } from "../../bench/workloads/index.ts";
+import { sqlWorkloadById } from "../../bench/workloads/versus_sqlite.ts";
 import type { WorkerReply, WorkerRequest } from "./worker_client.ts";
 
 let engine: Promise<SqlEngine> | undefined;
@@ -24,7 +24,7 @@ self.onmessage = async ({ data }: MessageEvent<WorkerRequest>) => {
       return;
     }
     const result = await runSide(
-      workloadById(data.workload).sqlite,
+      sqlWorkloadById(data.workload).sqlite,
       ctx,
       data.variant,
       data.plan,
