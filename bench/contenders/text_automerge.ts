@@ -9,17 +9,17 @@
  */
 import * as A from "@automerge/automerge";
 import type { Patch } from "../lib/traces.ts";
-import type { Stored, TextEngine, TextReplica } from "./text_engine.ts";
+import { InMemoryReplica, type Stored, type TextEngine, type TextReplica } from "./text_engine.ts";
 
 type Body = { body: string };
 
 const PATH = ["body"];
 
-class AutomergeReplica implements TextReplica {
+class AutomergeReplica extends InMemoryReplica implements TextReplica {
   doc: A.Doc<Body>;
-  #updateBytes = 0;
 
   constructor(doc: A.Doc<Body>) {
+    super();
     this.doc = doc;
   }
 
@@ -29,7 +29,7 @@ class AutomergeReplica implements TextReplica {
 
   /** Counts the change just made (the document's creation included: it is history too). */
   countLastChange(): void {
-    this.#updateBytes += A.getLastLocalChange(this.doc)?.byteLength ?? 0;
+    this.ownUpdateBytes += A.getLastLocalChange(this.doc)?.byteLength ?? 0;
   }
 
   edit(patches: readonly Patch[]): void {
@@ -53,25 +53,9 @@ class AutomergeReplica implements TextReplica {
     return Promise.resolve();
   }
 
-  peers(): Iterable<string> {
-    return [this.peer];
-  }
-
-  accept(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  settle(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  updateBytes(): Promise<number> {
-    return Promise.resolve(this.#updateBytes);
-  }
-
   store(): Promise<Stored> {
     const saved = A.save(this.doc);
-    const historyBytes = this.#updateBytes;
+    const historyBytes = this.ownUpdateBytes;
     A.free(this.doc);
     return Promise.resolve({
       historyBytes,

@@ -128,3 +128,29 @@ export async function runPlan(
   await Promise.all(replicas.map((r) => r.settle()));
   return replicas;
 }
+
+/**
+ * What the replicas of Yjs and Automerge share: a document held in memory by one writer, with
+ * nobody to trust and nothing to settle, and the bytes of its own updates counted as they come.
+ */
+export abstract class InMemoryReplica {
+  abstract readonly peer: string;
+  /** Bytes of the updates (changes) this replica's own transactions produced. */
+  protected ownUpdateBytes = 0;
+
+  peers(): Iterable<string> {
+    return [this.peer];
+  }
+
+  accept(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  settle(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  updateBytes(): Promise<number> {
+    return Promise.resolve(this.ownUpdateBytes);
+  }
+}

@@ -11,21 +11,21 @@
 import * as Y from "yjs";
 import { xorshift32 } from "../lib/items.ts";
 import type { Patch } from "../lib/traces.ts";
-import type { Stored, TextEngine, TextReplica } from "./text_engine.ts";
+import { InMemoryReplica, type Stored, type TextEngine, type TextReplica } from "./text_engine.ts";
 
 const FIELD = "body";
 
-class YjsReplica implements TextReplica {
+class YjsReplica extends InMemoryReplica implements TextReplica {
   readonly doc = new Y.Doc();
   readonly #text = this.doc.getText(FIELD);
-  #updateBytes = 0;
 
   constructor(clientID: number) {
+    super();
     this.doc.clientID = clientID;
     this.doc.on(
       "update",
       (update: Uint8Array, _origin: unknown, _doc: Y.Doc, tr: Y.Transaction) => {
-        if (tr.local) this.#updateBytes += update.byteLength;
+        if (tr.local) this.ownUpdateBytes += update.byteLength;
       },
     );
   }
@@ -59,25 +59,9 @@ class YjsReplica implements TextReplica {
     return Promise.resolve();
   }
 
-  peers(): Iterable<string> {
-    return [this.peer];
-  }
-
-  accept(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  settle(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  updateBytes(): Promise<number> {
-    return Promise.resolve(this.#updateBytes);
-  }
-
   store(): Promise<Stored> {
     const encoded = Y.encodeStateAsUpdate(this.doc);
-    const historyBytes = this.#updateBytes;
+    const historyBytes = this.ownUpdateBytes;
     this.doc.destroy();
     return Promise.resolve({
       historyBytes,
