@@ -61,7 +61,15 @@ export type CairnErrorCode =
   /** A file-system or OPFS operation failed. */
   | "E_IO"
   /** A query's `where` predicate or `sortBy` comparator threw; the thrown value is the `cause`. */
-  | "E_QUERY_FAILED";
+  | "E_QUERY_FAILED"
+  /** A sync frame that breaks the protocol: malformed, unknown type, or out of order (docs/sync.md). */
+  | "E_PROTOCOL"
+  /** A sync handshake whose proof of the session key failed, or a session id not of its key. */
+  | "E_AUTH"
+  /** A sync request the server's authorization refused: reading or writing a repository. */
+  | "E_FORBIDDEN"
+  /** A frame or block larger than the connection's limit (`maxFrame`). */
+  | "E_TOO_LARGE";
 
 export class CairnError extends Error {
   override readonly name = "CairnError";
