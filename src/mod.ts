@@ -12,15 +12,22 @@ export { Item } from "./db/item.ts";
 export { LiveQuery } from "./query/live_query.ts";
 export type {
   AnyCondition,
+  EqualityCondition,
   FieldCondition,
   Filter,
   FilterScalar,
   IndexLookup,
   QueryOptions,
   QueryPlan,
+  RangeCondition,
+  SetCondition,
+  StringCondition,
   UntypedFilter,
 } from "./query/types.ts";
 export type { ItemChange } from "./repo/change_listeners.ts";
+export type { TextFieldChange } from "./repo/text_fields.ts";
+export type { Durability } from "./storage/repository_log.ts";
+export type { LogFormatName } from "./storage/settings.ts";
 export type {
   ImportReport,
   MissingBlocks,
@@ -31,11 +38,17 @@ export { defineSchema } from "./core/schema.ts";
 export type {
   AnySchema,
   CreateInput,
+  CreateInputOf,
+  FieldDefs,
   FieldName,
+  FieldsOf,
   FieldValue,
   Schema,
   SchemaDef,
+  TypedOf,
+  UpgradeFn,
   Values,
+  ValuesOf,
 } from "./core/schema_types.ts";
 export type { FieldType, MapScalar } from "./core/field_type.ts";
 export { CairnError, type CairnErrorCode, isCairnError } from "./core/errors.ts";

@@ -80,7 +80,14 @@ export async function checkPackage(): Promise<PackageCheck[]> {
       `${scratch}/tsconfig.json`,
     ]);
     const ran = await runTee(`${root}/node_modules/.bin/node`, [`${scratch}/index.ts`]);
+    const declarations = await installedDeclarations(`${scratch}/node_modules/cairndb/dist`);
     return [
+      {
+        name: "the package ships one rolled-up .d.ts per entry point, without @internal members",
+        ok: declarations.files.join() === "mod.d.ts" && !declarations.internal,
+        detail: `declaration files: ${declarations.files.join(", ")}; ` +
+          `an internal member (LiveQuery.scanned) ${declarations.internal ? "is" : "is not"} there`,
+      },
       {
         name: "a scratch TypeScript project type-checks against the package's .d.ts",
         ok: typecheck.code === 0,
@@ -95,4 +102,20 @@ export async function checkPackage(): Promise<PackageCheck[]> {
   } finally {
     await Deno.remove(scratch, { recursive: true }).catch(() => {});
   }
+}
+
+/** The .d.ts files of the installed package, and whether an `@internal` member made it in. */
+async function installedDeclarations(
+  dist: string,
+): Promise<{ files: string[]; internal: boolean }> {
+  const files: string[] = [];
+  const walk = async (dir: string, prefix: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      if (entry.isDirectory) await walk(`${dir}/${entry.name}`, `${prefix}${entry.name}/`);
+      else if (entry.name.endsWith(".d.ts")) files.push(`${prefix}${entry.name}`);
+    }
+  };
+  await walk(dist, "");
+  const mod = await Deno.readTextFile(`${dist}/mod.d.ts`).catch(() => "");
+  return { files: files.sort(), internal: /\bscanned\(/.test(mod) };
 }

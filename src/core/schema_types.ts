@@ -56,7 +56,8 @@ export interface SchemaDef<F extends FieldDefs> {
   readonly upgrade?: UpgradeFn;
 }
 
-type TypedOf<D> = D extends { readonly type: infer T extends FieldType } ? TypedValue<T> : never;
+export type TypedOf<D> = D extends { readonly type: infer T extends FieldType } ? TypedValue<T>
+  : never;
 
 type IsRequired<D> = D extends { readonly required: true } ? true : false;
 type HasDefault<D> = D extends { readonly default: unknown } ? true : false;
@@ -128,7 +129,7 @@ export interface Schema<F extends FieldDefs = FieldDefs> {
 export type AnySchema = Schema<any>;
 
 /** Fields of a schema type, or of a field-definitions type itself. */
-type FieldsOf<S> = S extends Schema<infer F> ? F : S;
+export type FieldsOf<S> = S extends Schema<infer F> ? F : S;
 
 /** The typed values of an item following schema `S` (e.g. `Values<typeof Task>`). */
 export type Values<S> = ValuesOf<FieldsOf<S>>;

@@ -6,24 +6,24 @@
 import type { AnySchema, FieldName, FieldValue } from "../core/schema_types.ts";
 
 /** Operators shared by scalar fields. */
-interface EqualityCondition<T> {
+export interface EqualityCondition<T> {
   readonly eq?: T;
   readonly ne?: T;
   readonly in?: readonly T[];
 }
 
-interface RangeCondition<T> extends EqualityCondition<T> {
+export interface RangeCondition<T> extends EqualityCondition<T> {
   readonly gt?: T;
   readonly gte?: T;
   readonly lt?: T;
   readonly lte?: T;
 }
 
-interface StringCondition extends RangeCondition<string> {
+export interface StringCondition extends RangeCondition<string> {
   readonly prefix?: string;
 }
 
-interface SetCondition {
+export interface SetCondition {
   readonly has?: string;
 }
 
