@@ -41,6 +41,7 @@ export type {
   CreateInputOf,
   FieldDefs,
   FieldName,
+  FieldRead,
   FieldsOf,
   FieldValue,
   Schema,

@@ -137,3 +137,10 @@ export type Values<S> = ValuesOf<FieldsOf<S>>;
 export type CreateInput<S> = CreateInputOf<FieldsOf<S>>;
 export type FieldName<S> = keyof FieldsOf<S> & string;
 export type FieldValue<S, K extends FieldName<S>> = TypedOf<FieldsOf<S>[K]>;
+/**
+ * What reading field `K` returns: its value, or `undefined` when the field is not required (an
+ * optional field may be absent, unset, or never set — a default only fills in `create`).
+ */
+export type FieldRead<S, K extends FieldName<S>> = K extends PresentKeys<FieldsOf<S>>
+  ? FieldValue<S, K>
+  : FieldValue<S, K> | undefined;

@@ -3,7 +3,14 @@
  * hold no value of their own: every read sees the repository's current value. Once the
  * repository is closed, every method is E_CLOSED (lifetime.ts); `key` and `schema` stay readable.
  */
-import type { AnySchema, FieldName, FieldValue, Schema, Values } from "../core/schema_types.ts";
+import type {
+  AnySchema,
+  FieldName,
+  FieldRead,
+  FieldValue,
+  Schema,
+  Values,
+} from "../core/schema_types.ts";
 import type { ItemChange } from "../repo/change_listeners.ts";
 import type { Repository } from "../repo/repository.ts";
 import { checkChanges, checkEvent, checkListener } from "./arguments.ts";
@@ -38,9 +45,10 @@ export class Item<S extends AnySchema = Schema> {
     return this.#repo.value(this.key) !== undefined;
   }
 
-  get<K extends FieldName<S>>(field: K): FieldValue<S, K> {
+  /** The field's value; `undefined` for an optional field that has none (see FieldRead). */
+  get<K extends FieldName<S>>(field: K): FieldRead<S, K> {
     if (this.#life.ended) throw this.#life.closedError(); // check(), by hand: the hottest read
-    return this.#reader.field(this.#repo, this.key, this.schema, field) as FieldValue<S, K>;
+    return this.#reader.field(this.#repo, this.key, this.schema, field) as FieldRead<S, K>;
   }
 
   /** All fields as one frozen object of typed values. */

@@ -13,6 +13,7 @@ import {
   type Values,
 } from "../../src/core/schema.ts";
 import type { MapScalar } from "../../src/core/field_type.ts";
+import type { FieldRead } from "../../src/core/schema_types.ts";
 
 /** True only when A and B are the same type (not merely assignable either way). */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
@@ -82,6 +83,18 @@ test("FieldName and FieldValue name a schema's fields and their typed values", (
   expectType<Equal<FieldValue<typeof Task, "due">, Date>>(true);
   expectType<Equal<FieldValue<typeof Task, "tags">, ReadonlySet<string>>>(true);
   expectType<Equal<FieldValue<typeof Task, "likes">, number>>(true);
+});
+
+test("FieldRead, what item.get returns, includes undefined exactly for fields not required", () => {
+  expectType<Equal<FieldRead<typeof Task, "title">, string>>(true);
+  expectType<Equal<FieldRead<typeof Task, "status">, string>>(true);
+  // A default fills in `create` only: the field can be unset later, so it may be absent.
+  expectType<Equal<FieldRead<typeof Task, "done">, boolean | undefined>>(true);
+  expectType<Equal<FieldRead<typeof Task, "due">, Date | undefined>>(true);
+  const absent: FieldRead<typeof Task, "due"> = Task.create({ title: "x" }).due;
+  assert.equal(absent, undefined);
+  // @ts-expect-error: `due` may be absent, so it must be checked before use
+  assert.throws(() => absent.getTime(), TypeError);
 });
 
 test("create and checkField return typed values", () => {
