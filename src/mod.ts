@@ -46,6 +46,7 @@ export type {
   FieldValue,
   Schema,
   SchemaDef,
+  SchemaUpgradeDef,
   TypedOf,
   UpgradeFn,
   Values,

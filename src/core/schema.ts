@@ -15,6 +15,7 @@ import type {
   FieldDefs,
   Schema,
   SchemaDef,
+  SchemaUpgradeDef,
   UpgradeFn,
   ValuesOf,
 } from "./schema_types.ts";
@@ -29,6 +30,7 @@ export type {
   FieldValue,
   Schema,
   SchemaDef,
+  SchemaUpgradeDef,
   TypedValue,
   TypedValueByType,
   UpgradeFn,
@@ -381,7 +383,14 @@ function decodeField(field: CompiledField, wire: unknown): unknown {
 // ---------------------------------------------------------------------------------------------
 // Schema definitions
 
-const DEF_KEYS: ReadonlySet<string> = new Set(["ns", "version", "fields", "indexes", "upgrade"]);
+const DEF_KEYS: ReadonlySet<string> = new Set([
+  "ns",
+  "version",
+  "fields",
+  "indexes",
+  "upgrade",
+  "from",
+]);
 const FIELD_DEF_KEYS: ReadonlySet<string> = new Set(["type", "required", "default", "validate"]);
 
 function badSchema(where: string, message: string): CairnError {
@@ -421,6 +430,17 @@ function checkHeader(def: SchemaDef<FieldDefs>): string {
   }
   if (def.upgrade !== undefined && version === 1) {
     throw badSchema(id, "version 1 has no previous version to upgrade from");
+  }
+  const from = (def as { from?: unknown }).from;
+  if (from !== undefined) {
+    const previous = `${ns}@${version - 1}`;
+    if (!(from instanceof CompiledSchema) || from.id !== previous) {
+      const given = from instanceof CompiledSchema ? from.id : "not a schema";
+      throw badSchema(
+        id,
+        `from must be the schema ${previous}, which this version follows (got ${given})`,
+      );
+    }
   }
   return id;
 }
@@ -642,7 +662,13 @@ function fieldNameText(name: unknown): string {
  * Defines a schema. The definition is checked now (a mistake is E_BAD_SCHEMA) and compiled for
  * fast checks; the result is frozen. Field types are inferred from the literal, no `as const`.
  */
-export function defineSchema<const F extends FieldDefs>(def: SchemaDef<F>): Schema<F> {
+export function defineSchema<const F extends FieldDefs, const P extends FieldDefs>(
+  def: SchemaUpgradeDef<F, P>,
+): Schema<F>;
+export function defineSchema<const F extends FieldDefs>(def: SchemaDef<F>): Schema<F>;
+export function defineSchema<const F extends FieldDefs>(
+  def: SchemaDef<F> | SchemaUpgradeDef<F, FieldDefs>,
+): Schema<F> {
   // SchemaDef is invariant in F (`keyof F` in indexes), and the constructor checks it all anyway.
   const loose = def as unknown as SchemaDef<FieldDefs>;
   return new CompiledSchema(loose) as unknown as Schema<F>;

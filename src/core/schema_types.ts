@@ -56,6 +56,16 @@ export interface SchemaDef<F extends FieldDefs> {
   readonly upgrade?: UpgradeFn;
 }
 
+/**
+ * A definition that names the version it upgrades from (`from`: the schema of `version - 1`, same
+ * `ns`), so `upgrade` is typed from that version's values to this version's create input.
+ */
+export interface SchemaUpgradeDef<F extends FieldDefs, P extends FieldDefs>
+  extends Omit<SchemaDef<F>, "upgrade"> {
+  readonly from: Schema<P>;
+  readonly upgrade?: (old: ValuesOf<P>, fromVersion: number) => CreateInputOf<F>;
+}
+
 export type TypedOf<D> = D extends { readonly type: infer T extends FieldType } ? TypedValue<T>
   : never;
 

@@ -14,6 +14,7 @@ import {
 } from "../../src/core/schema.ts";
 import type { MapScalar } from "../../src/core/field_type.ts";
 import type { FieldRead } from "../../src/core/schema_types.ts";
+import { isCairnError } from "../../src/core/errors.ts";
 
 /** True only when A and B are the same type (not merely assignable either way). */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
@@ -158,4 +159,52 @@ test("the registry's upgrade returns the target schema's values", () => {
   const upgraded = registry.upgrade(Task.create({ title: "t" }), "task@1", TaskV2);
   expectType<Equal<typeof upgraded, Values<typeof TaskV2>>>(true);
   assert.deepEqual(upgraded, { title: "t", priority: 0 });
+});
+
+test("with `from`, upgrade is typed from the previous version's values to this version's input", () => {
+  const TaskV2 = defineSchema({
+    ns: "task",
+    version: 2,
+    from: Task,
+    fields: { title: { type: "string", required: true }, priority: { type: "number" } },
+    upgrade: (old) => {
+      expectType<Equal<typeof old, Values<typeof Task>>>(true);
+      return { title: old.title, priority: old.rank ?? 0 };
+    },
+  });
+  const registry = new SchemaRegistry();
+  registry.register(Task);
+  const stored = Task.create({ title: "t", rank: 3 });
+  assert.deepEqual(registry.upgrade(stored, "task@1", TaskV2), { title: "t", priority: 3 });
+
+  defineSchema({
+    ns: "task",
+    version: 2,
+    from: Task,
+    fields: { title: { type: "string", required: true } },
+    // @ts-expect-error the previous version has no field "name"
+    upgrade: (old) => ({ title: old.name }),
+  });
+  defineSchema({
+    ns: "task",
+    version: 2,
+    from: Task,
+    fields: { title: { type: "string", required: true } },
+    // @ts-expect-error the result lacks the required field "title"
+    upgrade: (old) => ({ priority: old.rank }),
+  });
+});
+
+test("`from` must be the schema of the version before, in the same namespace", () => {
+  const fields = { title: { type: "string" } } as const;
+  for (const def of [{ ns: "task", version: 3 }, { ns: "other", version: 2 }]) {
+    assert.throws(
+      () => defineSchema({ ...def, from: Task, fields }),
+      (err: unknown) => isCairnError(err, "E_BAD_SCHEMA") && /got task@1/.test(err.message),
+    );
+  }
+  assert.throws(
+    () => defineSchema({ ns: "task", version: 2, from: {} as typeof Task, fields }),
+    (err: unknown) => isCairnError(err, "E_BAD_SCHEMA"),
+  );
 });
