@@ -5,7 +5,7 @@
  */
 import { CairnError } from "../core/errors.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
-import type { AnySchema, CreateInput, Schema } from "../core/schema_types.ts";
+import type { AnySchema, CreateInput, FieldName, Schema } from "../core/schema_types.ts";
 import type { ItemChange } from "../repo/change_listeners.ts";
 import type {
   ImportReport,
@@ -182,12 +182,27 @@ export class RepositoryHandle {
    * item. `field` must be a field of a registered schema (E_UNKNOWN_FIELD). A stored repository
    * remembers the index: opened again, it rebuilds it the first time a query filters on `field`.
    */
-  createIndex(field: string): void {
+  createIndex(field: string): void;
+  /**
+   * The same, typed by a schema (registered here if it is not yet): `field` must be one of its
+   * fields, which TypeScript checks too.
+   */
+  createIndex<S extends AnySchema>(schema: S, field: FieldName<S>): void;
+  createIndex(first: string | AnySchema, second?: string): void {
     this.#life.check();
+    const field = typeof first === "string" ? first : second;
     if (typeof field !== "string" || field.length === 0) {
       throw badArgument("createIndex takes a field name");
     }
-    if (!this.#registry.hasField(field)) {
+    if (typeof first !== "string") {
+      this.#ensureRegistered(first);
+      if (!Object.hasOwn(first.fields, field)) {
+        throw new CairnError(
+          "E_UNKNOWN_FIELD",
+          `schema ${first.id} has no field ${JSON.stringify(field)} to index`,
+        );
+      }
+    } else if (!this.#registry.hasField(field)) {
       throw new CairnError(
         "E_UNKNOWN_FIELD",
         `no registered schema has a field ${JSON.stringify(field)} to index`,

@@ -124,6 +124,23 @@ test("explain: schema-declared and created indexes serve eq, in, range, prefix a
   await db.close();
 });
 
+test("createIndex typed by a schema takes only that schema's fields, and registers it", async () => {
+  const Note = defineSchema({ ns: "note", version: 1, fields: { body: { type: "string" } } });
+  const db = await Cairn.open({ trusted: true });
+  const repo = await db.open("/data/notes");
+  repo.createIndex(Note, "body"); // registers Note: no item was created with it before
+  repo.create(Note, { body: "b" }, { key: "n1" });
+  const found = repo.query({ schema: Note, where: { body: "b" } });
+  assert.equal(found.explain().index, "body");
+  assert.deepEqual(found.results.map((n) => n.key), ["n1"]);
+  assert.throws(
+    // @ts-expect-error "title" is not a field of Note
+    () => repo.createIndex(Note, "title"),
+    (err: unknown) => isCairnError(err, "E_UNKNOWN_FIELD") && /note@1/.test(err.message),
+  );
+  await db.close();
+});
+
 test("an or whose every branch an index serves is served by the union of the lookups", async () => {
   const { db, repo } = await filled();
   repo.createIndex("title");
