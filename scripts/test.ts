@@ -12,6 +12,7 @@ import { buildBrowserTests, buildBundledApp, buildNodeTests, stopBundler } from 
 import { runBrowserTests } from "./lib/browser_tests.ts";
 import { runTee } from "./lib/process.ts";
 import { testFiles, type TestRuntime } from "./lib/test_files.ts";
+import { countJUnit } from "./lib/junit.ts";
 import { checkPackage } from "./lib/package_check.ts";
 import { build } from "./build.ts";
 
@@ -21,6 +22,8 @@ interface Tally {
   runtime: Section;
   passed: number;
   failed: number;
+  /** Tests the runner skipped (each says why where it is skipped; see docs/testing.md). */
+  skipped: number;
   /** Set when the runner itself failed in a way its counts do not show. */
   problem?: string;
 }
@@ -28,28 +31,50 @@ interface Tally {
 const DENO = "./node_modules/.bin/deno";
 const NODE = "./node_modules/.bin/node";
 
-function lastCount(output: string, pattern: RegExp): number | undefined {
-  const matches = [...output.matchAll(pattern)];
-  return matches.length ? Number(matches[matches.length - 1][1]) : undefined;
+/** Where the runners write their JUnit reports, which the counts are read from. */
+const JUNIT_DIR = "build/junit";
+
+/** A runner's counts from the JUnit report it wrote; a missing report is a problem, not a pass. */
+async function junitTally(runtime: Section, report: string, exitCode: number): Promise<Tally> {
+  let xml: string;
+  try {
+    xml = await Deno.readTextFile(report);
+  } catch {
+    return { runtime, passed: 0, failed: 0, skipped: 0, problem: `no JUnit report at ${report}` };
+  }
+  const { passed, failed, skipped } = countJUnit(xml);
+  return tally(runtime, passed, failed, exitCode, skipped);
 }
 
 async function runDeno(): Promise<Tally> {
   const files = await testFiles("deno");
-  const { code, output } = await runTee(DENO, ["test", "-A", "--no-prompt", ...files], {
-    env: { NO_COLOR: "1" },
-  });
-  // deno test ends with e.g. "ok | 12 passed | 0 failed" or "FAILED | 11 passed | 1 failed".
-  const passed = lastCount(output, /\| (\d+) passed/g) ?? 0;
-  const failed = lastCount(output, /\| (\d+) failed/g) ?? 0;
-  return tally("deno", passed, failed, code);
+  const report = `${JUNIT_DIR}/deno.xml`;
+  await Deno.mkdir(JUNIT_DIR, { recursive: true });
+  await Deno.remove(report).catch(() => {});
+  const { code } = await runTee(DENO, [
+    "test",
+    "-A",
+    "--no-prompt",
+    `--junit-path=${report}`,
+    ...files,
+  ], { env: { NO_COLOR: "1" } });
+  return await junitTally("deno", report, code);
 }
 
 async function runNode(): Promise<Tally> {
   const files = await buildNodeTests(await testFiles("node"));
-  const { code, output } = await runTee(NODE, ["--test", "--test-reporter=spec", ...files]);
-  const passed = lastCount(output, /ℹ pass (\d+)/g) ?? 0;
-  const failed = lastCount(output, /ℹ fail (\d+)/g) ?? 0;
-  return tally("node", passed, failed, code);
+  const report = `${JUNIT_DIR}/node.xml`;
+  await Deno.mkdir(JUNIT_DIR, { recursive: true });
+  await Deno.remove(report).catch(() => {});
+  const { code } = await runTee(NODE, [
+    "--test",
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    "--test-reporter=junit",
+    `--test-reporter-destination=${report}`,
+    ...files,
+  ]);
+  return await junitTally("node", report, code);
 }
 
 async function runBrowser(): Promise<Tally> {
@@ -69,8 +94,14 @@ async function runPackage(): Promise<Tally> {
   return tally("package", checks.length - failed, failed, failed ? 1 : 0);
 }
 
-function tally(runtime: Section, passed: number, failed: number, exitCode: number): Tally {
-  const t: Tally = { runtime, passed, failed };
+function tally(
+  runtime: Section,
+  passed: number,
+  failed: number,
+  exitCode: number,
+  skipped = 0,
+): Tally {
+  const t: Tally = { runtime, passed, failed, skipped };
   if (exitCode !== 0 && failed === 0) {
     t.problem = `runner exited with ${exitCode} but reported no failed test`;
   }
@@ -106,6 +137,7 @@ async function main(): Promise<number> {
         runtime: section,
         passed: 0,
         failed: 0,
+        skipped: 0,
         problem: (err as Error).stack ?? String(err),
       });
     }
@@ -120,8 +152,9 @@ async function main(): Promise<number> {
     const tFailed = t.failed + (t.problem ? 1 : 0);
     passed += t.passed;
     failed += tFailed;
+    const skipped = t.skipped > 0 ? `, ${t.skipped} skipped` : "";
     console.log(
-      `${t.runtime.padEnd(8)} ${t.passed} passed, ${tFailed} failed${
+      `${t.runtime.padEnd(8)} ${t.passed} passed, ${tFailed} failed${skipped}${
         t.problem ? `  (${t.problem})` : ""
       }`,
     );

@@ -1,6 +1,6 @@
 /**
- * Blocks: the commits one session writes in one tick, sealed under one signature (DESIGN.md
- * §3.3). Each session's blocks form a hash chain, so a peer that forks its own history is caught.
+ * Blocks: the commits one session writes in one tick, sealed under one signature
+ * (docs/storage.md, "Block body"). Each session's blocks form a hash chain, so a peer that forks its own history is caught.
  *
  * The signed and hashed bytes are the block's *body*, a canonical MessagePack encoding of its
  * fields. The binary form carries the body bytes as they are; the JSON form carries the fields and

@@ -1,5 +1,5 @@
 /**
- * The commit model (DESIGN.md §1): one immutable change to one item.
+ * The commit model (docs/api.md, "Low level: commits and their encodings"): one immutable change to one item.
  *
  * Values inside commits are "wire values": JSON-compatible data with no Sets, Maps or Dates.
  * The schema layer converts typed field values to and from this form, so both log formats

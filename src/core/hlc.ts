@@ -1,5 +1,5 @@
 /**
- * Hybrid logical clock (DESIGN.md §3.2): timestamps that follow the wall clock but never go
+ * Hybrid logical clock (docs/merge-rules.md, "Last writer wins"): timestamps that follow the wall clock but never go
  * backwards and never repeat, so last-writer-wins has a total, causally sensible order.
  *
  * A reading is one safe integer, `wallMillis * 1024 + logical`: it compares with `<`, packs as

@@ -1,5 +1,5 @@
 /**
- * The value of an item as a pure function of its leaf set (DESIGN.md §3.1): one leaf → its
+ * The value of an item as a pure function of its leaf set (docs/merge-rules.md): one leaf → its
  * value; several → a field-by-field merge of the leaves from their lowest common ancestor,
  * with every tie decided by stamps. Every peer holding the same commits computes the same value.
  */

@@ -1,5 +1,5 @@
 /**
- * Checkpoints (DESIGN.md §3.6): a snapshot of a repository's heads, so opening it reads the
+ * Checkpoints (docs/storage.md, "Checkpoints"): a snapshot of a repository's heads, so opening it reads the
  * snapshot and replays only the log written after it. The payload names the log prefix it
  * covers by length and CRC-32C, so a checkpoint that does not match its log (log replaced,
  * truncated, damaged) is detected and rebuilt from the log instead. The header carries a seal

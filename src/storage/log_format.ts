@@ -1,6 +1,6 @@
 /**
  * What a log format is: a pure codec between sealed blocks and the bytes of an append-only log
- * file, one record per block (DESIGN.md §3.7). Two implementations: binary_log.ts (compact, the
+ * file, one record per block (docs/storage.md, "Log formats"). Two implementations: binary_log.ts (compact, the
  * default) and jsonl_log.ts (one JSON line per block, readable with `cat` and `jq`). Neither does
  * I/O: the writer appends what `encode` returns, the reader hands `scan` the whole file — as bytes,
  * or as a ByteSource that the scan reads a window at a time (scan_window.ts), for a log larger

@@ -1,5 +1,5 @@
 /**
- * The per-field merge rules (DESIGN.md §3.2, docs/merge-rules.md) and `mergeField`, which picks
+ * The per-field merge rules (docs/merge-rules.md) and `mergeField`, which picks
  * the rule for a field's declared type. Values are wire forms and are trusted to match the type
  * (the schema layer checks them).
  */

@@ -1,5 +1,5 @@
 /**
- * Shared vocabulary of the per-field merge rules (DESIGN.md §3.2).
+ * Shared vocabulary of the per-field merge rules (docs/merge-rules.md).
  *
  * When an item has several leaf commits, its value is merged field by field from the value at
  * the leaves' lowest common ancestor (`base`) and each leaf's value (`sides`). Every rule is a
