@@ -1,20 +1,22 @@
 /**
  * Loaded first by every program the doc snippet test makes of a doc (test/harness/doc_programs.ts):
- * `console.log` then prints one JSON line per call, `{ line, text, plain }`: the doc line that
- * called it (programs keep the doc's line numbers) and its arguments written the way the docs write
- * values (strings quoted, `[1, 2]`, `{ a: 1 }`, `Set {"a"}`), `plain` with strings unquoted as
- * console.log prints them, for the test to compare with the line's comment. Runs unchanged on Deno
- * and on Node.
+ * `console.log` then prints one line `doc-console <JSON>` per call, the JSON `{ line, text, plain }`:
+ * the doc line that called it (programs keep the doc's line numbers) and its arguments written the
+ * way the docs write values (strings quoted, `[1, 2]`, `{ a: 1 }`, `Set {"a"}`), `plain` with
+ * strings unquoted as console.log prints them, for the test to compare with the line's comment.
+ * The prefix keeps other output (a node:test report) apart. Runs unchanged on Deno and on Node.
  */
 const print = console.log.bind(console);
 
 console.log = (...args: unknown[]) => {
   const frame = /doc-snippets\/[^:\s]+:(\d+):\d+/.exec(new Error().stack ?? "");
-  print(JSON.stringify({
-    line: frame ? Number(frame[1]) : 0,
-    text: args.map(show).join(" "),
-    plain: args.map((a) => typeof a === "string" ? a : show(a)).join(" "),
-  }));
+  print(
+    "doc-console " + JSON.stringify({
+      line: frame ? Number(frame[1]) : 0,
+      text: args.map(show).join(" "),
+      plain: args.map((a) => typeof a === "string" ? a : show(a)).join(" "),
+    }),
+  );
 };
 
 function show(value: unknown): string {

@@ -30,6 +30,13 @@ const DOCS = [
   ...(await readdir("docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`),
 ];
 
+/** What doc_console.ts reports of one console.log call. */
+interface Printed {
+  line: number;
+  text: string;
+  plain: string;
+}
+
 async function writePrograms(doc: string): Promise<DocProgram[]> {
   const programs = docPrograms(doc, await readFile(doc, "utf8"));
   await mkdir(SCRATCH, { recursive: true });
@@ -89,8 +96,8 @@ for (const doc of DOCS) {
       );
       const output = inDocTerms(ran.stdout + ran.stderr, programs);
       assert.equal(ran.code, 0, `${where} failed:\n${output}`);
-      const printed = ran.stdout.split("\n").filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as { line: number; text: string; plain: string });
+      const printed = ran.stdout.split("\n").filter((l) => l.startsWith("doc-console "))
+        .map((l) => JSON.parse(l.slice("doc-console ".length)) as Printed);
       for (const { line, text } of program.expectations) {
         const atLine = printed.filter((p) => p.line === line);
         assert.ok(atLine.length > 0, `${doc}:${line} printed nothing; its comment says ${text}`);
