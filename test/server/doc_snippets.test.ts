@@ -17,7 +17,7 @@ import { spawn } from "node:child_process";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import process from "node:process";
-import { type DocProgram, docPrograms, printedAsSaid } from "../harness/doc_programs.ts";
+import { type DocProgram, docPrograms, PRELUDE, printedAsSaid } from "../harness/doc_programs.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
 
 // Tests run from the project root in Deno and in Node.
@@ -74,6 +74,74 @@ function inDocTerms(output: string, programs: DocProgram[]): string {
   }
   return output;
 }
+
+test("the fence convention: one program per doc, fragments not run, new programs, doc lines kept", () => {
+  const doc = [
+    "# A doc", // 1
+    "```ts", // 2
+    "const a = 1;", // 3
+    "console.log(a); // 1 — and prose", // 4
+    "```", // 5
+    "```ts fragment", // 6
+    'import type { Item } from "cairndb";', // 7
+    "const item: Item = a;", // 8
+    "```", // 9
+    "```sh", // 10
+    "ls", // 11
+    "```", // 12
+    "```ts new-program fragment", // 13
+    "const a = 2;", // 14
+    "```", // 15
+  ].join("\n");
+  const [first, second, ...more] = docPrograms("docs/x.md", doc);
+  assert.equal(more.length, 0);
+  assert.deepEqual(first.source.split("\n").slice(0, 10), [
+    PRELUDE,
+    "",
+    "const a = 1;",
+    "console.log(a); // 1 — and prose",
+    "",
+    "",
+    'import type { Item } from "cairndb";',
+    "async function fragment6() { const item: Item = a;",
+    "}",
+    "",
+  ]);
+  assert.deepEqual({ ...first, source: undefined }, {
+    doc: "docs/x.md",
+    name: "docs-x.1.ts",
+    line: 2,
+    source: undefined,
+    runs: true,
+    expectations: [{ line: 4, text: "1" }],
+  });
+  assert.equal(second.line, 13);
+  assert.equal(second.runs, false);
+  assert.equal(second.source.split("\n")[13], "async function fragment13() { const a = 2;");
+  assert.throws(
+    () => docPrograms("docs/x.md", "# A doc\n\n```ts fragmnet\nconst a = 1;\n```\n"),
+    /docs\/x\.md:3: unknown fence word "fragmnet"/,
+  );
+});
+
+test("a comment says what was printed: up to spacing, with … for any text", () => {
+  assert.ok(printedAsSaid("[995, 985]", "[995,  985]"));
+  assert.ok(printedAsSaid('{ index: "count" }', '{index: "count"}'));
+  assert.ok(
+    printedAsSaid(
+      "E_QUERY_FAILED: item … (and 1000 others)",
+      "E_QUERY_FAILED: item 2s-x (and 1000 others)",
+    ),
+  );
+  assert.ok(
+    !printedAsSaid(
+      "E_QUERY_FAILED: item … (and 999 others)",
+      "E_QUERY_FAILED: item 2s-x (and 1000 others)",
+    ),
+  );
+  assert.ok(!printedAsSaid("9", "999"));
+  assert.ok(!printedAsSaid("[1, 2]", "[1, 2, 3]"));
+});
 
 test("every TypeScript snippet of README.md and docs/*.md type-checks (deno check)", async () => {
   const programs = (await Promise.all(DOCS.map(writePrograms))).flat();
