@@ -550,7 +550,8 @@ async function openStorage(
     } else if (options.format !== undefined && options.format !== settings.format) {
       throw new CairnError(
         "E_BAD_ARGUMENT",
-        `the database at ${options.path} uses the ${settings.format} format; convert it (scripts/convert-log.ts) to use ${options.format}`,
+        `the database at ${options.path} uses the ${settings.format} format, not ${options.format}: ` +
+          `open it without "format" to keep it; to change it, see "Converting between formats" in Cairn's docs/storage.md`,
       );
     }
     return {
