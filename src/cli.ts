@@ -99,7 +99,10 @@ async function main(): Promise<void> {
   rt.onStop(() => {
     if (stopping) return;
     stopping = true;
-    server.close().then(() => rt.exit(0), (err) => {
+    server.close().then(() => {
+      rt.print("stopped");
+      rt.exit(0);
+    }, (err) => {
       console.error(err);
       rt.exit(1);
     });
