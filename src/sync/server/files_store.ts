@@ -8,7 +8,7 @@
 import { toBase64Url } from "../../core/bytes.ts";
 import { decodeBlock } from "../../core/block.ts";
 import type { CryptoSuite } from "../../core/signing.ts";
-import { Cairn } from "../../db/database.ts";
+import { Cairn, openCairnOn } from "../../db/database.ts";
 import type { RepositoryHandle } from "../../db/repository_handle.ts";
 import type { VersionVector } from "../../repo/repository.ts";
 import { cryptoSuite } from "../../runtime/crypto_suite.ts";
@@ -28,17 +28,28 @@ import type {
   Writer,
 } from "./store.ts";
 
-export async function openFilesStore(dir: string): Promise<SyncStore> {
+/** @internal For tests: the storage the Cairn database is opened on (e.g. one counting syncs). */
+export interface FilesStoreOptions {
+  openStorage?: (path: string) => Promise<StorageBackend>;
+}
+
+export async function openFilesStore(
+  dir: string,
+  options: FilesStoreOptions = {},
+): Promise<SyncStore> {
   const backend = await openFsBackend(dir);
   try {
     const files = new ServerFiles(backend);
     const identity = await files.identity();
     const rules = await files.loadRules();
-    const db = await Cairn.open({
+    const cairnOptions = {
       path: `${dir}/repositories`,
       durability: "durable",
       onWarning: () => {}, // damage is seen in stats() and answered with a new epoch
-    });
+    } as const;
+    const db = options.openStorage
+      ? await openCairnOn(cairnOptions, options.openStorage)
+      : await Cairn.open(cairnOptions);
     return new FilesStore(backend, files, identity, rules, db, await cryptoSuite());
   } catch (err) {
     await backend.close();
