@@ -84,10 +84,11 @@ class FilesStore implements SyncStore {
     this.#suite = suite;
     this.rules = {
       load: () => Promise.resolve(new Map(rules)),
-      save: async (repository, repositoryRules) => {
-        const next = new Map(rules).set(repository, repositoryRules);
-        await files.saveRules(next);
+      // The whole file is written from the map as it is at each call, and writes are made in
+      // call order, so the last one holds every change.
+      save: (repository, repositoryRules) => {
         rules.set(repository, repositoryRules);
+        return files.saveRules(rules);
       },
     };
   }

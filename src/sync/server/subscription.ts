@@ -144,6 +144,10 @@ export class Subscription implements RepositoryListener {
     this.#sendBlocks("live", blocks);
   }
 
+  failed(err: unknown): void {
+    this.#outbox.fail(err);
+  }
+
   /** Runs catch-up or lagging until blocked (no credit, a full buffer) or done. */
   pump(): void {
     if (this.#pumping) {
