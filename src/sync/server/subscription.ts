@@ -129,6 +129,9 @@ export class Subscription implements RepositoryListener {
     const blocks = result.placed.filter((block) => block.position > this.#sent);
     if (blocks.length === 0) return;
     if (blocks[0].position !== this.#sent + 1) return this.#fallBehind();
+    if (!fromPusher && this.#outbox.bufferedAmount >= this.#limits.highWaterMark) {
+      return this.#fallBehind(); // nothing more is queued for it, members included
+    }
     const last = blocks[blocks.length - 1].position;
     const writers = result.newWriters.filter((writer) => writer.position > this.#membersUpTo);
     if (writers.length > 0) {
@@ -140,7 +143,6 @@ export class Subscription implements RepositoryListener {
       this.#sent = last;
       return;
     }
-    if (this.#outbox.bufferedAmount >= this.#limits.highWaterMark) return this.#fallBehind();
     this.#sendBlocks("live", blocks);
   }
 
