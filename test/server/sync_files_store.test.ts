@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { decodeBlock } from "../../src/core/block.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { openBackend } from "../../src/storage/backends/select.ts";
@@ -124,5 +124,24 @@ test("files store: a repository whose log is damaged gets a new epoch; others ke
     assert.notEqual(after.epoch, epoch);
     assert.equal((await reopened.openRepository("/data/intact")).epoch, intactEpoch);
     await reopened.close();
+  });
+});
+
+test("files store: reading a repository nobody wrote creates no files; the first apply does", async () => {
+  await withTempDirectory("files-store", async (dir) => {
+    const store = await openFilesStore(dir);
+    const repository = await store.openRepository("/data/unwritten");
+    assert.equal(repository.head(), 0);
+    assert.deepEqual(await repository.readAfter(0, 1000), []);
+    assert.deepEqual(await repository.versionVector(), {});
+    await repository.close();
+    const files = () => readdir(`${dir}/repositories`);
+    assert.ok(!(await files()).some((name) => name.startsWith("data~unwritten")));
+    const again = await store.openRepository("/data/unwritten");
+    const blocks = await blocksOf(await newSession(), "/data/unwritten", 2);
+    const result = await again.apply(await authorized(blocks));
+    assert.deepEqual(result.outcomes.map((o) => o.status), ["applied", "applied"]);
+    assert.ok((await files()).includes("data~unwritten.log"));
+    await store.close();
   });
 });
