@@ -200,7 +200,10 @@ export class Connection implements SocketHandlers, Outbox {
       case "push":
         return await this.#push(frame);
       case "ping":
-        this.send({ type: "pong", n: frame.n });
+        // A client that pings without reading is not answered: pongs must not pile up here.
+        if (this.bufferedAmount < this.#ctx.config.highWaterMark) {
+          this.send({ type: "pong", n: frame.n });
+        }
         return;
       case "pong":
         return;

@@ -120,10 +120,6 @@ export class Subscription implements RepositoryListener {
     this.repository.listeners.delete(this);
   }
 
-  get ended(): boolean {
-    return this.#mode === "ended";
-  }
-
   placed(result: ApplyResult, fromPusher: boolean): void {
     if (this.#mode !== "live") return; // catch-up and lagging read it from the store
     const blocks = result.placed.filter((block) => block.position > this.#sent);
@@ -165,6 +161,8 @@ export class Subscription implements RepositoryListener {
       } while (this.#again && this.#mode !== "ended");
     })().catch((err) => this.#outbox.fail(err)).finally(() => {
       this.#pumping = false;
+      // Asked again between the loop's last check and here: run again.
+      if (this.#again && this.#mode !== "ended") this.pump();
     });
   }
 
