@@ -4,6 +4,7 @@
  */
 export { createSyncServer } from "./sync/server/create_server.ts";
 export type { SyncServer, SyncServerOptions } from "./sync/server/create_server.ts";
+export type { ServerLimits } from "./sync/server/server_core.ts";
 export type {
   AccessRules,
   Authorize,

@@ -7,7 +7,7 @@
 import { run } from "./process.ts";
 
 /** One config per entry point of the package (package.json "exports"). */
-const CONFIGS = ["scripts/api/cairndb.json"];
+const CONFIGS = ["scripts/api/cairndb.json", "scripts/api/cairndb-server.json"];
 
 const NODE = "./node_modules/.bin/node";
 const EXTRACTOR = "./node_modules/@microsoft/api-extractor/bin/api-extractor";

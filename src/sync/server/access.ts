@@ -40,6 +40,7 @@ export class AccessRules {
   readonly #storage: RulesStorage;
   readonly #rules: Map<string, RepositoryRules>;
 
+  /** @internal Made by the server from its stored rules. */
   constructor(storage: RulesStorage, rules: Map<string, RepositoryRules>) {
     this.#storage = storage;
     this.#rules = rules;
