@@ -583,16 +583,32 @@ export class Repository {
 
   /** Encoded blocks a peer at `since` lacks, in an order it can apply (causal). */
   async exportBlocks(since: VersionVector = {}): Promise<Uint8Array[]> {
+    const frames: Uint8Array[] = [];
+    for (const held of await this.#blocksSince(since)) {
+      frames.push(encodeBlockPayload(held.body, held.signature));
+    }
+    return frames;
+  }
+
+  /**
+   * @internal exportBlocks with each block's session and seq: a sync client's push queue knows
+   * blocks by their place in their chain.
+   */
+  async exportNamedBlocks(
+    since: VersionVector,
+  ): Promise<{ session: string; seq: number; bytes: Uint8Array }[]> {
+    return (await this.#blocksSince(since)).map(({ session, seq, body, signature }) => ({
+      session,
+      seq,
+      bytes: encodeBlockPayload(body, signature),
+    }));
+  }
+
+  async #blocksSince(since: VersionVector): Promise<HeldBlock[]> {
     await this.#ensureHistory();
     await this.flush();
     if (!this.#blocksInOrder) this.#orderBlocks();
-    const frames: Uint8Array[] = [];
-    for (const held of this.#blocks) {
-      if (held.seq > (since[held.session] ?? 0)) {
-        frames.push(encodeBlockPayload(held.body, held.signature));
-      }
-    }
-    return frames;
+    return this.#blocks.filter((held) => held.seq > (since[held.session] ?? 0));
   }
 
   /**
