@@ -335,8 +335,14 @@ class SyncClient implements SyncLink {
       this.#fail(connection, err);
       return;
     }
+    // Answered at once, not behind imports: a pong is a sign of life, and the close that
+    // follows a goaway may come before the frames queued ahead of it are handled.
     if (frame.type === "ping") {
       this.#send(connection, { type: "pong", n: frame.n });
+      return;
+    }
+    if (frame.type === "goaway") {
+      connection.retryAfterMs = frame.retryAfterMs;
       return;
     }
     connection.inbox = connection.inbox
@@ -401,10 +407,6 @@ class SyncClient implements SyncLink {
       case "welcome":
         return this.#welcomed(connection);
       case "pong":
-        return;
-      case "goaway":
-        // The server closes once its acks are out; then reconnect after the delay it asked.
-        connection.retryAfterMs = frame.retryAfterMs;
         return;
       case "error":
         this.#report(remoteError(frame.code, frame.message, "sync: the server"));

@@ -133,8 +133,11 @@ export class FakeConnection {
     const message = typeof data === "string"
       ? data
       : data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
+    if (this.socket.readyState !== OPEN) return;
+    // Delivered even if the server closes meanwhile (sent first, it arrives first); not once
+    // the client has closed its end.
     queueMicrotask(() => {
-      if (this.socket.readyState === OPEN) this.socket.onmessage?.({ data: message });
+      if (this.#closed?.by !== "client") this.socket.onmessage?.({ data: message });
     });
   }
 
