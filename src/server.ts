@@ -1,0 +1,13 @@
+/**
+ * `cairndb/server`: the sync server (docs/sync.md, "Server"). Runs on Deno and Node; not part
+ * of the browser package.
+ */
+export { createSyncServer } from "./sync/server/create_server.ts";
+export type { SyncServer, SyncServerOptions } from "./sync/server/create_server.ts";
+export type {
+  AccessRules,
+  Authorize,
+  AuthorizeRequest,
+  RepositoryRules,
+  Right,
+} from "./sync/server/access.ts";

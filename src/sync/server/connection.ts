@@ -1,0 +1,395 @@
+/**
+ * One client connection, whatever the transport: the handshake (hello → challenge → prove →
+ * welcome), then subscriptions, credit, pushes and heartbeats (docs/sync.md). Every message is
+ * hostile until decoded; a frame that breaks the protocol ends this connection only.
+ *
+ * Frames are handled one after another in arrival order (a credit never overtakes the subscribe
+ * it is for). A push waits in that order only until its blocks are handed to the store; its
+ * ack is sent once they are durable, so pushes that arrive together share one durable write.
+ */
+import { sessionIdFromPublicKey } from "../../core/block.ts";
+import { decodeBlock } from "../../core/block.ts";
+import { toBase64Url } from "../../core/bytes.ts";
+import { CairnError, isCairnError } from "../../core/errors.ts";
+import type { CryptoSuite } from "../../core/signing.ts";
+import {
+  CLOSE,
+  decodeFrame,
+  encodeFrame,
+  type Frame,
+  proofMessage,
+  PROTOCOL_VERSION,
+} from "../protocol.ts";
+import type { AuthorizeRequest, Right } from "./access.ts";
+import type { Repositories } from "./repositories.ts";
+import type { SocketHandlers, SyncSocket } from "./socket.ts";
+import type { AuthorizedBlock } from "./store.ts";
+import { type Outbox, Subscription, type SubscriptionLimits } from "./subscription.ts";
+
+export interface ConnectionConfig extends SubscriptionLimits {
+  readonly serverId: string;
+  readonly heartbeatMs: number;
+  readonly handshakeTimeoutMs: number;
+}
+
+/** What a connection uses of its server. */
+export interface ConnectionContext {
+  readonly config: ConnectionConfig;
+  readonly suite: CryptoSuite;
+  readonly repositories: Repositories;
+  decide(request: AuthorizeRequest): Promise<boolean>;
+  /** Built-in rules: the first writer of a repository without owner becomes its owner. */
+  claim(repository: string, publicKey: string): Promise<void>;
+  closed(connection: Connection): void;
+}
+
+export interface ConnectionStats {
+  readonly session: string | undefined;
+  readonly bufferedAmount: number;
+  /** The most the socket has had buffered right after a send. */
+  readonly maxBufferedAmount: number;
+}
+
+type State = "hello" | "prove" | "open" | "closed";
+
+/** Frames a client may send once welcomed. */
+type ClientFrame = Extract<
+  Frame,
+  { type: "subscribe" | "unsubscribe" | "credit" | "push" | "ping" | "pong" }
+>;
+
+export class Connection implements SocketHandlers, Outbox {
+  readonly #socket: SyncSocket;
+  readonly #ctx: ConnectionContext;
+  #state: State = "hello";
+  #session: string | undefined;
+  #publicKey = new Uint8Array(0);
+  #publicKeyText = "";
+  #token: string | null = null;
+  #nonce = new Uint8Array(0);
+  #lastHeard = Date.now();
+  #pings = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
+  /** The frames being handled, in order. */
+  #handling: Promise<void> = Promise.resolve();
+  readonly #subscriptions = new Map<string, Subscription>();
+  /** Per repository, per author public key: may that author write? Asked once per connection. */
+  readonly #writeRights = new Map<string, Map<string, Promise<boolean>>>();
+  /** Acks not sent yet. */
+  readonly #pushes = new Set<Promise<void>>();
+  #goingAway = false;
+  #maxBuffered = 0;
+  readonly #whenClosed: Promise<void>;
+  #resolveClosed!: () => void;
+
+  constructor(socket: SyncSocket, ctx: ConnectionContext) {
+    this.#socket = socket;
+    this.#ctx = ctx;
+    this.#whenClosed = new Promise((resolve) => this.#resolveClosed = resolve);
+    this.#timer = setTimeout(
+      () => this.#close(CLOSE.handshakeTimeout, "handshake timeout"),
+      ctx.config.handshakeTimeoutMs,
+    );
+  }
+
+  get stats(): ConnectionStats {
+    return {
+      session: this.#session,
+      bufferedAmount: this.#socket.bufferedAmount,
+      maxBufferedAmount: this.#maxBuffered,
+    };
+  }
+
+  get bufferedAmount(): number {
+    return this.#socket.bufferedAmount;
+  }
+
+  message(data: Uint8Array | string): void {
+    if (this.#state === "closed") return;
+    this.#lastHeard = Date.now();
+    if (typeof data === "string") return this.#close(CLOSE.text, "text messages are not frames");
+    if (data.length > this.#ctx.config.maxFrame) {
+      return this.#close(CLOSE.tooLarge, `message over ${this.#ctx.config.maxFrame} bytes`);
+    }
+    let frame: Frame;
+    try {
+      frame = decodeFrame(data, this.#ctx.config.maxFrame);
+    } catch (err) {
+      return this.fail(err);
+    }
+    if (this.#goingAway) return; // draining: only what was received before goaway is answered
+    this.#handling = this.#handling.then(() => this.#handle(frame)).catch((err) => this.fail(err));
+  }
+
+  closed(): void {
+    if (this.#state !== "closed") this.#state = "closed";
+    this.#cleanUp();
+  }
+
+  send(frame: Frame): number {
+    if (this.#state === "closed") return 0;
+    const bytes = encodeFrame(frame);
+    this.#socket.send(bytes);
+    this.#maxBuffered = Math.max(this.#maxBuffered, this.#socket.bufferedAmount);
+    return bytes.length;
+  }
+
+  /** Ends the connection with an error frame: protocol errors, failed proofs, bad versions. */
+  fail(err: unknown): void {
+    const code = isCairnError(err) ? err.code : "E_PROTOCOL";
+    const message = err instanceof Error ? err.message : String(err);
+    this.send({ type: "error", code, message });
+    const close = code === "E_AUTH"
+      ? CLOSE.auth
+      : code === "E_UNSUPPORTED_VERSION"
+      ? CLOSE.version
+      : code === "E_TOO_LARGE"
+      ? CLOSE.tooLarge
+      : CLOSE.protocol;
+    this.#close(close, code);
+  }
+
+  /** Sends goaway, answers the pushes in flight, then closes (1001). Resolves once closed. */
+  goAway(reason: string, retryAfterMs: number): Promise<void> {
+    if (this.#state !== "closed" && !this.#goingAway) {
+      this.#goingAway = true;
+      if (this.#state === "open") this.send({ type: "goaway", reason, retryAfterMs });
+      (async () => {
+        await this.#handling;
+        while (this.#pushes.size > 0) await Promise.all(this.#pushes);
+        this.#close(CLOSE.goingAway, reason);
+      })();
+    }
+    return this.#whenClosed;
+  }
+
+  async #handle(frame: Frame): Promise<void> {
+    if (this.#state === "closed") return;
+    if (this.#state === "hello") {
+      if (frame.type !== "hello") throw outOfOrder(frame, "hello");
+      return await this.#hello(frame);
+    }
+    if (this.#state === "prove") {
+      if (frame.type !== "prove") throw outOfOrder(frame, "prove");
+      return await this.#prove(frame.signature);
+    }
+    await this.#handleOpen(frame as ClientFrame);
+  }
+
+  async #handleOpen(frame: ClientFrame): Promise<void> {
+    switch (frame.type) {
+      case "subscribe":
+        return await this.#subscribe(frame);
+      case "unsubscribe":
+        return this.#unsubscribe(frame.repo);
+      case "credit":
+        return this.#subscriptions.get(frame.repo)?.addCredit(frame.bytes);
+      case "push":
+        return await this.#push(frame);
+      case "ping":
+        this.send({ type: "pong", n: frame.n });
+        return;
+      case "pong":
+        return;
+      default:
+        throw outOfOrder(frame, "a client frame");
+    }
+  }
+
+  async #hello(frame: Extract<Frame, { type: "hello" }>): Promise<void> {
+    if (!frame.versions.includes(PROTOCOL_VERSION)) {
+      throw new CairnError(
+        "E_UNSUPPORTED_VERSION",
+        `this server speaks sync protocol version ${PROTOCOL_VERSION}`,
+      );
+    }
+    if (await sessionIdFromPublicKey(frame.publicKey, this.#ctx.suite) !== frame.session) {
+      throw new CairnError("E_AUTH", `session ${frame.session} is not its public key's`);
+    }
+    this.#session = frame.session;
+    this.#publicKey = frame.publicKey.slice();
+    this.#publicKeyText = toBase64Url(frame.publicKey);
+    this.#token = frame.token;
+    this.#nonce = crypto.getRandomValues(new Uint8Array(32));
+    const { serverId, maxFrame, heartbeatMs } = this.#ctx.config;
+    this.send({
+      type: "challenge",
+      version: PROTOCOL_VERSION,
+      serverId,
+      nonce: this.#nonce,
+      limits: { maxFrame, heartbeatMs },
+    });
+    this.#state = "prove";
+  }
+
+  async #prove(signature: Uint8Array): Promise<void> {
+    const message = proofMessage(this.#nonce, this.#ctx.config.serverId, this.#session!);
+    if (!await this.#ctx.suite.ed25519.verify(this.#publicKey, signature, message)) {
+      throw new CairnError("E_AUTH", "the proof does not verify with the session's public key");
+    }
+    if (this.#state === "closed") return;
+    clearTimeout(this.#timer);
+    this.#state = "open";
+    this.send({ type: "welcome" });
+    this.#startHeartbeat();
+  }
+
+  #startHeartbeat(): void {
+    const { heartbeatMs } = this.#ctx.config;
+    this.#heartbeat = setInterval(() => {
+      if (Date.now() - this.#lastHeard >= 3 * heartbeatMs) {
+        this.#close(CLOSE.heartbeat, "no message for three heartbeat intervals");
+      } else this.send({ type: "ping", n: ++this.#pings });
+    }, heartbeatMs);
+  }
+
+  #may(repository: string, right: Right): Promise<boolean> {
+    return this.#ctx.decide({
+      session: this.#session!,
+      publicKey: this.#publicKeyText,
+      token: this.#token,
+      repository,
+      right,
+    });
+  }
+
+  async #subscribe(frame: Extract<Frame, { type: "subscribe" }>): Promise<void> {
+    const { repo } = frame;
+    this.#unsubscribe(repo); // subscribing again (after a reset) starts over
+    if (!await this.#may(repo, "read")) {
+      this.send({
+        type: "denied",
+        repo,
+        right: "read",
+        code: "E_FORBIDDEN",
+        message: `this session may not read ${repo}`,
+      });
+      return;
+    }
+    const canWrite = await this.#may(repo, "write");
+    const repository = await this.#ctx.repositories.acquire(repo);
+    const subscription = await Subscription.start(repository, this, this.#ctx.config, {
+      cursor: frame.cursor,
+      versionVector: frame.versionVector,
+      canWrite,
+    }).catch((err) => {
+      this.#ctx.repositories.release(repository);
+      throw err;
+    });
+    if (!subscription) return this.#ctx.repositories.release(repository);
+    if (this.#state === "closed") {
+      subscription.end();
+      return this.#ctx.repositories.release(repository);
+    }
+    this.#subscriptions.set(repo, subscription);
+    subscription.pump();
+  }
+
+  #unsubscribe(repo: string): void {
+    const subscription = this.#subscriptions.get(repo);
+    if (!subscription) return;
+    this.#subscriptions.delete(repo);
+    subscription.end();
+    this.#ctx.repositories.release(subscription.repository);
+  }
+
+  async #push(frame: Extract<Frame, { type: "push" }>): Promise<void> {
+    const { repo, id, frames } = frame;
+    const rejected: { index: number; code: string; message: string }[] = [];
+    const authorized: AuthorizedBlock[] = [];
+    const indexes: number[] = [];
+    await this.#ctx.claim(repo, this.#publicKeyText);
+    for (let index = 0; index < frames.length; index++) {
+      const bytes = frames[index];
+      try {
+        const { block } = await decodeBlock(bytes, this.#ctx.suite);
+        const author = toBase64Url(block.publicKey);
+        if (!await this.#mayWrite(repo, block.session, author)) {
+          throw new CairnError("E_FORBIDDEN", `session ${block.session} may not write ${repo}`);
+        }
+        authorized.push({
+          bytes,
+          session: block.session,
+          seq: block.seq,
+          publicKey: block.publicKey,
+        });
+        indexes.push(index);
+      } catch (err) {
+        rejected.push(refusal(index, err));
+      }
+    }
+    const repository = await this.#ctx.repositories.acquire(repo);
+    const applying = repository.stored.apply(authorized);
+    const acked = (async () => {
+      let applied = 0;
+      let duplicates = 0;
+      let position = repository.stored.head();
+      try {
+        const result = await applying;
+        result.outcomes.forEach((outcome, i) => {
+          if (outcome.status === "applied") applied++;
+          else if (outcome.status === "duplicate") duplicates++;
+          else rejected.push({ index: indexes[i], code: outcome.code, message: outcome.message });
+        });
+        position = result.head;
+        repository.publish(result, this.#subscriptions.get(repo));
+      } catch (err) {
+        for (const index of indexes) rejected.push(refusal(index, err));
+      } finally {
+        this.#ctx.repositories.release(repository);
+      }
+      rejected.sort((a, b) => a.index - b.index);
+      this.send({ type: "ack", repo, id, applied, duplicates, rejected, position });
+    })();
+    this.#pushes.add(acked);
+    acked.finally(() => this.#pushes.delete(acked));
+  }
+
+  /** Whether an author may write: asked once per connection, repository and author. */
+  #mayWrite(repository: string, session: string, publicKey: string): Promise<boolean> {
+    let rights = this.#writeRights.get(repository);
+    if (!rights) this.#writeRights.set(repository, rights = new Map());
+    let decision = rights.get(publicKey);
+    if (!decision) {
+      decision = this.#ctx.decide({
+        session,
+        publicKey,
+        token: publicKey === this.#publicKeyText ? this.#token : null,
+        repository,
+        right: "write",
+      });
+      rights.set(publicKey, decision);
+    }
+    return decision;
+  }
+
+  #close(code: number, reason: string): void {
+    if (this.#state === "closed") return;
+    this.#state = "closed";
+    try {
+      this.#socket.close(code, reason);
+    } catch {
+      // Closed already by the other side.
+    }
+    this.#cleanUp();
+  }
+
+  #cleanUp(): void {
+    clearTimeout(this.#timer);
+    clearInterval(this.#heartbeat);
+    for (const repo of [...this.#subscriptions.keys()]) this.#unsubscribe(repo);
+    this.#resolveClosed();
+    this.#ctx.closed(this);
+  }
+}
+
+function outOfOrder(frame: Frame, expected: string): CairnError {
+  return new CairnError("E_PROTOCOL", `expected ${expected}, got ${frame.type}`);
+}
+
+function refusal(index: number, err: unknown): { index: number; code: string; message: string } {
+  return isCairnError(err)
+    ? { index, code: err.code, message: err.message }
+    : { index, code: "E_IO", message: err instanceof Error ? err.message : String(err) };
+}

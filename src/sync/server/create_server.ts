@@ -1,0 +1,66 @@
+/**
+ * `createSyncServer`: the files store, the core and this runtime's WebSocket transport together.
+ */
+import { CairnError } from "../../core/errors.ts";
+import type { AccessRules, Authorize } from "./access.ts";
+import { listenDeno } from "./deno_adapter.ts";
+import { openFilesStore } from "./files_store.ts";
+import { type Listener, listenNode } from "./node_adapter.ts";
+import { type ServerLimits, SyncServerCore } from "./server_core.ts";
+import type { ConnectionStats } from "./connection.ts";
+
+export interface SyncServerOptions extends ServerLimits {
+  /** The directory the server keeps its repositories, access rules and identity in. */
+  dir: string;
+  /** Port to listen on (default 8787); 0 picks a free one. */
+  port?: number;
+  /** Interface to listen on (default "127.0.0.1"). */
+  hostname?: string;
+  /** Decides every read and write; without it, the built-in rules (`server.access`) do. */
+  authorize?: Authorize;
+  /** Anyone may read and write every repository: for development only. */
+  open?: boolean;
+}
+
+export interface SyncServer {
+  /** `ws://host:port`: what clients connect to. */
+  readonly url: string;
+  readonly port: number;
+  /** The built-in access rules (used when there is no `authorize` hook and `open` is not set). */
+  readonly access: AccessRules;
+  /** Sends goaway to every client, sends their pending acks, closes them and the store. */
+  close(): Promise<void>;
+  /** @internal Per-connection socket buffering, and open repositories: for tests. */
+  stats(): { connections: ConnectionStats[]; openRepositories: number };
+}
+
+export async function createSyncServer(options: SyncServerOptions): Promise<SyncServer> {
+  if (typeof options?.dir !== "string" || options.dir === "") {
+    throw new CairnError("E_BAD_ARGUMENT", "createSyncServer needs a dir to keep its data in");
+  }
+  const hostname = options.hostname ?? "127.0.0.1";
+  const store = await openFilesStore(options.dir);
+  let core: SyncServerCore;
+  let listener: Listener;
+  try {
+    core = await SyncServerCore.create(store, options);
+    const listen = "Deno" in globalThis ? listenDeno : listenNode;
+    listener = await listen(core, options.port ?? 8787, hostname);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `ws://${host}:${listener.port}`,
+    port: listener.port,
+    access: core.access,
+    close: () =>
+      closing ??= (async () => {
+        await core.close();
+        await listener.close();
+      })(),
+    stats: () => core.stats(),
+  };
+}

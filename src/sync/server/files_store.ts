@@ -1,0 +1,253 @@
+/**
+ * The embedded store: an ordinary Cairn database (durable mode) in `<dir>/repositories`, one
+ * Cairn repository per synced repository, so blocks are verified by importBlocks and kept in
+ * Cairn's own logs. Positions come from a BlockIndex built at open from exportBlocks (which
+ * lists blocks in the order they entered the log, so positions survive restarts) and appended
+ * to as blocks are placed.
+ */
+import { toBase64Url } from "../../core/bytes.ts";
+import { decodeBlock } from "../../core/block.ts";
+import type { CryptoSuite } from "../../core/signing.ts";
+import { Cairn } from "../../db/database.ts";
+import type { RepositoryHandle } from "../../db/repository_handle.ts";
+import type { VersionVector } from "../../repo/repository.ts";
+import { cryptoSuite } from "../../runtime/crypto_suite.ts";
+import { openFsBackend } from "../../storage/backends/fs.ts";
+import type { StorageBackend } from "../../storage/backend.ts";
+import type { RepositoryRules } from "./access.ts";
+import { BlockIndex } from "./block_index.ts";
+import { randomName, ServerFiles, type ServerIdentity } from "./server_files.ts";
+import type {
+  ApplyResult,
+  AuthorizedBlock,
+  BlockOutcome,
+  PlacedBlock,
+  RulesStorage,
+  StoredRepository,
+  SyncStore,
+  Writer,
+} from "./store.ts";
+
+export async function openFilesStore(dir: string): Promise<SyncStore> {
+  const backend = await openFsBackend(dir);
+  try {
+    const files = new ServerFiles(backend);
+    const identity = await files.identity();
+    const rules = await files.loadRules();
+    const db = await Cairn.open({
+      path: `${dir}/repositories`,
+      durability: "durable",
+      onWarning: () => {}, // damage is seen in stats() and answered with a new epoch
+    });
+    return new FilesStore(backend, files, identity, rules, db, await cryptoSuite());
+  } catch (err) {
+    await backend.close();
+    throw err;
+  }
+}
+
+class FilesStore implements SyncStore {
+  readonly serverId: string;
+  readonly rules: RulesStorage;
+  readonly #backend: StorageBackend;
+  readonly #files: ServerFiles;
+  #identity: ServerIdentity;
+  readonly #db: Cairn;
+  readonly #suite: CryptoSuite;
+  /** Public keys the database trusts already. */
+  readonly #trusted = new Set<string>();
+
+  constructor(
+    backend: StorageBackend,
+    files: ServerFiles,
+    identity: ServerIdentity,
+    rules: Map<string, RepositoryRules>,
+    db: Cairn,
+    suite: CryptoSuite,
+  ) {
+    this.#backend = backend;
+    this.#files = files;
+    this.#identity = identity;
+    this.serverId = identity.serverId;
+    this.#db = db;
+    this.#suite = suite;
+    this.rules = {
+      load: () => Promise.resolve(new Map(rules)),
+      save: async (repository, repositoryRules) => {
+        const next = new Map(rules).set(repository, repositoryRules);
+        await files.saveRules(next);
+        rules.set(repository, repositoryRules);
+      },
+    };
+  }
+
+  async openRepository(path: string): Promise<StoredRepository> {
+    const handle = await this.#db.open(path);
+    const index = new BlockIndex();
+    for (const bytes of await handle.exportBlocks()) {
+      // Our own verified log: the canonical check (half of decoding) is not needed again.
+      const { block } = await decodeBlock(bytes, this.#suite, false);
+      index.add(bytes, block.session, block.seq, block.publicKey);
+    }
+    const stats = handle.stats();
+    const damaged = stats.damaged.length > 0 || handle.missingHistory().blocks.length > 0;
+    return new FilesRepository(
+      handle,
+      index,
+      damaged ? await this.#freshEpoch(path) : this.#epochOf(path),
+      (publicKey) => this.#trust(publicKey),
+      () => this.#db.close(path),
+    );
+  }
+
+  #epochOf(path: string): string {
+    return this.#identity.repositoryEpochs[path] ?? this.#identity.epoch;
+  }
+
+  /** Positions read from a damaged history may differ from those given out: a new epoch. */
+  async #freshEpoch(path: string): Promise<string> {
+    const epoch = randomName();
+    const identity = {
+      ...this.#identity,
+      repositoryEpochs: { ...this.#identity.repositoryEpochs, [path]: epoch },
+    };
+    await this.#files.saveIdentity(identity);
+    this.#identity = identity;
+    return epoch;
+  }
+
+  async #trust(publicKey: Uint8Array): Promise<void> {
+    const key = toBase64Url(publicKey);
+    if (this.#trusted.has(key)) return;
+    await this.#db.trust(key);
+    this.#trusted.add(key);
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.#db.close();
+    } finally {
+      await this.#backend.close();
+    }
+  }
+}
+
+class FilesRepository implements StoredRepository {
+  readonly path: string;
+  readonly epoch: string;
+  readonly #handle: RepositoryHandle;
+  readonly #index: BlockIndex;
+  readonly #trust: (publicKey: Uint8Array) => Promise<void>;
+  readonly #close: () => Promise<void>;
+  /** Imports run one at a time, in arrival order. */
+  #importing: Promise<unknown> = Promise.resolve();
+  /** Placing runs one apply at a time too, in the same order, so positions follow it. */
+  #placing: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    handle: RepositoryHandle,
+    index: BlockIndex,
+    epoch: string,
+    trust: (publicKey: Uint8Array) => Promise<void>,
+    close: () => Promise<void>,
+  ) {
+    this.path = handle.path;
+    this.#handle = handle;
+    this.#index = index;
+    this.epoch = epoch;
+    this.#trust = trust;
+    this.#close = close;
+  }
+
+  head(): number {
+    return this.#index.head;
+  }
+
+  readAfter(position: number, maxBytes: number): Promise<PlacedBlock[]> {
+    return Promise.resolve(this.#index.readAfter(position, maxBytes));
+  }
+
+  missingFrom(vector: VersionVector): Promise<number[]> {
+    return Promise.resolve(this.#index.missingFrom(vector));
+  }
+
+  readAt(positions: readonly number[]): Promise<PlacedBlock[]> {
+    return Promise.resolve(this.#index.readAt(positions));
+  }
+
+  writersAfter(position: number): Promise<Writer[]> {
+    return Promise.resolve(this.#index.writersAfter(position));
+  }
+
+  versionVector(): Promise<VersionVector> {
+    return Promise.resolve(this.#handle.versionVector());
+  }
+
+  /**
+   * Import, then flush: the flush of a durable database resolves after an fsync that several
+   * concurrent flushes share (storage/repository_log.ts), so pushes arriving together pay one.
+   * A block is placed (given a position) only once durable, by the first apply that finds it
+   * durable and not yet placed: a retry after a failed flush places what the failure left.
+   */
+  apply(blocks: readonly AuthorizedBlock[]): Promise<ApplyResult> {
+    const imported = this.#importing.then(() => this.#import(blocks));
+    this.#importing = imported.catch(() => {});
+    const placed = Promise.all([imported, this.#placing]).then(([rejected]) =>
+      this.#place(blocks, rejected)
+    );
+    this.#placing = placed.catch(() => {});
+    return placed;
+  }
+
+  /** Imports and starts the flush; returns the refusals by index and the flush. */
+  async #import(blocks: readonly AuthorizedBlock[]): Promise<{
+    rejected: Map<number, { code: string; message: string }>;
+    durable: Promise<void>;
+  }> {
+    for (const block of blocks) await this.#trust(block.publicKey);
+    const report = await this.#handle.importBlocks(blocks.map((block) => block.bytes));
+    const rejected = new Map(
+      report.rejected.map(({ index, error }) => [index, {
+        code: error.code,
+        message: error.message,
+      }]),
+    );
+    const durable = this.#handle.flush();
+    durable.catch(() => {}); // awaited in #place, after the applies before it
+    return { rejected, durable };
+  }
+
+  async #place(
+    blocks: readonly AuthorizedBlock[],
+    imported: {
+      rejected: Map<number, { code: string; message: string }>;
+      durable: Promise<void>;
+    },
+  ): Promise<ApplyResult> {
+    await imported.durable;
+    const outcomes: BlockOutcome[] = [];
+    const placed: PlacedBlock[] = [];
+    const newWriters: Writer[] = [];
+    for (let i = 0; i < blocks.length; i++) {
+      const refusal = imported.rejected.get(i);
+      if (refusal) {
+        outcomes.push({ status: "rejected", ...refusal });
+        continue;
+      }
+      const { bytes, session, seq, publicKey } = blocks[i];
+      if (this.#index.has(session, seq)) {
+        outcomes.push({ status: "duplicate" });
+        continue;
+      }
+      const writer = this.#index.add(bytes, session, seq, publicKey);
+      if (writer) newWriters.push(writer);
+      placed.push({ position: this.#index.head, bytes });
+      outcomes.push({ status: "applied", position: this.#index.head });
+    }
+    return { outcomes, placed, newWriters, head: this.#index.head };
+  }
+
+  close(): Promise<void> {
+    return this.#close();
+  }
+}

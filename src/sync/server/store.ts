@@ -1,0 +1,86 @@
+/**
+ * What the sync server needs from storage, as an interface: the files store (files_store.ts) is
+ * the embedded default; a PostgreSQL store (issue #17) can implement the same for N stateless
+ * servers. Every read is asynchronous so a store may fetch from elsewhere.
+ *
+ * Positions: every block a repository accepts gets the next position there, gap-free, in the
+ * order the blocks became durable. The epoch names that sequence; a store that cannot keep it
+ * (its history was damaged) starts a new epoch, so cursors of the old one are reset.
+ */
+import type { VersionVector } from "../../repo/repository.ts";
+import type { RepositoryRules } from "./access.ts";
+
+export interface SyncStore {
+  /** The server's id (announced in `challenge`, signed in every proof): stable across restarts. */
+  readonly serverId: string;
+  openRepository(path: string): Promise<StoredRepository>;
+  /** Where the built-in access rules are kept. */
+  readonly rules: RulesStorage;
+  close(): Promise<void>;
+}
+
+export interface RulesStorage {
+  /** Every repository's rules, as stored. */
+  load(): Promise<Map<string, RepositoryRules>>;
+  /** Stores one repository's rules (durably) before it resolves. */
+  save(repository: string, rules: RepositoryRules): Promise<void>;
+}
+
+/** A block the server has verified and placed, as the bytes it received. */
+export interface PlacedBlock {
+  readonly position: number;
+  readonly bytes: Uint8Array;
+}
+
+/** A writer (block author) of a repository and the position of its first block. */
+export interface Writer {
+  /** 32-byte Ed25519 public key. */
+  readonly publicKey: Uint8Array;
+  readonly position: number;
+}
+
+/** A block whose author the server has decoded and authorized. */
+export interface AuthorizedBlock {
+  readonly bytes: Uint8Array;
+  readonly session: string;
+  readonly seq: number;
+  readonly publicKey: Uint8Array;
+}
+
+export type BlockOutcome =
+  | { readonly status: "applied"; readonly position: number }
+  | { readonly status: "duplicate" }
+  | { readonly status: "rejected"; readonly code: string; readonly message: string };
+
+export interface ApplyResult {
+  /** One outcome per block given, in order. */
+  readonly outcomes: readonly BlockOutcome[];
+  /** The blocks applied, in position order. */
+  readonly placed: readonly PlacedBlock[];
+  /** Writers whose first block was among them. */
+  readonly newWriters: readonly Writer[];
+  /** The repository's head after the apply. */
+  readonly head: number;
+}
+
+export interface StoredRepository {
+  readonly path: string;
+  readonly epoch: string;
+  /** The position of the last durable block (0 when there is none). */
+  head(): number;
+  /** Blocks after `position`, in order, up to `maxBytes` of block bytes (at least one if any). */
+  readAfter(position: number, maxBytes: number): Promise<PlacedBlock[]>;
+  /** The positions, ascending, of the blocks a peer at `vector` lacks, up to the head. */
+  missingFrom(vector: VersionVector): Promise<number[]>;
+  /** The blocks at these positions (ascending, each <= head). */
+  readAt(positions: readonly number[]): Promise<PlacedBlock[]>;
+  /** Writers added after `position`, in position order. */
+  writersAfter(position: number): Promise<Writer[]>;
+  versionVector(): Promise<VersionVector>;
+  /**
+   * Verifies blocks exactly as importBlocks does and stores those that pass. Resolves only once
+   * they are durable; concurrent applies share durable writes, and resolve in position order.
+   */
+  apply(blocks: readonly AuthorizedBlock[]): Promise<ApplyResult>;
+  close(): Promise<void>;
+}

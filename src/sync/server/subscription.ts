@@ -1,0 +1,281 @@
+/**
+ * One client's subscription to one repository: the members it is told, catch-up paced by its
+ * credit, then live blocks. A client whose socket buffers past the high-water mark is not sent
+ * live frames but falls behind ("lagging") and is brought up to date from the store as its
+ * buffer drains, so a slow client costs the server at most about one high-water mark of memory.
+ *
+ * `sent` is the position up to which the client has been sent every block: catch-up reads after
+ * it, live frames must continue it exactly (a gap sends the client back to reading the store).
+ */
+import type { VersionVector } from "../../repo/repository.ts";
+import { type Cursor, type Frame, frameOverhead, groupFrames } from "../protocol.ts";
+import type { OpenRepository, RepositoryListener } from "./repositories.ts";
+import type { ApplyResult, PlacedBlock } from "./store.ts";
+
+/** The connection side a subscription sends through. */
+export interface Outbox {
+  send(frame: Frame): number;
+  readonly bufferedAmount: number;
+  /** Ends the connection over a frame that cannot be sent (a stored block too large). */
+  fail(err: unknown): void;
+}
+
+export interface SubscriptionLimits {
+  readonly maxFrame: number;
+  readonly highWaterMark: number;
+  /** How often a subscription held back by a full socket buffer looks again. */
+  readonly drainPollMs: number;
+}
+
+/** Positions of a version vector's catch-up read at a time. */
+const POSITIONS_PER_READ = 256;
+
+type Mode = "catchup" | "live" | "lagging" | "ended";
+
+export class Subscription implements RepositoryListener {
+  readonly repository: OpenRepository;
+  readonly #outbox: Outbox;
+  readonly #limits: SubscriptionLimits;
+  readonly #overhead: number;
+  readonly #withVector: boolean;
+  readonly #canWrite: boolean;
+  #mode: Mode = "catchup";
+  #sent: number;
+  /** Positions at or below the head at subscribe time that a version vector lacks. */
+  #pending: number[];
+  /** Every writer placed at or before this position has been sent in a `members` frame. */
+  #membersUpTo: number;
+  #credit = 0;
+  #pumping = false;
+  #again = false;
+  #drainTimer: ReturnType<typeof setTimeout> | undefined;
+
+  private constructor(
+    repository: OpenRepository,
+    outbox: Outbox,
+    limits: SubscriptionLimits,
+    start: { sent: number; pending: number[]; membersUpTo: number; withVector: boolean },
+    canWrite: boolean,
+  ) {
+    this.#canWrite = canWrite;
+    this.repository = repository;
+    this.#outbox = outbox;
+    this.#limits = limits;
+    this.#overhead = frameOverhead(repository.stored.path);
+    this.#sent = start.sent;
+    this.#pending = start.pending;
+    this.#membersUpTo = start.membersUpTo;
+    this.#withVector = start.withVector;
+  }
+
+  /**
+   * Sends `members` and starts the catch-up; undefined (after sending `reset`) when the cursor
+   * is of another epoch or past the head.
+   */
+  static async start(
+    repository: OpenRepository,
+    outbox: Outbox,
+    limits: SubscriptionLimits,
+    from: { cursor: Cursor | null; versionVector: VersionVector | null; canWrite: boolean },
+  ): Promise<Subscription | undefined> {
+    const { stored } = repository;
+    const head = stored.head();
+    const { cursor } = from;
+    let start;
+    if (cursor !== null) {
+      if (cursor[0] !== stored.epoch || cursor[1] > head) {
+        outbox.send({ type: "reset", repo: stored.path });
+        return undefined;
+      }
+      start = { sent: cursor[1], pending: [], membersUpTo: cursor[1], withVector: false };
+    } else {
+      const missing = await stored.missingFrom(from.versionVector ?? {});
+      const pending = missing.filter((position) => position <= head);
+      start = { sent: head, pending, membersUpTo: 0, withVector: true };
+    }
+    // Only writers added after the cursor: a reconnect does not resend every writer ever.
+    const upTo = stored.head();
+    const writers = (await stored.writersAfter(start.membersUpTo))
+      .filter((writer) => writer.position <= upTo);
+    outbox.send({
+      type: "members",
+      repo: stored.path,
+      writers: writers.map((writer) => writer.publicKey),
+      canWrite: from.canWrite,
+    });
+    start.membersUpTo = Math.max(start.membersUpTo, upTo);
+    const subscription = new Subscription(repository, outbox, limits, start, from.canWrite);
+    repository.listeners.add(subscription);
+    return subscription;
+  }
+
+  addCredit(bytes: number): void {
+    this.#credit = Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, this.#credit) + bytes);
+    this.pump();
+  }
+
+  end(): void {
+    this.#mode = "ended";
+    clearTimeout(this.#drainTimer);
+    this.repository.listeners.delete(this);
+  }
+
+  get ended(): boolean {
+    return this.#mode === "ended";
+  }
+
+  placed(result: ApplyResult, fromPusher: boolean): void {
+    if (this.#mode !== "live") return; // catch-up and lagging read it from the store
+    const blocks = result.placed.filter((block) => block.position > this.#sent);
+    if (blocks.length === 0) return;
+    if (blocks[0].position !== this.#sent + 1) return this.#fallBehind();
+    const last = blocks[blocks.length - 1].position;
+    const writers = result.newWriters.filter((writer) => writer.position > this.#membersUpTo);
+    if (writers.length > 0) {
+      this.#sendMembers(writers.map((writer) => writer.publicKey));
+    }
+    this.#membersUpTo = Math.max(this.#membersUpTo, last);
+    // The pusher holds its own blocks; its ack told it their positions.
+    if (fromPusher) {
+      this.#sent = last;
+      return;
+    }
+    if (this.#outbox.bufferedAmount >= this.#limits.highWaterMark) return this.#fallBehind();
+    this.#sendBlocks("live", blocks);
+  }
+
+  /** Runs catch-up or lagging until blocked (no credit, a full buffer) or done. */
+  pump(): void {
+    if (this.#pumping) {
+      this.#again = true;
+      return;
+    }
+    this.#pumping = true;
+    (async () => {
+      do {
+        this.#again = false;
+        if (this.#mode === "catchup") await this.#catchUp();
+        else if (this.#mode === "lagging") await this.#readLive();
+      } while (this.#again && this.#mode !== "ended");
+    })().catch((err) => this.#outbox.fail(err)).finally(() => {
+      this.#pumping = false;
+    });
+  }
+
+  #fallBehind(): void {
+    this.#mode = "lagging";
+    this.pump();
+  }
+
+  async #catchUp(): Promise<void> {
+    const { stored } = this.repository;
+    while (this.#mode === "catchup" && this.#credit > 0 && this.#roomToSend()) {
+      if (this.#pending.length > 0) {
+        const blocks = await stored.readAt(this.#pending.slice(0, POSITIONS_PER_READ));
+        if (this.#mode !== "catchup") return;
+        const sent = await this.#sendFirstFrame("blocks", blocks);
+        this.#pending.splice(0, sent.length);
+        continue;
+      }
+      const blocks = await stored.readAfter(this.#sent, this.#budget());
+      if (this.#mode !== "catchup") return;
+      if (blocks.length > 0) {
+        const sent = await this.#sendFirstFrame("blocks", blocks);
+        if (sent.length > 0) this.#sent = sent[sent.length - 1].position;
+        continue;
+      }
+      const versionVector = this.#withVector ? await stored.versionVector() : null;
+      // Blocks placed during those awaits are caught up first; from here on, live sends them.
+      if (this.#mode !== "catchup" || stored.head() > this.#sent) continue;
+      this.#outbox.send({
+        type: "synced",
+        repo: stored.path,
+        cursor: [stored.epoch, this.#sent],
+        versionVector,
+      });
+      this.#mode = "live";
+    }
+  }
+
+  /** Sends a lagging client what it missed as `live` frames, while its buffer has room. */
+  async #readLive(): Promise<void> {
+    const { stored } = this.repository;
+    while (this.#mode === "lagging" && this.#roomToSend()) {
+      const blocks = await stored.readAfter(this.#sent, this.#budget());
+      if (this.#mode !== "lagging") return;
+      if (blocks.length > 0) {
+        const sent = await this.#sendFirstFrame("live", blocks);
+        if (sent.length > 0) this.#sent = sent[sent.length - 1].position;
+      } else if (stored.head() === this.#sent) this.#mode = "live";
+    }
+  }
+
+  /** The block bytes one frame can carry. */
+  #budget(): number {
+    return this.#limits.maxFrame - this.#overhead;
+  }
+
+  /** Whether the socket's buffer is under the high-water mark; if not, looks again later. */
+  #roomToSend(): boolean {
+    if (this.#outbox.bufferedAmount < this.#limits.highWaterMark) return true;
+    this.#drainTimer ??= setTimeout(() => {
+      this.#drainTimer = undefined;
+      this.pump();
+    }, this.#limits.drainPollMs);
+    return false;
+  }
+
+  /** Sends the blocks that fit one frame, after the writers they introduce; returns them. */
+  async #sendFirstFrame(type: "blocks" | "live", blocks: PlacedBlock[]): Promise<PlacedBlock[]> {
+    const first =
+      groupFrames(blocks.map((block) => block.bytes), this.#limits.maxFrame, this.#overhead)[0];
+    const group = blocks.slice(0, first?.length ?? 0);
+    if (group.length === 0) return group;
+    const last = group[group.length - 1].position;
+    if (last > this.#membersUpTo) {
+      const writers = (await this.repository.stored.writersAfter(this.#membersUpTo))
+        .filter((writer) => writer.position <= last);
+      if (this.#mode === "ended") return [];
+      if (writers.length > 0) this.#sendMembers(writers.map((writer) => writer.publicKey));
+      this.#membersUpTo = last;
+    }
+    this.#sendGroup(type, group);
+    return group;
+  }
+
+  /** Sends blocks (contiguous from `sent`) as as many frames as they need. */
+  #sendBlocks(type: "live", blocks: PlacedBlock[]): void {
+    const groups = groupFrames(
+      blocks.map((block) => block.bytes),
+      this.#limits.maxFrame,
+      this.#overhead,
+    );
+    let at = 0;
+    for (const group of groups) {
+      this.#sendGroup(type, blocks.slice(at, at + group.length));
+      at += group.length;
+    }
+    this.#sent = blocks[blocks.length - 1].position;
+  }
+
+  #sendGroup(type: "blocks" | "live", group: PlacedBlock[]): void {
+    const repo = this.repository.stored.path;
+    const frames = group.map((block) => block.bytes);
+    const size = this.#outbox.send(
+      type === "blocks"
+        ? { type, repo, frames }
+        : { type, repo, frames, position: group[group.length - 1].position },
+    );
+    if (type === "blocks") this.#credit -= size;
+  }
+
+  #sendMembers(writers: Uint8Array[]): void {
+    // canWrite was told at subscribe; later members frames only add writers.
+    this.#outbox.send({
+      type: "members",
+      repo: this.repository.stored.path,
+      writers,
+      canWrite: this.#canWrite,
+    });
+  }
+}
