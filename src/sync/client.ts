@@ -460,9 +460,8 @@ class SyncClient implements SyncLink {
   }
 
   #subscribe(connection: Connection, link: RepositoryLink): void {
-    link.startSocket();
-    link.phase = "catching-up";
     const cursor = link.cursor ?? null;
+    link.subscribed(cursor === null);
     this.#send(connection, {
       type: "subscribe",
       repo: link.path,
@@ -600,7 +599,21 @@ class SyncClient implements SyncLink {
 
   /** Sends every queued block not yet in a push on this socket; returns the push ids. */
   #push(connection: Connection, link: RepositoryLink): number[] {
-    if (connection.ended || !link.canWrite) return [];
+    if (connection.ended) return [];
+    if (!link.canWrite) {
+      // Kept for a later socket, where the right may have been granted; said once per socket.
+      if (link.queue.size > 0 && !link.toldCannotWrite) {
+        link.toldCannotWrite = true;
+        this.#report(
+          new CairnError(
+            "E_FORBIDDEN",
+            `sync ${link.path}: the server does not let this session write; ` +
+              `${link.queue.size} blocks wait`,
+          ),
+        );
+      }
+      return [];
+    }
     const overhead = frameOverhead(link.path);
     const sendable: OutgoingBlock[] = [];
     for (const block of link.queue.unsent()) {

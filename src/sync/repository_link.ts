@@ -32,8 +32,12 @@ export class RepositoryLink {
   canWrite = false;
   /** Pushes of blocks the server lacked at `synced` that are not yet acknowledged. */
   catchUpPushes = new Set<number>();
-  /** Writers the server listed on the current socket, by base64url; undefined before any. */
-  #writers: Map<string, Uint8Array> | undefined;
+  /** The writers the server listed, by base64url. */
+  #writers = new Map<string, Uint8Array>();
+  /** The next `members` lists every writer (a subscription by version vector), not the new. */
+  #fullListNext = false;
+  /** Whether the client reported, on this socket, that it may not push what it holds. */
+  toldCannotWrite = false;
   /** A push is queued for the end of this tick (local blocks of one tick go in one push). */
   pushScheduled = false;
 
@@ -51,21 +55,32 @@ export class RepositoryLink {
     return this.phase === "synced" && this.catchUpPushes.size === 0;
   }
 
-  /** A new socket: a fresh subscription, nothing in flight, no writer known yet. */
+  /** A new socket: not subscribed, nothing in flight, the right to write not yet known. */
   startSocket(): void {
     this.phase = "idle";
     this.canWrite = false;
+    this.toldCannotWrite = false;
     this.catchUpPushes.clear();
-    this.#writers = undefined;
     this.queue.unsendAll();
   }
 
   /**
-   * The server's `members`: the first frame of a socket lists every writer, later ones those
-   * added. The repository trusts exactly these (on top of the database's own trust).
+   * Subscribed: by version vector the server lists every writer again (the set is replaced);
+   * by cursor only those added after it (the set grows).
+   */
+  subscribed(byVersionVector: boolean): void {
+    this.startSocket();
+    this.phase = "catching-up";
+    this.#fullListNext = byVersionVector;
+  }
+
+  /**
+   * The server's `members`: writers to trust (all of them, or those added; see subscribed).
+   * The repository trusts exactly these, on top of the database's own trust.
    */
   members(writers: readonly Uint8Array[], canWrite: boolean): void {
-    this.#writers ??= new Map();
+    if (this.#fullListNext) this.#writers = new Map();
+    this.#fullListNext = false;
     for (const key of writers) this.#writers.set(toBase64Url(key), key);
     this.canWrite = canWrite;
     this.repo.trustWriters(this.#writers.values());
