@@ -12,6 +12,8 @@ import {
   DEFAULT_MAX_FRAME,
   encodeFrame,
   type Frame,
+  frameOverhead,
+  groupFrames,
   proofMessage,
   PROTOCOL_VERSION,
 } from "../../src/sync/protocol.ts";
@@ -114,10 +116,14 @@ export class RawClient {
     return (await this.nextEntry(type)).frame as FrameOf<T>;
   }
 
-  async nextEntry(type: Frame["type"]): Promise<{ frame: Frame; bytes: Uint8Array }> {
+  /** The next frame of one of these types, with its message bytes. */
+  async nextEntry(
+    ...types: Frame["type"][]
+  ): Promise<{ frame: Frame; bytes: Uint8Array }> {
+    const type = types.join(" or ");
     const deadline = Date.now() + WAIT_MS;
     while (true) {
-      const at = this.#inbox.findIndex((entry) => entry.frame.type === type);
+      const at = this.#inbox.findIndex((entry) => types.includes(entry.frame.type));
       if (at >= 0) return this.#inbox.splice(at, 1)[0];
       if (this.#closedWith) {
         throw new Error(`closed (${this.#closedWith.code}) before a ${type} frame`);
@@ -197,3 +203,28 @@ export async function blocksOf(
 }
 
 export const NOTE = defineSchema({ ns: "note", version: 1, fields: { text: { type: "string" } } });
+
+let pushIds = 0;
+
+/** Pushes blocks (in frames under maxFrame) and returns the acks. */
+export async function pushBlocks(
+  client: RawClient,
+  repo: string,
+  frames: Uint8Array[],
+  maxFrame = DEFAULT_MAX_FRAME,
+): Promise<FrameOf<"ack">[]> {
+  const acks: FrameOf<"ack">[] = [];
+  for (const group of groupFrames(frames, maxFrame, frameOverhead(repo))) {
+    const id = ++pushIds;
+    client.send({ type: "push", repo, id, frames: group });
+    const ack = await client.next("ack");
+    if (ack.id !== id) throw new Error(`ack ${ack.id} for push ${id}`);
+    acks.push(ack);
+  }
+  return acks;
+}
+
+/** Byte-for-byte equality of two lists of blocks, as plain arrays for a readable diff. */
+export function asArrays(frames: readonly Uint8Array[]): number[][] {
+  return frames.map((frame) => Array.from(frame));
+}

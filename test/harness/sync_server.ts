@@ -7,6 +7,7 @@ import { createSyncServer, type SyncServer, type SyncServerOptions } from "../..
 export async function withSyncServer(
   options: Partial<SyncServerOptions>,
   run: (server: SyncServer, dir: string) => Promise<void>,
+  { keepDir = false } = {},
 ): Promise<void> {
   const dir = options.dir ?? await mkdtemp(join(tmpdir(), "cairn-sync-"));
   const server = await createSyncServer({ port: 0, ...options, dir });
@@ -14,6 +15,6 @@ export async function withSyncServer(
     await run(server, dir);
   } finally {
     await server.close();
-    if (options.dir === undefined) await rm(dir, { recursive: true, force: true });
+    if (options.dir === undefined && !keepDir) await rm(dir, { recursive: true, force: true });
   }
 }

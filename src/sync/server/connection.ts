@@ -50,6 +50,9 @@ export interface ConnectionStats {
   readonly maxBufferedAmount: number;
 }
 
+/** How long a stopping server waits for a client to answer its close. */
+const CLOSE_WAIT_MS = 2000;
+
 type State = "hello" | "prove" | "open" | "closed";
 
 /** Frames a client may send once welcomed. */
@@ -80,13 +83,14 @@ export class Connection implements SocketHandlers, Outbox {
   readonly #pushes = new Set<Promise<void>>();
   #goingAway = false;
   #maxBuffered = 0;
-  readonly #whenClosed: Promise<void>;
-  #resolveClosed!: () => void;
+  /** Resolves when the transport reports the socket closed. */
+  readonly #socketClosed: Promise<void>;
+  #resolveSocketClosed!: () => void;
 
   constructor(socket: SyncSocket, ctx: ConnectionContext) {
     this.#socket = socket;
     this.#ctx = ctx;
-    this.#whenClosed = new Promise((resolve) => this.#resolveClosed = resolve);
+    this.#socketClosed = new Promise((resolve) => this.#resolveSocketClosed = resolve);
     this.#timer = setTimeout(
       () => this.#close(CLOSE.handshakeTimeout, "handshake timeout"),
       ctx.config.handshakeTimeoutMs,
@@ -123,8 +127,9 @@ export class Connection implements SocketHandlers, Outbox {
   }
 
   closed(): void {
-    if (this.#state !== "closed") this.#state = "closed";
+    this.#state = "closed";
     this.#cleanUp();
+    this.#resolveSocketClosed();
   }
 
   send(frame: Frame): number {
@@ -150,7 +155,10 @@ export class Connection implements SocketHandlers, Outbox {
     this.#close(close, code);
   }
 
-  /** Sends goaway, answers the pushes in flight, then closes (1001). Resolves once closed. */
+  /**
+   * Sends goaway, answers the pushes in flight, then closes (1001). Resolves once the socket
+   * has closed, or after CLOSE_WAIT_MS for a client that does not answer the close.
+   */
   goAway(reason: string, retryAfterMs: number): Promise<void> {
     if (this.#state !== "closed" && !this.#goingAway) {
       this.#goingAway = true;
@@ -161,7 +169,9 @@ export class Connection implements SocketHandlers, Outbox {
         this.#close(CLOSE.goingAway, reason);
       })();
     }
-    return this.#whenClosed;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<void>((resolve) => timer = setTimeout(resolve, CLOSE_WAIT_MS));
+    return Promise.race([this.#socketClosed, waited]).finally(() => clearTimeout(timer));
   }
 
   async #handle(frame: Frame): Promise<void> {
@@ -379,7 +389,6 @@ export class Connection implements SocketHandlers, Outbox {
     clearTimeout(this.#timer);
     clearInterval(this.#heartbeat);
     for (const repo of [...this.#subscriptions.keys()]) this.#unsubscribe(repo);
-    this.#resolveClosed();
     this.#ctx.closed(this);
   }
 }
