@@ -368,3 +368,44 @@ test("sync() checks its arguments with typed errors", async () => {
   const trusted = await Cairn.open({ trusted: true });
   assert.throws(() => syncWith(trusted, "ws://x", {}, {}), (err) => isCairnError(err));
 });
+
+test("after a reconnect by cursor, members adds writers; by version vector it replaces them", async () => {
+  const alice = await writer(2);
+  const mallory = await writer(1);
+  const { notes, link, connection, server, timers } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, {
+    writers: [keyOf(alice.db)],
+    frames: alice.frames.slice(0, 1),
+    cursor: ["e", 1],
+  });
+  await until(() => link.status === "synced", "synced");
+  connection.close(1006);
+  await until(() => link.status === "offline", "offline");
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  // By cursor: only the writer added since is listed; alice stays trusted.
+  await serveSubscription(again, { writers: [keyOf(mallory.db)], cursor: ["e", 1] });
+  again.send({
+    type: "live",
+    repo: PATH,
+    frames: [alice.frames[1], ...mallory.frames],
+    position: 3,
+  });
+  await until(() => notes.count() === 3, "alice's and mallory's blocks applied");
+
+  // By version vector (after a reset), the list is whole: alice is no longer listed.
+  again.send({ type: "reset", repo: PATH });
+  const subscribe = await again.expect("subscribe");
+  assert.equal(subscribe.cursor, null);
+  await again.expect("credit");
+  again.send({ type: "members", repo: PATH, writers: [keyOf(mallory.db)], canWrite: true });
+  alice.notes.create(Note, { title: "later" });
+  const later = await alice.notes.exportBlocks(notes.versionVector());
+  again.send({ type: "live", repo: PATH, frames: later, position: 4 });
+  await until(() => link.lastError !== undefined, "refused");
+  assert.ok(isCairnError(link.lastError, "E_UNTRUSTED_SESSION"));
+  assert.equal(notes.count(), 3);
+  await link.close();
+});
