@@ -494,7 +494,7 @@ class SyncClient implements SyncLink {
     const link = this.#linkOf(frame.repo);
     if (!link) return;
     await this.#import(link, frame.frames);
-    if (link.cursor) link.cursor = [link.cursor[0], frame.position];
+    if (link.cursor && !link.missedBlocks) link.cursor = [link.cursor[0], frame.position];
   }
 
   /** Imports the server's blocks, every one verified; a refused one is reported, never pushed. */
@@ -506,6 +506,10 @@ class SyncClient implements SyncLink {
       if (!isCairnError(err)) throw err;
       this.#report(err); // the repository closed meanwhile
       return;
+    }
+    if (report.rejected.length > 0) {
+      link.missedBlocks = true;
+      link.cursor = undefined;
     }
     for (const { error } of report.rejected) {
       this.#report(
@@ -522,7 +526,7 @@ class SyncClient implements SyncLink {
   ): Promise<void> {
     const link = this.#linkOf(frame.repo);
     if (!link || link.phase !== "catching-up") return;
-    link.cursor = frame.cursor;
+    if (!link.missedBlocks) link.cursor = frame.cursor;
     if (frame.versionVector) {
       // The server said what it holds: everything else here is pushed (written offline, or
       // before a restart), in causal order.

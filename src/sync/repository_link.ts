@@ -38,6 +38,12 @@ export class RepositoryLink {
   #fullListNext = false;
   /** Whether the client reported, on this socket, that it may not push what it holds. */
   toldCannotWrite = false;
+  /**
+   * A block from the server was refused: the server's cursor would skip it for good, so the
+   * next subscription is by version vector (which asks for whatever is missing) and the cursor
+   * is not kept until then.
+   */
+  missedBlocks = false;
   /** A push is queued for the end of this tick (local blocks of one tick go in one push). */
   pushScheduled = false;
 
@@ -72,6 +78,7 @@ export class RepositoryLink {
     this.startSocket();
     this.phase = "catching-up";
     this.#fullListNext = byVersionVector;
+    if (byVersionVector) this.missedBlocks = false;
   }
 
   /**

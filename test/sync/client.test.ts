@@ -409,3 +409,32 @@ test("after a reconnect by cursor, members adds writers; by version vector it re
   assert.equal(notes.count(), 3);
   await link.close();
 });
+
+test("after a refused block the cursor is dropped: the next subscription asks by version vector", async () => {
+  const alice = await writer(2);
+  const { notes, link, connection, server, timers } = await linked();
+  await connection.handshake();
+  const altered = alice.frames[1].slice();
+  altered[altered.length - 1] ^= 1; // the signature's last byte
+  await serveSubscription(connection, {
+    writers: [keyOf(alice.db)],
+    frames: [alice.frames[0], altered],
+    cursor: ["e", 2],
+  });
+  await until(() => link.status === "synced", "synced");
+  assert.equal(notes.count(), 1);
+  connection.close(1006);
+  await until(() => link.status === "offline", "offline");
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  const subscribe = await serveSubscription(again, {
+    writers: [keyOf(alice.db)],
+    frames: alice.frames.slice(1),
+    cursor: ["e", 2],
+  });
+  assert.equal(subscribe.cursor, null);
+  assert.deepEqual(subscribe.versionVector, { [alice.db.session.id]: 1 });
+  await until(() => notes.count() === 2, "the genuine block applied");
+  await link.close();
+});
