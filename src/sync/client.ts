@@ -6,7 +6,7 @@
  * keeping each until the server acknowledges it, across reconnects.
  */
 import { CairnError, isCairnError } from "../core/errors.ts";
-import { type Cairn, signAsSession, watchRepositories } from "../db/database.ts";
+import { Cairn, signAsSession, watchRepositories } from "../db/database.ts";
 import { fromBase64Url } from "../core/bytes.ts";
 import type { Repository } from "../repo/repository.ts";
 import { Backoff } from "./backoff.ts";
@@ -22,6 +22,7 @@ import {
   proofMessage,
   PROTOCOL_VERSION,
 } from "./protocol.ts";
+import { LinkEvents, type SyncStatus } from "./link_events.ts";
 import { remoteError } from "./remote_error.ts";
 import { RepositoryLink } from "./repository_link.ts";
 import { openWebSocket, SOCKET_OPEN, type SocketFactory, type SyncSocket } from "./socket.ts";
@@ -30,7 +31,7 @@ import { onWake } from "./wake.ts";
 
 export type { SyncOptions } from "./options.ts";
 
-export type SyncStatus = "connecting" | "catching-up" | "synced" | "offline" | "closed";
+export type { SyncStatus } from "./link_events.ts";
 
 /** A database's connection to a sync server, made by `sync()`. */
 export interface SyncLink {
@@ -103,6 +104,9 @@ export function syncWith(
   options: SyncOptions | undefined,
   seams: Partial<SyncSeams>,
 ): SyncLink {
+  if (!(db instanceof Cairn)) {
+    throw new CairnError("E_BAD_ARGUMENT", "sync: the first argument is a Cairn database");
+  }
   const checked = checkSyncOptions(url, options);
   if (db.trusted) {
     throw new CairnError("E_BAD_ARGUMENT", "sync: a trusted-mode database signs no block");
@@ -139,11 +143,8 @@ class SyncClient implements SyncLink {
   readonly #seams: SyncSeams;
   readonly #backoff: Backoff;
   readonly #links = new Map<string, RepositoryLink>();
-  readonly #statusListeners = new Set<(status: SyncStatus) => void>();
-  readonly #errorListeners = new Set<(error: CairnError) => void>();
+  readonly #events = new LinkEvents();
   #waiters: Waiter[] = [];
-  #status: SyncStatus = "connecting";
-  #lastError: CairnError | undefined;
   #connection: Connection | undefined;
   #reconnectTimer: unknown;
   readonly #unwatch: () => void;
@@ -164,7 +165,7 @@ class SyncClient implements SyncLink {
   }
 
   get status(): SyncStatus {
-    return this.#status;
+    return this.#events.status;
   }
 
   get unacknowledged(): number {
@@ -174,30 +175,17 @@ class SyncClient implements SyncLink {
   }
 
   get lastError(): CairnError | undefined {
-    return this.#lastError;
+    return this.#events.lastError;
   }
 
   on(event: "status", listener: (status: SyncStatus) => void): () => void;
   on(event: "error", listener: (error: CairnError) => void): () => void;
   on(event: "status" | "error", listener: (value: never) => void): () => void {
-    if (typeof listener !== "function") {
-      throw new CairnError("E_BAD_ARGUMENT", "sync link: on() takes a function");
-    }
-    const set: Set<(value: never) => void> | undefined = event === "status"
-      ? this.#statusListeners
-      : event === "error"
-      ? this.#errorListeners
-      : undefined;
-    if (!set) {
-      throw new CairnError("E_BAD_ARGUMENT", `sync link: no event ${String(event)}`);
-    }
-    const own = (value: never) => listener(value);
-    set.add(own);
-    return () => set.delete(own);
+    return this.#events.on(event, listener);
   }
 
   async synced(): Promise<void> {
-    if (this.#status === "closed") throw closedError();
+    if (this.#isClosed()) throw closedError();
     // Writes of this tick are sealed first: the listener queues their blocks.
     await Promise.all([...this.#links.values()].map((link) => link.repo.flush()));
     const waited = new Map<RepositoryLink, readonly OutgoingBlock[]>();
@@ -211,12 +199,12 @@ class SyncClient implements SyncLink {
   }
 
   #isClosed(): boolean {
-    return this.#status === "closed";
+    return this.#events.status === "closed";
   }
 
   close(): Promise<void> {
-    if (this.#status === "closed") return Promise.resolve();
-    this.#setStatus("closed");
+    if (this.#isClosed()) return Promise.resolve();
+    this.#events.setStatus("closed");
     this.#unwatch();
     this.#stopWaking();
     this.#seams.clearTimeout(this.#reconnectTimer);
@@ -265,12 +253,12 @@ class SyncClient implements SyncLink {
 
   #connect(): void {
     this.#reconnectTimer = undefined;
-    this.#setStatus("connecting");
+    this.#events.setStatus("connecting");
     let socket: SyncSocket;
     try {
       socket = this.#seams.socket(this.#url);
     } catch (err) {
-      this.#report(asCairnError(err, "E_IO", "cannot open a WebSocket"));
+      this.#events.report(asCairnError(err, "E_IO", "cannot open a WebSocket"));
       this.#scheduleReconnect(undefined);
       return;
     }
@@ -308,7 +296,7 @@ class SyncClient implements SyncLink {
     this.#seams.clearTimeout(connection.watchdog);
     connection.watchdog = this.#seams.setTimeout(() => {
       if (connection.ended) return;
-      this.#report(
+      this.#events.report(
         new CairnError(
           "E_IO",
           `sync: nothing heard from the server for ${SILENT_INTERVALS * connection.heartbeatMs} ms`,
@@ -353,7 +341,7 @@ class SyncClient implements SyncLink {
   /** A frame that breaks the protocol (or could not be handled): report, close, reconnect. */
   #fail(connection: Connection, err: unknown): void {
     if (connection.ended) return;
-    this.#report(asCairnError(err, "E_PROTOCOL", "sync: the server's frame"));
+    this.#events.report(asCairnError(err, "E_PROTOCOL", "sync: the server's frame"));
     this.#end(connection, CLOSE.protocol, "protocol error");
     this.#dropped(connection);
   }
@@ -376,8 +364,8 @@ class SyncClient implements SyncLink {
     this.#seams.clearTimeout(connection.watchdog);
     this.#connection = undefined;
     for (const link of this.#links.values()) link.startSocket();
-    if (this.#status === "closed") return;
-    this.#setStatus("offline");
+    if (this.#isClosed()) return;
+    this.#events.setStatus("offline");
     this.#scheduleReconnect(connection.retryAfterMs);
   }
 
@@ -388,7 +376,7 @@ class SyncClient implements SyncLink {
 
   /** The network may be back: try now rather than at the end of the backoff. */
   #wake(): void {
-    if (this.#status !== "offline" || this.#reconnectTimer === undefined) return;
+    if (this.#events.status !== "offline" || this.#reconnectTimer === undefined) return;
     this.#seams.clearTimeout(this.#reconnectTimer);
     this.#connect();
   }
@@ -409,7 +397,7 @@ class SyncClient implements SyncLink {
       case "pong":
         return;
       case "error":
-        this.#report(remoteError(frame.code, frame.message, "sync: the server"));
+        this.#events.report(remoteError(frame.code, frame.message, "sync: the server"));
         this.#end(connection, 1000, "server error");
         this.#dropped(connection);
         return;
@@ -504,7 +492,7 @@ class SyncClient implements SyncLink {
       report = await link.repo.importBlocks(frames, this);
     } catch (err) {
       if (!isCairnError(err)) throw err;
-      this.#report(err); // the repository closed meanwhile
+      this.#events.report(err); // the repository closed meanwhile
       return;
     }
     if (report.rejected.length > 0) {
@@ -512,7 +500,7 @@ class SyncClient implements SyncLink {
       link.cursor = undefined;
     }
     for (const { error } of report.rejected) {
-      this.#report(
+      this.#events.report(
         new CairnError(error.code, `sync ${link.path}: a block from the server: ${error.message}`, {
           cause: error,
         }),
@@ -549,7 +537,7 @@ class SyncClient implements SyncLink {
     }
     const { rejected } = link.queue.settle(frame.id, frame.rejected);
     for (const { block, code, message } of rejected) {
-      this.#report(
+      this.#events.report(
         remoteError(
           code,
           message,
@@ -573,7 +561,7 @@ class SyncClient implements SyncLink {
       link.catchUpPushes.clear();
       link.queue.unsendAll();
     }
-    this.#report(remoteError(frame.code, frame.message, about));
+    this.#events.report(remoteError(frame.code, frame.message, about));
     if (connection.ended) return;
     this.#updateStatus();
     this.#checkWaiters();
@@ -608,7 +596,7 @@ class SyncClient implements SyncLink {
       // Kept for a later socket, where the right may have been granted; said once per socket.
       if (link.queue.size > 0 && !link.toldCannotWrite) {
         link.toldCannotWrite = true;
-        this.#report(
+        this.#events.report(
           new CairnError(
             "E_FORBIDDEN",
             `sync ${link.path}: the server does not let this session write; ` +
@@ -624,7 +612,7 @@ class SyncClient implements SyncLink {
       if (binCost(block.bytes.length) + overhead <= connection.sendLimit) sendable.push(block);
       else {
         link.queue.drop(block);
-        this.#report(
+        this.#events.report(
           new CairnError(
             "E_TOO_LARGE",
             `sync ${link.path}: block ${block.session}/${block.seq} (${block.bytes.length} ` +
@@ -650,27 +638,16 @@ class SyncClient implements SyncLink {
 
   #updateStatus(): void {
     const connection = this.#connection;
-    if (this.#status === "closed" || connection?.phase !== "open") return;
+    if (this.#isClosed() || connection?.phase !== "open") return;
     const caughtUp = [...this.#links.values()].every((link) =>
       link.settled || link.phase === "denied"
     );
-    this.#setStatus(caughtUp ? "synced" : "catching-up");
-  }
-
-  #setStatus(status: SyncStatus): void {
-    if (this.#status === status) return;
-    this.#status = status;
-    for (const listener of [...this.#statusListeners]) callSafely(listener, status);
-  }
-
-  #report(error: CairnError): void {
-    this.#lastError = error;
-    for (const listener of [...this.#errorListeners]) callSafely(listener, error);
+    this.#events.setStatus(caughtUp ? "synced" : "catching-up");
   }
 
   /** Resolves the synced() calls whose blocks are all settled, once caught up. */
   #checkWaiters(): void {
-    if (this.#status !== "synced" || this.#waiters.length === 0) return;
+    if (this.#events.status !== "synced" || this.#waiters.length === 0) return;
     this.#waiters = this.#waiters.filter((waiter) => {
       for (const [link, blocks] of waiter.waited) {
         if (this.#links.get(link.path) !== link || link.phase === "denied") continue;
@@ -696,14 +673,4 @@ function asCairnError(err: unknown, code: "E_PROTOCOL" | "E_IO", about: string):
   return new CairnError(code, `${about}: ${err instanceof Error ? err.message : String(err)}`, {
     cause: err,
   });
-}
-
-function callSafely<T>(listener: (value: T) => void, value: T): void {
-  try {
-    listener(value);
-  } catch (err) {
-    queueMicrotask(() => {
-      throw err;
-    });
-  }
 }

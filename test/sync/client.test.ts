@@ -365,6 +365,7 @@ test("sync() checks its arguments with typed errors", async () => {
       JSON.stringify(options),
     );
   }
+  assert.throws(() => syncWith({} as never, "ws://x", {}, {}), (err) => isCairnError(err));
   const trusted = await Cairn.open({ trusted: true });
   assert.throws(() => syncWith(trusted, "ws://x", {}, {}), (err) => isCairnError(err));
 });
