@@ -2,7 +2,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Cairn, createSyncServer, defineSchema, sync } from "cairndb";
+import { Cairn, defineSchema, sync } from "cairndb";
+import { createSyncServer } from "cairndb/server";
 
 const Note = defineSchema({ ns: "note", version: 1, fields: { title: { type: "string" } } });
 const dir = await mkdtemp(join(tmpdir(), "cairn-sync-example-"));

@@ -49,8 +49,3 @@ export {
 // The functions that take a commit object check it first (db/commit_api.ts).
 export { commitId, commitToJson, commitToJsonLine, encodeCommit } from "./db/commit_api.ts";
 export { sync, type SyncLink, type SyncOptions, type SyncStatus } from "./sync/client.ts";
-export {
-  createSyncServer,
-  type SyncServer,
-  type SyncServerOptions,
-} from "./sync/server/create_server.ts";

@@ -47,7 +47,9 @@ const BROWSER_SHIMS: Record<string, string> = {
 };
 
 /** dist/mod.js for Node and bundlers (dependencies stay imports) and dist/browser/cairn.js,
- *  one self-contained ES module a plain `<script type="module">` page can import. */
+ *  one self-contained ES module a plain `<script type="module">` page can import; the sync
+ *  server (`cairndb/server`) as dist/server.js and the `cairndb` command as dist/cli.js, for
+ *  Deno and Node only. */
 export async function buildPackage(): Promise<void> {
   const common: esbuild.BuildOptions = {
     entryPoints: { mod: "src/mod.ts" },
@@ -67,6 +69,19 @@ export async function buildPackage(): Promise<void> {
     }),
     buildOpfsWorker("dist"),
     buildOpfsWorker("dist/browser"),
+    esbuild.build({
+      ...NODE_BUNDLE,
+      entryPoints: { server: "src/server.ts" },
+      outdir: "dist",
+      sourcemap: true,
+    }),
+    esbuild.build({
+      ...NODE_BUNDLE,
+      entryPoints: { cli: "src/cli.ts" },
+      outdir: "dist",
+      sourcemap: true,
+      banner: { js: "#!/usr/bin/env node" },
+    }),
   ]);
 }
 

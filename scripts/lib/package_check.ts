@@ -1,7 +1,7 @@
 /**
  * Proves the npm package works as users get it: `npm pack`, install the tarball into a scratch
- * Node project, type-check a TypeScript file that imports "cairndb" (strict, nodenext) and run it
- * on Node 24.
+ * Node project, type-check a TypeScript file that imports "cairndb" and "cairndb/server" (strict,
+ * nodenext) and run it on Node 24 (it starts and stops a sync server).
  */
 import { resolve } from "node:path";
 import { runTee } from "./process.ts";
@@ -13,6 +13,7 @@ export interface PackageCheck {
 }
 
 const CONSUMER = `import { CairnError, decodeCommit, encodeCommit, type Commit } from "cairndb";
+import { createSyncServer, type SyncServer } from "cairndb/server";
 
 const commit: Commit = {
   session: "scratch", seq: 1, key: "k", hlc: 1, parents: [], schema: "note@1",
@@ -26,6 +27,10 @@ try {
 } catch (err) {
   if (!(err instanceof CairnError) || err.code !== "E_CORRUPT_ENCODING") throw err;
 }
+const dir = new URL("./sync-data", import.meta.url).pathname;
+const server: SyncServer = await createSyncServer({ dir, port: 0, open: true });
+if (!/^ws:\\/\\/127\\.0\\.0\\.1:\\d+$/.test(server.url)) throw new Error("no server url");
+await server.close();
 console.log("package ok");
 `;
 

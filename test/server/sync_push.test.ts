@@ -189,3 +189,17 @@ test("sync server: close() sends goaway, answers pending pushes, then closes 100
   const ack = client!.received.find((entry) => entry.frame.type === "ack")?.frame;
   assert.ok(ack?.type === "ack" && ack.applied === 2, "the push before goaway was acked");
 });
+
+test("sync push: a block too large to be sent on in a frame is rejected E_TOO_LARGE", async () => {
+  const maxFrame = 4096;
+  await withSyncServer({ open: true, maxFrame }, async (server) => {
+    const client = await RawClient.connect(server.url);
+    // The push itself fits (its own overhead is small), but not a live frame's worst case.
+    const block = new Uint8Array(maxFrame - 20);
+    client.send({ type: "push", repo: REPO, id: 1, frames: [block] });
+    const ack = await client.next("ack");
+    assert.deepEqual(ack.rejected.map((r) => r.code), ["E_TOO_LARGE"]);
+    assert.equal(ack.position, 0);
+    await client.close();
+  });
+});

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { Packr } from "msgpackr";
-import { isCairnError } from "cairndb";
+import { isCairnError } from "../../src/core/errors.ts";
 import {
   binCost,
   CLOSE,

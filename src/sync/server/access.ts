@@ -91,9 +91,22 @@ export class AccessRules {
     return right === "read" && (member === "read" || rules.publicRead);
   }
 
+  /**
+   * Takes effect at once (two first writers racing cannot both become owner), then is stored;
+   * a failed store puts the previous rules back.
+   */
   async #save(repository: string, rules: RepositoryRules): Promise<void> {
-    await this.#storage.save(repository, rules);
+    const previous = this.#rules.get(repository);
     this.#rules.set(repository, rules);
+    try {
+      await this.#storage.save(repository, rules);
+    } catch (err) {
+      if (this.#rules.get(repository) === rules) {
+        if (previous) this.#rules.set(repository, previous);
+        else this.#rules.delete(repository);
+      }
+      throw err;
+    }
   }
 }
 

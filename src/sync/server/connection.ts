@@ -13,10 +13,12 @@ import { toBase64Url } from "../../core/bytes.ts";
 import { CairnError, isCairnError } from "../../core/errors.ts";
 import type { CryptoSuite } from "../../core/signing.ts";
 import {
+  binCost,
   CLOSE,
   decodeFrame,
   encodeFrame,
   type Frame,
+  frameOverhead,
   proofMessage,
   PROTOCOL_VERSION,
 } from "../protocol.ts";
@@ -198,7 +200,10 @@ export class Connection implements SocketHandlers, Outbox {
       case "push":
         return await this.#push(frame);
       case "ping":
-        this.send({ type: "pong", n: frame.n });
+        // A client that pings without reading is not answered: pongs must not pile up here.
+        if (this.bufferedAmount < this.#ctx.config.highWaterMark) {
+          this.send({ type: "pong", n: frame.n });
+        }
         return;
       case "pong":
         return;
@@ -310,9 +315,18 @@ export class Connection implements SocketHandlers, Outbox {
     const authorized: AuthorizedBlock[] = [];
     const indexes: number[] = [];
     await this.#ctx.claim(repo, this.#publicKeyText);
+    // Every block must fit a `blocks` or `live` frame too, whatever its overhead, or it could
+    // never be sent on: refused here rather than stored.
+    const largest = this.#ctx.config.maxFrame - frameOverhead(repo);
     for (let index = 0; index < frames.length; index++) {
       const bytes = frames[index];
       try {
+        if (binCost(bytes.length) > largest) {
+          throw new CairnError(
+            "E_TOO_LARGE",
+            `a block of ${bytes.length} bytes; at most ${largest} fit`,
+          );
+        }
         const { block } = await decodeBlock(bytes, this.#ctx.suite);
         const author = toBase64Url(block.publicKey);
         if (!await this.#mayWrite(repo, block.session, author)) {

@@ -8,11 +8,12 @@
 import { toBase64Url } from "../../core/bytes.ts";
 import { decodeBlock } from "../../core/block.ts";
 import type { CryptoSuite } from "../../core/signing.ts";
-import { Cairn } from "../../db/database.ts";
+import { Cairn, openCairnOn } from "../../db/database.ts";
 import type { RepositoryHandle } from "../../db/repository_handle.ts";
 import type { VersionVector } from "../../repo/repository.ts";
 import { cryptoSuite } from "../../runtime/crypto_suite.ts";
 import { openFsBackend } from "../../storage/backends/fs.ts";
+import { logFileName } from "../../storage/settings.ts";
 import type { StorageBackend } from "../../storage/backend.ts";
 import type { RepositoryRules } from "./access.ts";
 import { BlockIndex } from "./block_index.ts";
@@ -28,18 +29,38 @@ import type {
   Writer,
 } from "./store.ts";
 
-export async function openFilesStore(dir: string): Promise<SyncStore> {
+/** @internal For tests: the storage the Cairn database is opened on (e.g. one counting syncs). */
+export interface FilesStoreOptions {
+  openStorage?: (path: string) => Promise<StorageBackend>;
+}
+
+export async function openFilesStore(
+  dir: string,
+  options: FilesStoreOptions = {},
+): Promise<SyncStore> {
   const backend = await openFsBackend(dir);
   try {
     const files = new ServerFiles(backend);
     const identity = await files.identity();
     const rules = await files.loadRules();
-    const db = await Cairn.open({
+    const cairnOptions = {
       path: `${dir}/repositories`,
       durability: "durable",
       onWarning: () => {}, // damage is seen in stats() and answered with a new epoch
-    });
-    return new FilesStore(backend, files, identity, rules, db, await cryptoSuite());
+    } as const;
+    const db = options.openStorage
+      ? await openCairnOn(cairnOptions, options.openStorage)
+      : await Cairn.open(cairnOptions);
+    const repositoryFiles = await openFsBackend(cairnOptions.path);
+    return new FilesStore(
+      backend,
+      repositoryFiles,
+      files,
+      identity,
+      rules,
+      db,
+      await cryptoSuite(),
+    );
   } catch (err) {
     await backend.close();
     throw err;
@@ -50,6 +71,8 @@ class FilesStore implements SyncStore {
   readonly serverId: string;
   readonly rules: RulesStorage;
   readonly #backend: StorageBackend;
+  /** The database directory, read (never locked or written) to tell existing repositories. */
+  readonly #repositoryFiles: StorageBackend;
   readonly #files: ServerFiles;
   #identity: ServerIdentity;
   readonly #db: Cairn;
@@ -59,6 +82,7 @@ class FilesStore implements SyncStore {
 
   constructor(
     backend: StorageBackend,
+    repositoryFiles: StorageBackend,
     files: ServerFiles,
     identity: ServerIdentity,
     rules: Map<string, RepositoryRules>,
@@ -66,6 +90,7 @@ class FilesStore implements SyncStore {
     suite: CryptoSuite,
   ) {
     this.#backend = backend;
+    this.#repositoryFiles = repositoryFiles;
     this.#files = files;
     this.#identity = identity;
     this.serverId = identity.serverId;
@@ -73,15 +98,28 @@ class FilesStore implements SyncStore {
     this.#suite = suite;
     this.rules = {
       load: () => Promise.resolve(new Map(rules)),
-      save: async (repository, repositoryRules) => {
-        const next = new Map(rules).set(repository, repositoryRules);
-        await files.saveRules(next);
+      // The whole file is written from the map as it is at each call, and writes are made in
+      // call order, so the last one holds every change.
+      save: (repository, repositoryRules) => {
         rules.set(repository, repositoryRules);
+        return files.saveRules(rules);
       },
     };
   }
 
   async openRepository(path: string): Promise<StoredRepository> {
+    // A repository nobody has written yet is not created by reading it: no files until a push.
+    if (!await this.#exists(path)) {
+      return new FilesRepository(
+        path,
+        undefined,
+        () => this.#db.open(path),
+        new BlockIndex(),
+        this.#epochOf(path),
+        (publicKey) => this.#trust(publicKey),
+        () => this.#db.close(path),
+      );
+    }
     const handle = await this.#db.open(path);
     const index = new BlockIndex();
     for (const bytes of await handle.exportBlocks()) {
@@ -92,12 +130,22 @@ class FilesStore implements SyncStore {
     const stats = handle.stats();
     const damaged = stats.damaged.length > 0 || handle.missingHistory().blocks.length > 0;
     return new FilesRepository(
+      path,
       handle,
+      () => Promise.resolve(handle),
       index,
       damaged ? await this.#freshEpoch(path) : this.#epochOf(path),
       (publicKey) => this.#trust(publicKey),
       () => this.#db.close(path),
     );
+  }
+
+  /** Whether the repository has a log (in either format) in the database directory. */
+  async #exists(path: string): Promise<boolean> {
+    for (const extension of [".log", ".jsonl"]) {
+      if (await this.#repositoryFiles.readRange(logFileName(path, extension), 0, 0)) return true;
+    }
+    return false;
   }
 
   #epochOf(path: string): string {
@@ -127,6 +175,7 @@ class FilesStore implements SyncStore {
     try {
       await this.#db.close();
     } finally {
+      await this.#repositoryFiles.close();
       await this.#backend.close();
     }
   }
@@ -135,7 +184,9 @@ class FilesStore implements SyncStore {
 class FilesRepository implements StoredRepository {
   readonly path: string;
   readonly epoch: string;
-  readonly #handle: RepositoryHandle;
+  /** Opened on the first apply for a repository that had no files. */
+  #handle: RepositoryHandle | undefined;
+  readonly #openHandle: () => Promise<RepositoryHandle>;
   readonly #index: BlockIndex;
   readonly #trust: (publicKey: Uint8Array) => Promise<void>;
   readonly #close: () => Promise<void>;
@@ -145,14 +196,17 @@ class FilesRepository implements StoredRepository {
   #placing: Promise<unknown> = Promise.resolve();
 
   constructor(
-    handle: RepositoryHandle,
+    path: string,
+    handle: RepositoryHandle | undefined,
+    openHandle: () => Promise<RepositoryHandle>,
     index: BlockIndex,
     epoch: string,
     trust: (publicKey: Uint8Array) => Promise<void>,
     close: () => Promise<void>,
   ) {
-    this.path = handle.path;
+    this.path = path;
     this.#handle = handle;
+    this.#openHandle = openHandle;
     this.#index = index;
     this.epoch = epoch;
     this.#trust = trust;
@@ -180,7 +234,7 @@ class FilesRepository implements StoredRepository {
   }
 
   versionVector(): Promise<VersionVector> {
-    return Promise.resolve(this.#handle.versionVector());
+    return Promise.resolve(this.#handle?.versionVector() ?? {});
   }
 
   /**
@@ -204,15 +258,17 @@ class FilesRepository implements StoredRepository {
     rejected: Map<number, { code: string; message: string }>;
     durable: Promise<void>;
   }> {
+    if (blocks.length === 0) return { rejected: new Map(), durable: Promise.resolve() };
     for (const block of blocks) await this.#trust(block.publicKey);
-    const report = await this.#handle.importBlocks(blocks.map((block) => block.bytes));
+    const handle = this.#handle ??= await this.#openHandle();
+    const report = await handle.importBlocks(blocks.map((block) => block.bytes));
     const rejected = new Map(
       report.rejected.map(({ index, error }) => [index, {
         code: error.code,
         message: error.message,
       }]),
     );
-    const durable = this.#handle.flush();
+    const durable = handle.flush();
     durable.catch(() => {}); // awaited in #place, after the applies before it
     return { rejected, durable };
   }
@@ -248,6 +304,6 @@ class FilesRepository implements StoredRepository {
   }
 
   close(): Promise<void> {
-    return this.#close();
+    return this.#handle ? this.#close() : Promise.resolve();
   }
 }

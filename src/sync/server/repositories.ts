@@ -9,6 +9,8 @@ import type { ApplyResult, StoredRepository, SyncStore } from "./store.ts";
 export interface RepositoryListener {
   /** Blocks were placed; `fromPusher` is true for the listener whose connection pushed them. */
   placed(result: ApplyResult, fromPusher: boolean): void;
+  /** Telling it failed (a frame it could not be sent). */
+  failed(err: unknown): void;
 }
 
 export class OpenRepository {
@@ -25,7 +27,13 @@ export class OpenRepository {
   /** Tells every listener, in the order results come (position order). */
   publish(result: ApplyResult, pusher: RepositoryListener | undefined): void {
     if (result.placed.length === 0) return;
-    for (const listener of this.listeners) listener.placed(result, listener === pusher);
+    for (const listener of this.listeners) {
+      try {
+        listener.placed(result, listener === pusher);
+      } catch (err) {
+        listener.failed(err); // that listener's connection ends; the others are told
+      }
+    }
   }
 }
 

@@ -120,15 +120,14 @@ export class Subscription implements RepositoryListener {
     this.repository.listeners.delete(this);
   }
 
-  get ended(): boolean {
-    return this.#mode === "ended";
-  }
-
   placed(result: ApplyResult, fromPusher: boolean): void {
     if (this.#mode !== "live") return; // catch-up and lagging read it from the store
     const blocks = result.placed.filter((block) => block.position > this.#sent);
     if (blocks.length === 0) return;
     if (blocks[0].position !== this.#sent + 1) return this.#fallBehind();
+    if (!fromPusher && this.#outbox.bufferedAmount >= this.#limits.highWaterMark) {
+      return this.#fallBehind(); // nothing more is queued for it, members included
+    }
     const last = blocks[blocks.length - 1].position;
     const writers = result.newWriters.filter((writer) => writer.position > this.#membersUpTo);
     if (writers.length > 0) {
@@ -140,8 +139,11 @@ export class Subscription implements RepositoryListener {
       this.#sent = last;
       return;
     }
-    if (this.#outbox.bufferedAmount >= this.#limits.highWaterMark) return this.#fallBehind();
     this.#sendBlocks("live", blocks);
+  }
+
+  failed(err: unknown): void {
+    this.#outbox.fail(err);
   }
 
   /** Runs catch-up or lagging until blocked (no credit, a full buffer) or done. */
@@ -159,6 +161,8 @@ export class Subscription implements RepositoryListener {
       } while (this.#again && this.#mode !== "ended");
     })().catch((err) => this.#outbox.fail(err)).finally(() => {
       this.#pumping = false;
+      // Asked again between the loop's last check and here: run again.
+      if (this.#again && this.#mode !== "ended") this.pump();
     });
   }
 

@@ -1,0 +1,59 @@
+/**
+ * The `cairndb serve` command (src/cli.ts on Deno, the built dist/cli.js on Node): prints its
+ * URL, serves, and on SIGTERM sends goaway, closes its clients and exits 0.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CLOSE } from "../../src/sync/protocol.ts";
+import { runtimeCommand } from "../harness/runtime_command.ts";
+import { RawClient } from "../harness/sync_client.ts";
+
+const CLI = "Deno" in globalThis ? "src/cli.ts" : "dist/cli.js";
+
+test("cairndb serve: prints its URL, serves, and drains then exits 0 on SIGTERM", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "cairn-cli-"));
+  try {
+    const [command, args] = runtimeCommand(CLI, ["serve", "--dir", dir, "--port", "0", "--open"]);
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    let errors = "";
+    child.stderr.on("data", (chunk) => (errors += chunk));
+    let out = "";
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (chunk: string) => {
+        out += chunk;
+        const found = out.match(/ws:\/\/127\.0\.0\.1:\d+/)?.[0];
+        if (found) resolve(found);
+      });
+      void exited.then((code) => reject(new Error(`exited ${code}: ${errors}`)));
+    });
+    const client = await RawClient.connect(url);
+    await client.catchUp("/data/cli");
+    child.kill("SIGTERM");
+    assert.equal((await client.next("goaway")).type, "goaway");
+    assert.equal((await client.closed).code, CLOSE.goingAway);
+    const code = await exited;
+    assert.match(out, /stopped\n/, "it stopped cleanly");
+    // Deno's node:child_process reports a child it sent a signal to as killed by that signal,
+    // whatever its exit status; Node reports the status.
+    if (!("Deno" in globalThis)) assert.equal(code, 0, errors);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("cairndb: a wrong command line prints the usage and exits 2", async () => {
+  const [command, args] = runtimeCommand(CLI, ["serve", "--port", "1"]);
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk: string) => (out += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  assert.equal(code, 2);
+  assert.match(out, /usage: cairndb serve --dir/);
+});
