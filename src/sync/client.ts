@@ -10,7 +10,12 @@ import { Cairn, signAsSession, watchRepositories } from "../db/database.ts";
 import { fromBase64Url } from "../core/bytes.ts";
 import type { Repository } from "../repo/repository.ts";
 import { Backoff } from "./backoff.ts";
-import { type CheckedSyncOptions, checkSyncOptions, type SyncOptions } from "./options.ts";
+import {
+  type CheckedSyncOptions,
+  checkSyncOptions,
+  MIN_MAX_FRAME,
+  type SyncOptions,
+} from "./options.ts";
 import {
   binCost,
   CLOSE,
@@ -80,6 +85,8 @@ const DEFAULT_SEAMS: SyncSeams = {
 const CREDIT_BYTES = 4 << 20;
 /** Heartbeat interval assumed until the server announces its own. */
 const DEFAULT_HEARTBEAT_MS = 15_000;
+/** The shortest heartbeat interval the client's watchdog goes by. */
+const MIN_HEARTBEAT_MS = 1000;
 /** Silence (in heartbeat intervals) after which the socket is taken as dead. */
 const SILENT_INTERVALS = 3;
 
@@ -432,9 +439,14 @@ class SyncClient implements SyncLink {
     if (frame.version !== PROTOCOL_VERSION) {
       throw new CairnError("E_PROTOCOL", `sync: the server chose version ${frame.version}`);
     }
+    // Limits a client could not live with: frames too small to carry a block (it would drop
+    // every push as too large), a heartbeat so short that the link never stays up.
+    if (frame.limits.maxFrame < MIN_MAX_FRAME) {
+      throw new CairnError("E_PROTOCOL", `sync: the server's maxFrame ${frame.limits.maxFrame}`);
+    }
     connection.phase = "challenged";
     connection.sendLimit = Math.min(this.#options.maxFrame, frame.limits.maxFrame);
-    if (frame.limits.heartbeatMs > 0) connection.heartbeatMs = frame.limits.heartbeatMs;
+    connection.heartbeatMs = Math.max(MIN_HEARTBEAT_MS, frame.limits.heartbeatMs);
     this.#armWatchdog(connection);
     const message = proofMessage(frame.nonce, frame.serverId, this.#db.session.id);
     this.#send(connection, { type: "prove", signature: await signAsSession(this.#db, message) });

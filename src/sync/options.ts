@@ -26,7 +26,7 @@ export interface CheckedSyncOptions {
 }
 
 /** A frame must hold at least a handshake and a small block. */
-const MIN_MAX_FRAME = 4096;
+export const MIN_MAX_FRAME = 4096;
 
 export function checkSyncOptions(url: unknown, given: unknown): CheckedSyncOptions {
   if (typeof url !== "string" || !/^wss?:\/\//.test(url)) {

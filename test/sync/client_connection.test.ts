@@ -210,3 +210,25 @@ function encodeRaw(value: unknown[]): Uint8Array {
   out[1] = value[0] as number;
   return out;
 }
+
+test("a server whose frames could not carry a block is refused; a tiny heartbeat is not taken", async () => {
+  const { link, connection, server, timers, errors } = await linked();
+  await connection.expect("hello");
+  const nonce = new Uint8Array(32);
+  connection.send({
+    type: "challenge",
+    version: PROTOCOL_VERSION,
+    serverId: "s",
+    nonce,
+    limits: { maxFrame: 100, heartbeatMs: 1000 },
+  });
+  await until(() => link.status === "offline", "offline");
+  assert.ok(isCairnError(errors.at(-1), "E_PROTOCOL"));
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake({ maxFrame: 1 << 20, heartbeatMs: 1 });
+  await serveSubscription(again, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  assert.deepEqual(timers.delays(), [3000], "the watchdog waits three seconds at least");
+  await link.close();
+});
