@@ -547,8 +547,7 @@ class SyncClient implements SyncLink {
     if (!link.queue.has(frame.id)) {
       throw new CairnError("E_PROTOCOL", `sync: an ack for push ${frame.id}, never sent`);
     }
-    const { rejected } = link.queue.settle(frame.id, frame.rejected);
-    for (const { block, code, message } of rejected) {
+    for (const { block, code, message } of link.queue.settle(frame.id, frame.rejected)) {
       this.#events.report(
         remoteError(
           code,

@@ -13,9 +13,11 @@ export interface OutgoingBlock {
   done: boolean;
 }
 
-export interface Settled {
-  readonly acknowledged: readonly OutgoingBlock[];
-  readonly rejected: readonly { block: OutgoingBlock; code: string; message: string }[];
+/** A block the server refused, with its reason. */
+export interface Refused {
+  readonly block: OutgoingBlock;
+  readonly code: string;
+  readonly message: string;
 }
 
 export class PushQueue {
@@ -27,10 +29,6 @@ export class PushQueue {
 
   get size(): number {
     return this.#blocks.size;
-  }
-
-  get inFlight(): number {
-    return this.#inFlight.size;
   }
 
   /** Every block not yet settled, in order. */
@@ -58,23 +56,23 @@ export class PushQueue {
     return this.#inFlight.has(id);
   }
 
-  /** Settles push `id` by its ack: `rejected` are indexes in the push, with why. */
+  /**
+   * Settles push `id` by its ack, every block of it done; returns those refused (`rejected`
+   * names them by index in the push).
+   */
   settle(
     id: number,
     rejected: readonly { index: number; code: string; message: string }[],
-  ): Settled {
+  ): Refused[] {
     const blocks = this.#inFlight.get(id) ?? [];
     this.#inFlight.delete(id);
-    const refused = new Map(rejected.map((r) => [r.index, r]));
-    const acknowledged: OutgoingBlock[] = [];
-    const rejectedBlocks: { block: OutgoingBlock; code: string; message: string }[] = [];
-    blocks.forEach((block, index) => {
-      const refusal = refused.get(index);
-      if (refusal) rejectedBlocks.push({ block, code: refusal.code, message: refusal.message });
-      else acknowledged.push(block);
-      this.drop(block);
-    });
-    return { acknowledged, rejected: rejectedBlocks };
+    const refused: Refused[] = [];
+    for (const { index, code, message } of rejected) {
+      const block = blocks[index];
+      if (block) refused.push({ block, code, message });
+    }
+    for (const block of blocks) this.drop(block);
+    return refused;
   }
 
   /** Forgets a block: settled, or one that cannot be sent. */

@@ -65,7 +65,6 @@ export class FakeConnection {
   readonly socket: FakeSocket;
   readonly #frames = new Mailbox<Uint8Array>();
   #closed: { by: "client" | "server"; code: number; reason: string } | undefined;
-  readonly #closeWaiters: ((closed: { by: string; code: number }) => void)[] = [];
 
   constructor(url: string) {
     this.url = url;
@@ -78,18 +77,11 @@ export class FakeConnection {
 
   closedBy(by: "client" | "server", code: number, reason: string): void {
     this.#closed ??= { by, code, reason };
-    for (const waiter of this.#closeWaiters.splice(0)) waiter(this.#closed);
   }
 
   /** How the connection ended, once it has. */
   get closed(): { by: "client" | "server"; code: number; reason: string } | undefined {
     return this.#closed;
-  }
-
-  /** Resolves when either side has closed the connection. */
-  whenClosed(): Promise<{ by: string; code: number }> {
-    if (this.#closed) return Promise.resolve(this.#closed);
-    return new Promise((resolve) => this.#closeWaiters.push(resolve));
   }
 
   /** Frames the client sent that no `next()` has read yet. */
@@ -241,21 +233,5 @@ export class ManualTimers {
     this.#now = first[1].at;
     first[1].callback();
     return first[1].ms;
-  }
-
-  /** Runs the timers due within `ms` from now, in time order. */
-  advance(ms: number): void {
-    const until = this.#now + ms;
-    for (;;) {
-      let due: [number, { at: number; callback: () => void }] | undefined;
-      for (const entry of this.#pending) {
-        if (entry[1].at <= until && (!due || entry[1].at < due[1].at)) due = entry;
-      }
-      if (!due) break;
-      this.#pending.delete(due[0]);
-      this.#now = due[1].at;
-      due[1].callback();
-    }
-    this.#now = until;
   }
 }
