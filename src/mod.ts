@@ -63,3 +63,4 @@ export {
 } from "./core/commit_codec.ts";
 // The functions that take a commit object check it first (db/commit_api.ts).
 export { commitId, commitToJson, commitToJsonLine, encodeCommit } from "./db/commit_api.ts";
+export { sync, type SyncLink, type SyncOptions, type SyncStatus } from "./sync/client.ts";

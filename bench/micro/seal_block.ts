@@ -1,5 +1,6 @@
 /**
- * What sealing one large block costs, step by step: 100,000 value commits in one block.
+ * What sealing one large block costs, step by step: 100,000 value commits in one block; then
+ * the same tick sealed as blocks of at most 256 KiB (what a repository does), and a small tick.
  * Run: ./node_modules/.bin/deno run -A bench/micro/seal_block.ts
  */
 import {
@@ -8,6 +9,7 @@ import {
   decodeBlock,
   encodeBlock,
   sealBlock,
+  sealBlocks,
   sessionIdFromPublicKey,
   verifyBlock,
 } from "../../src/core/block.ts";
@@ -15,6 +17,10 @@ import type { Commit } from "../../src/core/commit.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 
 const COMMITS = 100_000;
+const CAP = 256 * 1024;
+/** Commits of the small tick, and how many of them are sealed per timing. */
+const SMALL_TICK = 10;
+const SMALL_TICKS = 1000;
 const SAMPLES = 7;
 
 /** Median wall time of `SAMPLES` runs of `step`, after one warm-up run. */
@@ -65,6 +71,12 @@ const results: [string, number][] = [
     "sealBlock (all three)",
     await medianMillis(() => sealBlock(fields, { key, ed25519: suite.ed25519 }, suite)),
   ],
+  [
+    `sealBlocks capped at 256 KiB (${
+      (await sealBlocks(fields, { key, ed25519: suite.ed25519 }, suite, CAP)).length
+    } blocks)`,
+    await medianMillis(() => sealBlocks(fields, { key, ed25519: suite.ed25519 }, suite, CAP)),
+  ],
   ["encodeBlock", await medianMillis(() => encodeBlock(sealed))],
   [
     "decodeBlock (validate + canonical check + hash)",
@@ -82,5 +94,23 @@ for (const [step, ms] of results) {
     `${step.padEnd(50)} ${ms.toFixed(2).padStart(8)} ms  ${
       (ms * 1000 / COMMITS).toFixed(3)
     } µs/commit`,
+  );
+}
+
+const small = { ...fields, commits: fields.commits.slice(0, SMALL_TICK) };
+const signer = { key, ed25519: suite.ed25519 };
+for (
+  const [step, seal] of [
+    ["sealBlock", () => sealBlock(small, signer, suite)],
+    ["sealBlocks capped at 256 KiB", () => sealBlocks(small, signer, suite, CAP)],
+  ] as const
+) {
+  const ms = await medianMillis(async () => {
+    for (let i = 0; i < SMALL_TICKS; i++) await seal();
+  });
+  console.log(
+    `${`tick of ${SMALL_TICK} commits: ${step}`.padEnd(50)} ${
+      (ms * 1000 / SMALL_TICKS).toFixed(2).padStart(8)
+    } µs/tick`,
   );
 }

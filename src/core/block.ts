@@ -152,12 +152,26 @@ export async function sealBlock(
   signer: BlockSigner | null,
   suite: CryptoSuite,
 ): Promise<SealedBlock> {
+  checkSealable(fields, signer);
+  const commitOffsets = new Uint32Array(fields.commits.length + 1);
+  return await signBody(fields, blockBody(fields, commitOffsets), commitOffsets, signer, suite);
+}
+
+function checkSealable(fields: BlockFields, signer: BlockSigner | null): void {
   checkCommits(fields.session, fields.commits);
   if (signer && !bytesEqual(signer.key.publicKey, fields.publicKey)) {
     throw new CairnError("E_BAD_KEY", "block: the signing key is not the block's public key");
   }
-  const commitOffsets = new Uint32Array(fields.commits.length + 1);
-  const body = blockBody(fields, commitOffsets);
+}
+
+/** Hashes and signs a block's body (unless `signer` is null: trusted mode). */
+async function signBody(
+  fields: BlockFields,
+  body: Uint8Array,
+  commitOffsets: Uint32Array,
+  signer: BlockSigner | null,
+  suite: CryptoSuite,
+): Promise<SealedBlock> {
   const digest = await suite.sha256(body);
   // The signature covers the body's SHA-256 digest, not the body: Ed25519 would otherwise hash
   // the whole body twice more with SHA-512 (~0.35 µs per commit in a large block).
@@ -169,6 +183,75 @@ export async function sealBlock(
     hash: toBase64Url(digest),
     commitOffsets,
   };
+}
+
+/**
+ * Seals one tick's commits as a chain of blocks, the first at `fields.seq` after `fields.prev`,
+ * each body at most `maxBody` bytes; a commit that alone makes a larger body gets a block of its
+ * own. A tick that fits, the usual case, is one block whose body is built once. A larger one is
+ * cut at commit boundaries of that body: each part's body is its own header followed by its
+ * commits' bytes as already written, which are the same in any block of the session (a commit's
+ * encoding names nothing else of its block), so no commit is encoded twice.
+ */
+export async function sealBlocks(
+  fields: BlockFields,
+  signer: BlockSigner | null,
+  suite: CryptoSuite,
+  maxBody: number,
+): Promise<SealedBlock[]> {
+  checkSealable(fields, signer);
+  const { commits } = fields;
+  const offsets = new Uint32Array(commits.length + 1);
+  const whole = blockBody(fields, offsets);
+  if (whole.length <= maxBody) return [await signBody(fields, whole, offsets, signer, suite)];
+  const sealed: SealedBlock[] = [];
+  let { seq, prev } = fields;
+  for (let first = 0; first < commits.length;) {
+    const header = blockBody({ ...fields, seq, prev, commits: [] });
+    // The header ends with an empty array's byte; the part's own count replaces it.
+    const fixed = header.length - 1 + ARRAY_HEADER_MAX;
+    let end = first + 1;
+    while (end < commits.length && fixed + offsets[end + 1] - offsets[first] <= maxBody) end++;
+    const part = { ...fields, seq, prev, commits: commits.slice(first, end) };
+    const partOffsets = offsets.slice(first, end + 1);
+    const body = partBody(header, whole, partOffsets);
+    const block = await signBody(part, body, partOffsets, signer, suite);
+    sealed.push(block);
+    seq++;
+    prev = block.hash;
+    first = end;
+  }
+  return sealed;
+}
+
+/** The most bytes a MessagePack array header takes. */
+const ARRAY_HEADER_MAX = 5;
+
+/**
+ * A part's body: `header` without its last byte (an empty commit array), the array header of
+ * the part's commits, then their bytes in `whole`; `offsets` (where each starts in `whole`, then
+ * where the last ends) is rebased onto the new body.
+ */
+function partBody(header: Uint8Array, whole: Uint8Array, offsets: Uint32Array): Uint8Array {
+  const count = offsets.length - 1;
+  const start = offsets[0];
+  const length = offsets[count] - start;
+  const countBytes = count < 0x10 ? 1 : count < 0x10000 ? 3 : 5;
+  const at = header.length - 1 + countBytes;
+  const body = new Uint8Array(at + length);
+  body.set(header.subarray(0, header.length - 1));
+  const view = new DataView(body.buffer);
+  if (countBytes === 1) body[at - 1] = 0x90 | count;
+  else if (countBytes === 3) {
+    body[at - 3] = 0xdc;
+    view.setUint16(at - 2, count);
+  } else {
+    body[at - 5] = 0xdd;
+    view.setUint32(at - 4, count);
+  }
+  body.set(whole.subarray(start, start + length), at);
+  for (let i = 0; i <= count; i++) offsets[i] = offsets[i] - start + at;
+  return body;
 }
 
 /**

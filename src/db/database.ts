@@ -99,6 +99,31 @@ export function openCairnOn(
 /** Set by Cairn's static block: opening needs its private constructor. */
 let openCairn: (options: CairnOptions, openStorageBackend: BackendOpener) => Promise<Cairn>;
 
+/** Told when a repository of a database is opened or closed (see watchRepositories). */
+export interface RepositoryWatcher {
+  opened(repo: Repository): void;
+  closed(repo: Repository): void;
+}
+
+/**
+ * @internal For src/sync: signs `message` with the database's session key (the handshake's
+ * proof). Not on the Cairn object, so the public API cannot sign arbitrary bytes as the session.
+ */
+export function signAsSession(db: Cairn, message: Uint8Array): Promise<Uint8Array> {
+  return signAs(db, message);
+}
+
+/**
+ * @internal For src/sync: tells `watcher` about every open repository now, then about each one
+ * opened or closed later (a whole database's close closes each). Returns the unsubscribe.
+ */
+export function watchRepositories(db: Cairn, watcher: RepositoryWatcher): () => void {
+  return watch(db, watcher);
+}
+
+let signAs: (db: Cairn, message: Uint8Array) => Promise<Uint8Array>;
+let watch: (db: Cairn, watcher: RepositoryWatcher) => () => void;
+
 interface Storage {
   readonly backend: StorageBackend;
   /** The database's directory, for messages. */
@@ -121,6 +146,7 @@ export class Cairn {
   /** Open repositories, and those being opened (their logs read): both by path. */
   readonly #repositories = new Map<string, OpenRepository>();
   readonly #opening = new Map<string, Promise<OpenRepository>>();
+  #watchers: readonly RepositoryWatcher[] = [];
   #closed = false;
   /** How many `close()` calls of the whole database run: opening a repository then is E_CLOSED. */
   #closing = 0;
@@ -152,6 +178,12 @@ export class Cairn {
 
   static {
     openCairn = (options, openStorageBackend) => Cairn.#open(options, openStorageBackend);
+    signAs = (db, message) => db.#suite.ed25519.sign(db.#key, message);
+    watch = (db, watcher) => {
+      db.#watchers = [...db.#watchers, watcher];
+      for (const { repo } of db.#repositories.values()) watcher.opened(repo);
+      return () => db.#watchers = db.#watchers.filter((other) => other !== watcher);
+    };
   }
 
   static async #open(given: CairnOptions, openStorageBackend: BackendOpener): Promise<Cairn> {
@@ -276,7 +308,10 @@ export class Cairn {
           failure ??= err;
           continue;
         }
-        if (this.#repositories.get(repoPath) === open) this.#repositories.delete(repoPath);
+        if (this.#repositories.get(repoPath) === open) {
+          this.#repositories.delete(repoPath);
+          for (const watcher of this.#watchers) watcher.closed(open.repo);
+        }
       }
       if (failure !== undefined) throw failure;
       if (whole && !this.#closed) {
@@ -393,6 +428,7 @@ export class Cairn {
     this.#repositories.set(path, open);
     // Schemas registered while the log was read: merge what waited for them.
     repo.remergeUnresolved();
+    for (const watcher of this.#watchers) watcher.opened(repo);
     return open;
   }
 

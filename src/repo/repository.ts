@@ -1,7 +1,7 @@
 /**
  * An in-memory repository: the items map, the commit graph, the per-session block chains, and
- * the two ways commits enter — local writes (synchronous, sealed into one signed block per tick)
- * and imported blocks (verified whole before anything of them applies).
+ * the two ways commits enter — local writes (synchronous, sealed once per tick into signed
+ * blocks of a capped size) and imported blocks (verified whole before anything of them applies).
  *
  * Everything here works on wire values; typed access lives in db/.
  */
@@ -9,7 +9,7 @@ import {
   type BlockSigner,
   decodeBlock,
   encodeBlockPayload,
-  sealBlock,
+  sealBlocks,
   type SealedBlock,
   verifyBlock,
 } from "../core/block.ts";
@@ -21,6 +21,7 @@ import {
   makeOwnParentCommit,
   type WireValue,
 } from "../core/commit.ts";
+import { toBase64Url } from "../core/bytes.ts";
 import { CairnError, isCairnError } from "../core/errors.ts";
 import { hlcToMillis, type HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
@@ -36,6 +37,7 @@ import {
 import { applyDelta, CommitGraph } from "./commit_graph.ts";
 import { type ItemValue, mergeLeaves } from "./leaf_merge.ts";
 import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
+import { type BlockListener, BlockListeners, SEALED_HERE } from "./block_listeners.ts";
 import { GeneratedKeys } from "./generated_keys.ts";
 import { isLive, ItemMap } from "./item_map.ts";
 import { causalOrder } from "./block_order.ts";
@@ -131,6 +133,14 @@ const NO_PARENTS: readonly string[] = Object.freeze([]);
 /** A full value is written after this many deltas, bounding the walk that rebuilds a value. */
 const MAX_DELTA_CHAIN = 32;
 
+/**
+ * The largest block body a tick is sealed into; a larger tick becomes several chained blocks, so
+ * that a block always fits in a sync frame (1 MiB by default) with room to spare. A single commit
+ * larger than this still gets a block of its own, which a sync connection whose frames are
+ * smaller cannot carry (E_TOO_LARGE). Tests lower it to cut small ticks.
+ */
+export const sealing = { maxBlockBody: 256 * 1024 };
+
 export class Repository {
   readonly path: string;
   readonly #ctx: RepositoryContext;
@@ -139,6 +149,9 @@ export class Repository {
   /** Every key's state, deleted ones included. */
   #items: ItemMap;
   readonly #listeners = new ChangeListeners();
+  readonly #blockListeners = new BlockListeners();
+  /** Public keys (base64url) trusted to write this repository only (see trustWriters). */
+  #writers: ReadonlySet<string> = new Set();
   /** Keys whose leaves could not be merged for want of a registered schema. */
   readonly #unresolved = new Set<string>();
   #liveCount = 0;
@@ -235,6 +248,23 @@ export class Repository {
 
   onItemChange(key: string, listener: (change: ItemChange) => void): () => void {
     return this.#listeners.addForKey(key, listener);
+  }
+
+  /**
+   * @internal Tells `listener` about every block that enters from now on — sealed here (origin
+   * SEALED_HERE) or imported (the origin given to importBlocks) — once it is applied and
+   * recorded. What a sync client pushes.
+   */
+  onBlock(listener: BlockListener): () => void {
+    return this.#blockListeners.add(listener);
+  }
+
+  /**
+   * @internal Trusts exactly these public keys to write this repository, on top of the
+   * database's trusted sessions: the writers a sync server lists for it. Replaces the last set.
+   */
+  trustWriters(publicKeys: Iterable<Uint8Array>): void {
+    this.#writers = new Set(Array.from(publicKeys, toBase64Url));
   }
 
   // ── local writes: synchronous in memory, sealed once per tick ─────────────────────────────
@@ -514,13 +544,17 @@ export class Repository {
   async #seal(commits: Commit[]): Promise<void> {
     const { session, publicKey, signer, suite } = this.#ctx;
     const tip = this.#chains.tip(session);
-    const sealed = await sealBlock(
+    const blocks = await sealBlocks(
       { session, publicKey, seq: (tip?.seq ?? 0) + 1, prev: tip?.hash ?? "", commits },
       signer,
       suite,
+      sealing.maxBlockBody,
     );
-    this.#recordBlock(sealed, "next");
-    this.#persist(sealed);
+    for (const sealed of blocks) {
+      this.#recordBlock(sealed, "next");
+      this.#persist(sealed);
+      this.#blockListeners.emit(sealed, SEALED_HERE);
+    }
   }
 
   #persist(sealed: SealedBlock): void {
@@ -549,24 +583,40 @@ export class Repository {
 
   /** Encoded blocks a peer at `since` lacks, in an order it can apply (causal). */
   async exportBlocks(since: VersionVector = {}): Promise<Uint8Array[]> {
-    await this.#ensureHistory();
-    await this.flush();
-    if (!this.#blocksInOrder) this.#orderBlocks();
     const frames: Uint8Array[] = [];
-    for (const held of this.#blocks) {
-      if (held.seq > (since[held.session] ?? 0)) {
-        frames.push(encodeBlockPayload(held.body, held.signature));
-      }
+    for (const held of await this.#blocksSince(since)) {
+      frames.push(encodeBlockPayload(held.body, held.signature));
     }
     return frames;
   }
 
   /**
+   * @internal exportBlocks with each block's session and seq: a sync client's push queue knows
+   * blocks by their place in their chain.
+   */
+  async exportNamedBlocks(
+    since: VersionVector,
+  ): Promise<{ session: string; seq: number; bytes: Uint8Array }[]> {
+    return (await this.#blocksSince(since)).map(({ session, seq, body, signature }) => ({
+      session,
+      seq,
+      bytes: encodeBlockPayload(body, signature),
+    }));
+  }
+
+  async #blocksSince(since: VersionVector): Promise<HeldBlock[]> {
+    await this.#ensureHistory();
+    await this.flush();
+    if (!this.#blocksInOrder) this.#orderBlocks();
+    return this.#blocks.filter((held) => held.seq > (since[held.session] ?? 0));
+  }
+
+  /**
    * Imports encoded blocks from a peer, in order. Each block is decoded, checked (trust,
    * signature, chain, commits) and applied whole, or refused whole with a typed error; a refused
-   * block does not stop the rest.
+   * block does not stop the rest. `origin` is handed to block listeners with each applied block.
    */
-  async importBlocks(frames: Iterable<Uint8Array>): Promise<ImportReport> {
+  async importBlocks(frames: Iterable<Uint8Array>, origin?: unknown): Promise<ImportReport> {
     this.#checkOpen();
     await this.#ensureHistory();
     let applied = 0;
@@ -586,6 +636,7 @@ export class Repository {
         else {
           this.#applyBlock(sealed, this.#checkCommits(sealed, false), place);
           this.#persist(sealed);
+          this.#blockListeners.emit(sealed, origin, frame);
           applied++;
           commits += sealed.block.commits.length;
         }
@@ -606,7 +657,9 @@ export class Repository {
   async #authenticate(sealed: SealedBlock): Promise<void> {
     if (!this.#ctx.signer) return; // trusted mode
     const { session, publicKey } = sealed.block;
-    if (session !== this.#ctx.session && !this.#ctx.isTrusted(session, publicKey)) {
+    const trusted = session === this.#ctx.session || this.#ctx.isTrusted(session, publicKey) ||
+      this.#writers.has(toBase64Url(publicKey));
+    if (!trusted) {
       throw new CairnError(
         "E_UNTRUSTED_SESSION",
         `block by session ${session}, which is not trusted`,

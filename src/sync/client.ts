@@ -1,0 +1,688 @@
+/**
+ * The sync client: keeps a database's repositories in sync with a server over one WebSocket
+ * (docs/sync.md). It subscribes each repository from its cursor (or its version vector), imports
+ * what the server sends through `importBlocks` — so every block is verified, against exactly the
+ * writers the server lists — and pushes every block that enters the repository from elsewhere,
+ * keeping each until the server acknowledges it, across reconnects.
+ */
+import { CairnError, isCairnError } from "../core/errors.ts";
+import { Cairn, signAsSession, watchRepositories } from "../db/database.ts";
+import { fromBase64Url } from "../core/bytes.ts";
+import type { Repository } from "../repo/repository.ts";
+import { Backoff } from "./backoff.ts";
+import {
+  type CheckedSyncOptions,
+  checkSyncOptions,
+  MIN_MAX_FRAME,
+  type SyncOptions,
+} from "./options.ts";
+import {
+  binCost,
+  CLOSE,
+  decodeFrame,
+  encodeFrame,
+  type Frame,
+  frameOverhead,
+  groupFrames,
+  proofMessage,
+  PROTOCOL_VERSION,
+} from "./protocol.ts";
+import { LinkEvents, type SyncStatus } from "./link_events.ts";
+import { remoteError } from "./remote_error.ts";
+import { RepositoryLink } from "./repository_link.ts";
+import { openWebSocket, SOCKET_OPEN, type SocketFactory, type SyncSocket } from "./socket.ts";
+import { type OutgoingBlock } from "./push_queue.ts";
+import { onWake } from "./wake.ts";
+
+export type { SyncOptions } from "./options.ts";
+
+export type { SyncStatus } from "./link_events.ts";
+
+/** A database's connection to a sync server, made by `sync()`. */
+export interface SyncLink {
+  /**
+   * "connecting" (opening a socket, handshake), "catching-up" (some repository is still being
+   * sent what it lacks), "synced", "offline" (waiting to reconnect) or "closed".
+   */
+  readonly status: SyncStatus;
+  /** Blocks written here (or imported from elsewhere) that the server has not acknowledged. */
+  readonly unacknowledged: number;
+  /** The last error reported (also given to "error" listeners). */
+  readonly lastError: CairnError | undefined;
+  /** Listens to status changes or errors; returns the unsubscribe function. */
+  on(event: "status", listener: (status: SyncStatus) => void): () => void;
+  on(event: "error", listener: (error: CairnError) => void): () => void;
+  /**
+   * Resolves when the server holds every block sealed before the call (each acknowledged, so
+   * durable there) and every synced repository has caught up. Rejects with E_CLOSED if the link
+   * is closed first. A repository the server refuses (reading, or writing) does not hold it up:
+   * the refusal is reported as an error.
+   */
+  synced(): Promise<void>;
+  /** Closes the socket and stops syncing; unacknowledged blocks stay in the repositories. */
+  close(): Promise<void>;
+}
+
+/** @internal What tests replace: the socket, timers and random numbers. */
+export interface SyncSeams {
+  readonly socket: SocketFactory;
+  readonly setTimeout: (callback: () => void, ms: number) => unknown;
+  readonly clearTimeout: (handle: unknown) => void;
+  readonly random: () => number;
+  /** Calls `callback` when the network may be back (online, page visible); returns the stop. */
+  readonly wake: (callback: () => void) => () => void;
+}
+
+const DEFAULT_SEAMS: SyncSeams = {
+  socket: openWebSocket,
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as number),
+  random: Math.random,
+  wake: onWake,
+};
+
+/** Credit granted per repository when subscribing, and kept topped up as blocks are applied. */
+const CREDIT_BYTES = 4 << 20;
+/** Heartbeat interval assumed until the server announces its own. */
+const DEFAULT_HEARTBEAT_MS = 15_000;
+/** The shortest heartbeat interval the client's watchdog goes by. */
+const MIN_HEARTBEAT_MS = 1000;
+/** Silence (in heartbeat intervals) after which the socket is taken as dead. */
+const SILENT_INTERVALS = 3;
+
+/**
+ * Syncs `db` with the server at `url` (ws:// or wss://) until `close()`.
+ *
+ * @example
+ * ```ts
+ * const link = sync(db, "ws://127.0.0.1:8787");
+ * link.on("error", (err) => console.warn(err.code, err.message));
+ * await link.synced();
+ * ```
+ */
+export function sync(db: Cairn, url: string, options?: SyncOptions): SyncLink {
+  return syncWith(db, url, options, {});
+}
+
+/** @internal sync() with some of its seams replaced (tests). */
+export function syncWith(
+  db: Cairn,
+  url: string,
+  options: SyncOptions | undefined,
+  seams: Partial<SyncSeams>,
+): SyncLink {
+  if (!(db instanceof Cairn)) {
+    throw new CairnError("E_BAD_ARGUMENT", "sync: the first argument is a Cairn database");
+  }
+  const checked = checkSyncOptions(url, options);
+  if (db.trusted) {
+    throw new CairnError("E_BAD_ARGUMENT", "sync: a trusted-mode database signs no block");
+  }
+  return new SyncClient(db, url, checked, { ...DEFAULT_SEAMS, ...seams });
+}
+
+/** One socket's state: replaced whole on every reconnect. */
+interface Connection {
+  readonly socket: SyncSocket;
+  phase: "opening" | "challenged" | "open";
+  /** The largest frame to send: the lower of ours and the server's. */
+  sendLimit: number;
+  heartbeatMs: number;
+  /** Frames are handled one at a time, in order (imports are asynchronous). */
+  inbox: Promise<void>;
+  nextPushId: number;
+  watchdog: unknown;
+  /** Set by `goaway`: reconnect after this delay instead of backing off. */
+  retryAfterMs?: number;
+  ended: boolean;
+}
+
+interface Waiter {
+  readonly waited: Map<RepositoryLink, readonly OutgoingBlock[]>;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+class SyncClient implements SyncLink {
+  readonly #db: Cairn;
+  readonly #url: string;
+  readonly #options: CheckedSyncOptions;
+  readonly #seams: SyncSeams;
+  readonly #backoff: Backoff;
+  readonly #links = new Map<string, RepositoryLink>();
+  readonly #events = new LinkEvents();
+  #waiters: Waiter[] = [];
+  #connection: Connection | undefined;
+  #reconnectTimer: unknown;
+  readonly #unwatch: () => void;
+  readonly #stopWaking: () => void;
+
+  constructor(db: Cairn, url: string, options: CheckedSyncOptions, seams: SyncSeams) {
+    this.#db = db;
+    this.#url = url;
+    this.#options = options;
+    this.#seams = seams;
+    this.#backoff = new Backoff(options.backoff, seams.random);
+    this.#unwatch = watchRepositories(db, {
+      opened: (repo) => this.#opened(repo),
+      closed: (repo) => this.#closed(repo),
+    });
+    this.#stopWaking = seams.wake(() => this.#wake());
+    this.#connect();
+  }
+
+  get status(): SyncStatus {
+    return this.#events.status;
+  }
+
+  get unacknowledged(): number {
+    let count = 0;
+    for (const link of this.#links.values()) count += link.queue.size;
+    return count;
+  }
+
+  get lastError(): CairnError | undefined {
+    return this.#events.lastError;
+  }
+
+  on(event: "status", listener: (status: SyncStatus) => void): () => void;
+  on(event: "error", listener: (error: CairnError) => void): () => void;
+  on(event: "status" | "error", listener: (value: never) => void): () => void {
+    return this.#events.on(event, listener);
+  }
+
+  async synced(): Promise<void> {
+    if (this.#isClosed()) throw closedError();
+    // Writes of this tick are sealed first: the listener queues their blocks.
+    await Promise.all([...this.#links.values()].map((link) => link.repo.flush()));
+    const waited = new Map<RepositoryLink, readonly OutgoingBlock[]>();
+    for (const link of this.#links.values()) waited.set(link, link.queue.blocks());
+    // close() may have run during the flush.
+    if (this.#isClosed()) throw closedError();
+    return new Promise((resolve, reject) => {
+      this.#waiters.push({ waited, resolve, reject });
+      this.#checkWaiters();
+    });
+  }
+
+  #isClosed(): boolean {
+    return this.#events.status === "closed";
+  }
+
+  close(): Promise<void> {
+    if (this.#isClosed()) return Promise.resolve();
+    this.#events.setStatus("closed");
+    this.#unwatch();
+    this.#stopWaking();
+    this.#seams.clearTimeout(this.#reconnectTimer);
+    const connection = this.#connection;
+    if (connection) this.#end(connection, 1000, "closed by the client");
+    for (const link of this.#links.values()) link.unlisten();
+    this.#links.clear();
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const waiter of waiters) waiter.reject(closedError());
+    return Promise.resolve();
+  }
+
+  // ── repositories ─────────────────────────────────────────────────────────────────────────
+
+  #opened(repo: Repository): void {
+    const wanted = this.#options.repositories;
+    if (wanted && !wanted.has(repo.path)) return;
+    const unlisten = repo.onBlock((block) => {
+      // What this link's server sent is not sent back to it.
+      if (block.origin === this) return;
+      const link = this.#links.get(repo.path);
+      if (link?.repo !== repo) return;
+      link.queue.add(block.session, block.seq, block.bytes());
+      this.#schedulePush(link);
+    });
+    const link = new RepositoryLink(repo, unlisten);
+    this.#links.set(repo.path, link);
+    const connection = this.#connection;
+    if (connection?.phase === "open") this.#subscribe(connection, link);
+  }
+
+  #closed(repo: Repository): void {
+    const link = this.#links.get(repo.path);
+    if (link?.repo !== repo) return;
+    link.unlisten();
+    this.#links.delete(repo.path);
+    const connection = this.#connection;
+    if (connection?.phase === "open") {
+      this.#send(connection, { type: "unsubscribe", repo: repo.path });
+    }
+    this.#updateStatus();
+  }
+
+  // ── the socket ───────────────────────────────────────────────────────────────────────────
+
+  #connect(): void {
+    this.#reconnectTimer = undefined;
+    this.#events.setStatus("connecting");
+    let socket: SyncSocket;
+    try {
+      socket = this.#seams.socket(this.#url);
+    } catch (err) {
+      this.#events.report(asCairnError(err, "E_IO", "cannot open a WebSocket"));
+      this.#scheduleReconnect(undefined);
+      return;
+    }
+    socket.binaryType = "arraybuffer";
+    const connection: Connection = {
+      socket,
+      phase: "opening",
+      sendLimit: this.#options.maxFrame,
+      heartbeatMs: DEFAULT_HEARTBEAT_MS,
+      inbox: Promise.resolve(),
+      nextPushId: 1,
+      watchdog: undefined,
+      ended: false,
+    };
+    this.#connection = connection;
+    for (const link of this.#links.values()) link.startSocket();
+    socket.onopen = () => {
+      if (connection.ended) return;
+      this.#send(connection, {
+        type: "hello",
+        versions: [PROTOCOL_VERSION],
+        session: this.#db.session.id,
+        publicKey: fromBase64Url(this.#db.session.publicKey)!,
+        token: this.#options.token,
+      });
+    };
+    socket.onmessage = (event) => this.#message(connection, event.data);
+    socket.onclose = () => this.#dropped(connection);
+    socket.onerror = () => {}; // a close follows
+    this.#armWatchdog(connection);
+  }
+
+  /** Nothing heard for a few heartbeat intervals: the socket is dead, whatever it says. */
+  #armWatchdog(connection: Connection): void {
+    this.#seams.clearTimeout(connection.watchdog);
+    connection.watchdog = this.#seams.setTimeout(() => {
+      if (connection.ended) return;
+      this.#events.report(
+        new CairnError(
+          "E_IO",
+          `sync: nothing heard from the server for ${SILENT_INTERVALS * connection.heartbeatMs} ms`,
+        ),
+      );
+      this.#end(connection, CLOSE.heartbeat, "heartbeat timeout");
+      this.#dropped(connection);
+    }, SILENT_INTERVALS * connection.heartbeatMs);
+  }
+
+  #message(connection: Connection, data: unknown): void {
+    if (connection.ended) return;
+    this.#armWatchdog(connection);
+    let frame: Frame;
+    let size: number;
+    try {
+      if (!(data instanceof ArrayBuffer)) {
+        throw new CairnError("E_PROTOCOL", "sync: the server sent a text message");
+      }
+      const bytes = new Uint8Array(data);
+      size = bytes.length;
+      frame = decodeFrame(bytes, this.#options.maxFrame);
+    } catch (err) {
+      this.#fail(connection, err);
+      return;
+    }
+    // Answered at once, not behind imports: a pong is a sign of life, and the close that
+    // follows a goaway may come before the frames queued ahead of it are handled.
+    if (frame.type === "ping") {
+      this.#send(connection, { type: "pong", n: frame.n });
+      return;
+    }
+    if (frame.type === "goaway") {
+      connection.retryAfterMs = frame.retryAfterMs;
+      return;
+    }
+    connection.inbox = connection.inbox
+      .then(() => connection.ended ? undefined : this.#handle(connection, frame, size))
+      .catch((err) => this.#fail(connection, err));
+  }
+
+  /** A frame that breaks the protocol (or could not be handled): report, close, reconnect. */
+  #fail(connection: Connection, err: unknown): void {
+    if (connection.ended) return;
+    this.#events.report(asCairnError(err, "E_PROTOCOL", "sync: the server's frame"));
+    this.#end(connection, CLOSE.protocol, "protocol error");
+    this.#dropped(connection);
+  }
+
+  #end(connection: Connection, code: number, reason: string): void {
+    if (connection.ended) return;
+    connection.ended = true;
+    this.#seams.clearTimeout(connection.watchdog);
+    try {
+      connection.socket.close(code, reason);
+    } catch {
+      // Closing a socket that is closing already: nothing to do.
+    }
+  }
+
+  /** The socket is gone (closed by either side, or given up): reconnect unless closed. */
+  #dropped(connection: Connection): void {
+    if (this.#connection !== connection) return;
+    connection.ended = true;
+    this.#seams.clearTimeout(connection.watchdog);
+    this.#connection = undefined;
+    for (const link of this.#links.values()) link.startSocket();
+    if (this.#isClosed()) return;
+    this.#events.setStatus("offline");
+    this.#scheduleReconnect(connection.retryAfterMs);
+  }
+
+  #scheduleReconnect(retryAfterMs: number | undefined): void {
+    const delay = retryAfterMs ?? this.#backoff.next();
+    this.#reconnectTimer = this.#seams.setTimeout(() => this.#connect(), delay);
+  }
+
+  /** The network may be back: try now rather than at the end of the backoff. */
+  #wake(): void {
+    if (this.#events.status !== "offline" || this.#reconnectTimer === undefined) return;
+    this.#seams.clearTimeout(this.#reconnectTimer);
+    this.#connect();
+  }
+
+  #send(connection: Connection, frame: Frame): void {
+    if (connection.ended || connection.socket.readyState !== SOCKET_OPEN) return;
+    connection.socket.send(encodeFrame(frame));
+  }
+
+  // ── frames ───────────────────────────────────────────────────────────────────────────────
+
+  async #handle(connection: Connection, frame: Frame, size: number): Promise<void> {
+    switch (frame.type) {
+      case "challenge":
+        return await this.#challenged(connection, frame);
+      case "welcome":
+        return this.#welcomed(connection);
+      case "pong":
+        return;
+      case "error":
+        this.#events.report(remoteError(frame.code, frame.message, "sync: the server"));
+        this.#end(connection, 1000, "server error");
+        this.#dropped(connection);
+        return;
+    }
+    if (connection.phase !== "open") throw outOfOrder(frame);
+    switch (frame.type) {
+      case "members":
+        return this.#linkOf(frame.repo)?.members(frame.writers, frame.canWrite) ??
+          undefined;
+      case "blocks":
+        return await this.#blocks(connection, frame.repo, frame.frames, size);
+      case "synced":
+        return await this.#synced(connection, frame);
+      case "live":
+        return await this.#live(frame);
+      case "ack":
+        return this.#acked(frame);
+      case "denied":
+        return this.#denied(connection, frame);
+      case "reset":
+        return this.#reset(connection, frame.repo);
+      default:
+        throw outOfOrder(frame);
+    }
+  }
+
+  async #challenged(
+    connection: Connection,
+    frame: Extract<Frame, { type: "challenge" }>,
+  ): Promise<void> {
+    if (connection.phase !== "opening") throw outOfOrder(frame);
+    if (frame.version !== PROTOCOL_VERSION) {
+      throw new CairnError("E_PROTOCOL", `sync: the server chose version ${frame.version}`);
+    }
+    // Limits a client could not live with: frames too small to carry a block (it would drop
+    // every push as too large), a heartbeat so short that the link never stays up.
+    if (frame.limits.maxFrame < MIN_MAX_FRAME) {
+      throw new CairnError("E_PROTOCOL", `sync: the server's maxFrame ${frame.limits.maxFrame}`);
+    }
+    connection.phase = "challenged";
+    connection.sendLimit = Math.min(this.#options.maxFrame, frame.limits.maxFrame);
+    connection.heartbeatMs = Math.max(MIN_HEARTBEAT_MS, frame.limits.heartbeatMs);
+    this.#armWatchdog(connection);
+    const message = proofMessage(frame.nonce, frame.serverId, this.#db.session.id);
+    this.#send(connection, { type: "prove", signature: await signAsSession(this.#db, message) });
+  }
+
+  #welcomed(connection: Connection): void {
+    if (connection.phase !== "challenged") throw outOfOrder({ type: "welcome" });
+    connection.phase = "open";
+    for (const link of this.#links.values()) this.#subscribe(connection, link);
+    this.#updateStatus();
+  }
+
+  #subscribe(connection: Connection, link: RepositoryLink): void {
+    const cursor = link.cursor ?? null;
+    link.subscribed(cursor === null);
+    this.#send(connection, {
+      type: "subscribe",
+      repo: link.path,
+      cursor,
+      versionVector: cursor === null ? link.repo.versionVector() : null,
+    });
+    this.#send(connection, { type: "credit", repo: link.path, bytes: CREDIT_BYTES });
+    this.#updateStatus();
+  }
+
+  #linkOf(repo: string): RepositoryLink | undefined {
+    // Frames for a repository unsubscribed meanwhile are late, not wrong: they are dropped.
+    return this.#links.get(repo);
+  }
+
+  async #blocks(
+    connection: Connection,
+    repo: string,
+    frames: Uint8Array[],
+    size: number,
+  ): Promise<void> {
+    const link = this.#linkOf(repo);
+    if (!link) return;
+    await this.#import(link, frames);
+    // What was applied is room for more.
+    this.#send(connection, { type: "credit", repo, bytes: size });
+  }
+
+  async #live(frame: Extract<Frame, { type: "live" }>): Promise<void> {
+    const link = this.#linkOf(frame.repo);
+    if (!link) return;
+    await this.#import(link, frame.frames);
+    if (link.cursor && !link.missedBlocks) link.cursor = [link.cursor[0], frame.position];
+  }
+
+  /** Imports the server's blocks, every one verified; a refused one is reported, never pushed. */
+  async #import(link: RepositoryLink, frames: Uint8Array[]): Promise<void> {
+    let report;
+    try {
+      report = await link.repo.importBlocks(frames, this);
+    } catch (err) {
+      if (!isCairnError(err)) throw err;
+      this.#events.report(err); // the repository closed meanwhile
+      return;
+    }
+    if (report.rejected.length > 0) {
+      link.missedBlocks = true;
+      link.cursor = undefined;
+    }
+    for (const { error } of report.rejected) {
+      this.#events.report(
+        new CairnError(error.code, `sync ${link.path}: a block from the server: ${error.message}`, {
+          cause: error,
+        }),
+      );
+    }
+  }
+
+  async #synced(
+    connection: Connection,
+    frame: Extract<Frame, { type: "synced" }>,
+  ): Promise<void> {
+    const link = this.#linkOf(frame.repo);
+    if (!link || link.phase !== "catching-up") return;
+    if (!link.missedBlocks) link.cursor = frame.cursor;
+    if (frame.versionVector) {
+      // The server said what it holds: everything else here is pushed (written offline, or
+      // before a restart), in causal order.
+      const missing = await link.repo.exportNamedBlocks(frame.versionVector);
+      if (connection.ended) return;
+      link.queue.adoptServerState(frame.versionVector, missing);
+    }
+    link.phase = "synced";
+    this.#backoff.reset();
+    for (const id of this.#push(connection, link)) link.catchUpPushes.add(id);
+    this.#updateStatus();
+    this.#checkWaiters();
+  }
+
+  #acked(frame: Extract<Frame, { type: "ack" }>): void {
+    const link = this.#linkOf(frame.repo);
+    if (!link) return;
+    if (!link.queue.has(frame.id)) {
+      throw new CairnError("E_PROTOCOL", `sync: an ack for push ${frame.id}, never sent`);
+    }
+    const { rejected } = link.queue.settle(frame.id, frame.rejected);
+    for (const { block, code, message } of rejected) {
+      this.#events.report(
+        remoteError(
+          code,
+          message,
+          `sync ${link.path}: block ${block.session}/${block.seq} refused by the server`,
+        ),
+      );
+    }
+    link.catchUpPushes.delete(frame.id);
+    this.#updateStatus();
+    this.#checkWaiters();
+  }
+
+  #denied(connection: Connection, frame: Extract<Frame, { type: "denied" }>): void {
+    const link = this.#linkOf(frame.repo);
+    if (!link) return;
+    const about = `sync ${link.path}: ${frame.right === "read" ? "reading" : "writing"} refused`;
+    if (frame.right === "read") link.phase = "denied";
+    else {
+      // The blocks stay queued for a later socket, where the right may have been granted.
+      link.canWrite = false;
+      link.catchUpPushes.clear();
+      link.queue.unsendAll();
+    }
+    this.#events.report(remoteError(frame.code, frame.message, about));
+    if (connection.ended) return;
+    this.#updateStatus();
+    this.#checkWaiters();
+  }
+
+  #reset(connection: Connection, repo: string): void {
+    const link = this.#linkOf(repo);
+    if (!link) return;
+    link.cursor = undefined;
+    this.#subscribe(connection, link);
+  }
+
+  // ── pushing ──────────────────────────────────────────────────────────────────────────────
+
+  /** Blocks entered during this tick are pushed together at its end. */
+  #schedulePush(link: RepositoryLink): void {
+    if (link.pushScheduled) return;
+    link.pushScheduled = true;
+    queueMicrotask(() => {
+      link.pushScheduled = false;
+      const connection = this.#connection;
+      if (connection && this.#links.get(link.path) === link && link.phase === "synced") {
+        this.#push(connection, link);
+      }
+    });
+  }
+
+  /** Sends every queued block not yet in a push on this socket; returns the push ids. */
+  #push(connection: Connection, link: RepositoryLink): number[] {
+    if (connection.ended) return [];
+    if (!link.canWrite) {
+      // Kept for a later socket, where the right may have been granted; said once per socket.
+      if (link.queue.size > 0 && !link.toldCannotWrite) {
+        link.toldCannotWrite = true;
+        this.#events.report(
+          new CairnError(
+            "E_FORBIDDEN",
+            `sync ${link.path}: the server does not let this session write; ` +
+              `${link.queue.size} blocks wait`,
+          ),
+        );
+      }
+      return [];
+    }
+    const overhead = frameOverhead(link.path);
+    const sendable: OutgoingBlock[] = [];
+    for (const block of link.queue.unsent()) {
+      if (binCost(block.bytes.length) + overhead <= connection.sendLimit) sendable.push(block);
+      else {
+        link.queue.drop(block);
+        this.#events.report(
+          new CairnError(
+            "E_TOO_LARGE",
+            `sync ${link.path}: block ${block.session}/${block.seq} (${block.bytes.length} ` +
+              `bytes) does not fit a frame of ${connection.sendLimit} bytes`,
+          ),
+        );
+      }
+    }
+    const ids: number[] = [];
+    let at = 0;
+    for (const group of groupFrames(sendable.map((b) => b.bytes), connection.sendLimit, overhead)) {
+      const id = connection.nextPushId++;
+      const blocks = sendable.slice(at, at + group.length);
+      at += group.length;
+      link.queue.sent(id, blocks);
+      this.#send(connection, { type: "push", repo: link.path, id, frames: group });
+      ids.push(id);
+    }
+    return ids;
+  }
+
+  // ── status, errors, waiters ──────────────────────────────────────────────────────────────
+
+  #updateStatus(): void {
+    const connection = this.#connection;
+    if (this.#isClosed() || connection?.phase !== "open") return;
+    const caughtUp = [...this.#links.values()].every((link) =>
+      link.settled || link.phase === "denied"
+    );
+    this.#events.setStatus(caughtUp ? "synced" : "catching-up");
+  }
+
+  /** Resolves the synced() calls whose blocks are all settled, once caught up. */
+  #checkWaiters(): void {
+    if (this.#events.status !== "synced" || this.#waiters.length === 0) return;
+    this.#waiters = this.#waiters.filter((waiter) => {
+      for (const [link, blocks] of waiter.waited) {
+        if (this.#links.get(link.path) !== link || link.phase === "denied") continue;
+        if (!link.canWrite) continue; // refused writing: reported, not waited for
+        if (blocks.some((block) => !block.done)) return true;
+      }
+      waiter.resolve();
+      return false;
+    });
+  }
+}
+
+function outOfOrder(frame: { type: string }): CairnError {
+  return new CairnError("E_PROTOCOL", `sync: unexpected ${frame.type} frame from the server`);
+}
+
+function closedError(): CairnError {
+  return new CairnError("E_CLOSED", "the sync link is closed");
+}
+
+function asCairnError(err: unknown, code: "E_PROTOCOL" | "E_IO", about: string): CairnError {
+  if (isCairnError(err)) return err;
+  return new CairnError(code, `${about}: ${err instanceof Error ? err.message : String(err)}`, {
+    cause: err,
+  });
+}

@@ -1,0 +1,113 @@
+/**
+ * A repository's blocks that its server has not acknowledged, in the order they entered (a
+ * causal order). Each is kept until an ack settles it, however many sockets that takes; a block
+ * is known by its place in its chain, so one that comes again (from an export) is kept once.
+ */
+import type { VersionVector } from "../repo/repository.ts";
+
+export interface OutgoingBlock {
+  readonly session: string;
+  readonly seq: number;
+  readonly bytes: Uint8Array;
+  /** Set once acknowledged, refused or dropped: nothing more will be done with it. */
+  done: boolean;
+}
+
+export interface Settled {
+  readonly acknowledged: readonly OutgoingBlock[];
+  readonly rejected: readonly { block: OutgoingBlock; code: string; message: string }[];
+}
+
+export class PushQueue {
+  /** By `session/seq`, in push order. */
+  #blocks = new Map<string, OutgoingBlock>();
+  /** Pushes sent on the current socket and not yet acknowledged, by push id. */
+  readonly #inFlight = new Map<number, readonly OutgoingBlock[]>();
+  readonly #sent = new Set<OutgoingBlock>();
+
+  get size(): number {
+    return this.#blocks.size;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Every block not yet settled, in order. */
+  blocks(): OutgoingBlock[] {
+    return [...this.#blocks.values()];
+  }
+
+  add(session: string, seq: number, bytes: Uint8Array): void {
+    const key = `${session}/${seq}`;
+    if (!this.#blocks.has(key)) this.#blocks.set(key, { session, seq, bytes, done: false });
+  }
+
+  /** Blocks not in a push on the current socket, in order. */
+  unsent(): OutgoingBlock[] {
+    return this.blocks().filter((block) => !this.#sent.has(block));
+  }
+
+  sent(id: number, blocks: readonly OutgoingBlock[]): void {
+    this.#inFlight.set(id, blocks);
+    for (const block of blocks) this.#sent.add(block);
+  }
+
+  /** Whether push `id` is in flight on the current socket. */
+  has(id: number): boolean {
+    return this.#inFlight.has(id);
+  }
+
+  /** Settles push `id` by its ack: `rejected` are indexes in the push, with why. */
+  settle(
+    id: number,
+    rejected: readonly { index: number; code: string; message: string }[],
+  ): Settled {
+    const blocks = this.#inFlight.get(id) ?? [];
+    this.#inFlight.delete(id);
+    const refused = new Map(rejected.map((r) => [r.index, r]));
+    const acknowledged: OutgoingBlock[] = [];
+    const rejectedBlocks: { block: OutgoingBlock; code: string; message: string }[] = [];
+    blocks.forEach((block, index) => {
+      const refusal = refused.get(index);
+      if (refusal) rejectedBlocks.push({ block, code: refusal.code, message: refusal.message });
+      else acknowledged.push(block);
+      this.drop(block);
+    });
+    return { acknowledged, rejected: rejectedBlocks };
+  }
+
+  /** Forgets a block: settled, or one that cannot be sent. */
+  drop(block: OutgoingBlock): void {
+    block.done = true;
+    this.#sent.delete(block);
+    this.#blocks.delete(`${block.session}/${block.seq}`);
+  }
+
+  /** A new socket (or a refusal to write): nothing is in flight any more, all is to send again. */
+  unsendAll(): void {
+    this.#inFlight.clear();
+    this.#sent.clear();
+  }
+
+  /**
+   * The server said what it holds (its version vector) and which blocks it lacks (`missing`, an
+   * export since that vector, in causal order): blocks it holds are settled, and the queue
+   * becomes the missing blocks in their order, then any left (not known to be missing).
+   */
+  adoptServerState(
+    held: VersionVector,
+    missing: readonly { session: string; seq: number; bytes: Uint8Array }[],
+  ): void {
+    for (const block of this.#blocks.values()) {
+      if (block.seq <= (held[block.session] ?? 0)) this.drop(block);
+    }
+    const before = this.#blocks;
+    this.#blocks = new Map();
+    for (const { session, seq, bytes } of missing) {
+      const key = `${session}/${seq}`;
+      this.#blocks.set(key, before.get(key) ?? { session, seq, bytes, done: false });
+    }
+    for (const [key, block] of before) if (!this.#blocks.has(key)) this.#blocks.set(key, block);
+  }
+}

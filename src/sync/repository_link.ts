@@ -1,0 +1,95 @@
+/**
+ * One repository's side of a sync link: what survives sockets (its cursor, its unacknowledged
+ * blocks) and what each socket starts afresh (subscription, trusted writers, write right) — a
+ * new socket must not inherit what the last one's server was believed to know.
+ */
+import { toBase64Url } from "../core/bytes.ts";
+import type { Repository } from "../repo/repository.ts";
+import type { Cursor } from "./protocol.ts";
+import { PushQueue } from "./push_queue.ts";
+
+/** Where a repository's subscription stands on the current socket. */
+export type SubscriptionPhase =
+  /** Not subscribed (no socket, or the handshake is not done). */
+  | "idle"
+  /** Subscribed; catch-up not finished. */
+  | "catching-up"
+  /** Caught up; blocks it lacked pushed (see `catchUpPushes`). */
+  | "synced"
+  /** Reading refused by the server: left alone until the next socket. */
+  | "denied";
+
+export class RepositoryLink {
+  readonly repo: Repository;
+  readonly queue = new PushQueue();
+  /** The server's cursor for this repository, once known; forgotten on `reset`. */
+  cursor: Cursor | undefined;
+  /** Stops listening to the repository's blocks. */
+  readonly unlisten: () => void;
+
+  phase: SubscriptionPhase = "idle";
+  /** Whether the server said this session may write (its `members` frame). */
+  canWrite = false;
+  /** Pushes of blocks the server lacked at `synced` that are not yet acknowledged. */
+  catchUpPushes = new Set<number>();
+  /** The writers the server listed, by base64url. */
+  #writers = new Map<string, Uint8Array>();
+  /** The next `members` lists every writer (a subscription by version vector), not the new. */
+  #fullListNext = false;
+  /** Whether the client reported, on this socket, that it may not push what it holds. */
+  toldCannotWrite = false;
+  /**
+   * A block from the server was refused: the server's cursor would skip it for good, so the
+   * next subscription is by version vector (which asks for whatever is missing) and the cursor
+   * is not kept until then.
+   */
+  missedBlocks = false;
+  /** A push is queued for the end of this tick (local blocks of one tick go in one push). */
+  pushScheduled = false;
+
+  constructor(repo: Repository, unlisten: () => void) {
+    this.repo = repo;
+    this.unlisten = unlisten;
+  }
+
+  get path(): string {
+    return this.repo.path;
+  }
+
+  /** Caught up and every push of what the server lacked acknowledged. */
+  get settled(): boolean {
+    return this.phase === "synced" && this.catchUpPushes.size === 0;
+  }
+
+  /** A new socket: not subscribed, nothing in flight, the right to write not yet known. */
+  startSocket(): void {
+    this.phase = "idle";
+    this.canWrite = false;
+    this.toldCannotWrite = false;
+    this.catchUpPushes.clear();
+    this.queue.unsendAll();
+  }
+
+  /**
+   * Subscribed: by version vector the server lists every writer again (the set is replaced);
+   * by cursor only those added after it (the set grows).
+   */
+  subscribed(byVersionVector: boolean): void {
+    this.startSocket();
+    this.phase = "catching-up";
+    this.#fullListNext = byVersionVector;
+    if (byVersionVector) this.missedBlocks = false;
+  }
+
+  /**
+   * The server's `members`: writers to trust (all of them, or those added; see subscribed).
+   * The repository trusts exactly these, on top of the database's own trust.
+   */
+  members(writers: readonly Uint8Array[], canWrite: boolean): void {
+    if (this.#fullListNext) this.#writers = new Map();
+    this.#fullListNext = false;
+    for (const key of writers) this.#writers.set(toBase64Url(key), key);
+    this.canWrite = canWrite;
+    this.repo.trustWriters(this.#writers.values());
+  }
+}

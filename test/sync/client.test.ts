@@ -1,0 +1,441 @@
+/**
+ * The sync client against a scripted server (no sockets, so in every runtime): the handshake,
+ * catch-up paced by credit, pushes and acks, trust limited to the listed writers, a server that
+ * alters blocks, and the cursor kept across sockets.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Cairn } from "../../src/db/database.ts";
+import { isCairnError } from "../../src/core/errors.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import { DEFAULT_MAX_FRAME, proofMessage } from "../../src/sync/protocol.ts";
+import {
+  ack,
+  keyOf,
+  linked,
+  Note,
+  PATH,
+  serveSubscription,
+  settle,
+  until,
+} from "../harness/linked_client.ts";
+
+/** A database that wrote `count` notes to /notes; returns it and the blocks it holds. */
+async function writer(count: number, perTick = 1) {
+  const db = await Cairn.open({ schemas: [Note] });
+  const notes = await db.open(PATH);
+  for (let i = 0; i < count; i++) {
+    notes.create(Note, { title: `note ${i}` });
+    if ((i + 1) % perTick === 0) await notes.flush();
+  }
+  return { db, notes, frames: await notes.exportBlocks() };
+}
+
+test("handshake: hello names the session and token, the proof verifies, then subscribe with credit", async () => {
+  const { db, link, connection, statuses } = await linked({ token: "app-token" });
+  assert.equal(link.status, "connecting");
+  const hello = await connection.handshake();
+  assert.deepEqual(hello.versions, [1]);
+  assert.equal(hello.session, db.session.id);
+  assert.deepEqual(hello.publicKey, keyOf(db));
+  assert.equal(hello.token, "app-token");
+  const subscribe = await connection.expect("subscribe");
+  assert.equal(subscribe.repo, PATH);
+  assert.equal(subscribe.cursor, null);
+  assert.deepEqual(subscribe.versionVector, {});
+  const credit = await connection.expect("credit");
+  assert.equal(credit.repo, PATH);
+  assert.ok(credit.bytes >= DEFAULT_MAX_FRAME);
+  assert.equal(link.status, "catching-up");
+  connection.send({ type: "members", repo: PATH, writers: [], canWrite: true });
+  connection.send({ type: "synced", repo: PATH, cursor: ["e", 0], versionVector: {} });
+  await link.synced();
+  assert.deepEqual(statuses, ["catching-up", "synced"]);
+  await link.close();
+  assert.equal(link.status, "closed");
+  assert.equal(connection.closed?.by, "client");
+});
+
+test("a proof over another nonce is not what the client signs", async () => {
+  // The harness checks the proof; here the message it checks is shown to bind nonce and server.
+  const suite = await cryptoSuite();
+  const a = proofMessage(new Uint8Array(32), "server-a", "s".repeat(22));
+  const b = proofMessage(new Uint8Array(32).fill(1), "server-a", "s".repeat(22));
+  const c = proofMessage(new Uint8Array(32), "server-b", "s".repeat(22));
+  const key = await suite.ed25519.generate();
+  const signature = await suite.ed25519.sign(key, a);
+  assert.ok(await suite.ed25519.verify(key.publicKey, signature, a));
+  assert.ok(!await suite.ed25519.verify(key.publicKey, signature, b));
+  assert.ok(!await suite.ed25519.verify(key.publicKey, signature, c));
+});
+
+test("catch-up: blocks in several frames are imported and credit is granted back per frame", async () => {
+  const alice = await writer(30, 3);
+  const { notes, link, connection } = await linked();
+  await connection.handshake();
+  await connection.expect("subscribe");
+  const initial = await connection.expect("credit");
+  connection.send({ type: "members", repo: PATH, writers: [keyOf(alice.db)], canWrite: false });
+  const chunks = [alice.frames.slice(0, 4), alice.frames.slice(4, 7), alice.frames.slice(7)];
+  for (const frames of chunks) {
+    connection.send({ type: "blocks", repo: PATH, frames });
+    const credit = await connection.expect("credit");
+    // The grant is the size of the frame just applied: the window stays where it was.
+    const size = frames.reduce((sum, frame) => sum + frame.length, 0);
+    assert.ok(credit.bytes > size && credit.bytes < size + 200, `${credit.bytes} for ${size}`);
+    assert.ok(credit.bytes < initial.bytes);
+  }
+  connection.send({ type: "synced", repo: PATH, cursor: ["e", 10], versionVector: null });
+  await link.synced();
+  assert.equal(notes.count(), 30);
+  assert.equal(link.status, "synced");
+  assert.deepEqual(await connection.unreadFrames(), [], "nothing imported is pushed back");
+  await link.close();
+});
+
+test("push: local writes of one tick go in one push, kept until the ack, then synced() resolves", async () => {
+  const { db, notes, link, connection } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  notes.create(Note, { title: "a" });
+  notes.create(Note, { title: "b" });
+  let resolved = false;
+  const synced = link.synced().then(() => resolved = true);
+  const push = await connection.expect("push");
+  assert.equal(push.repo, PATH);
+  assert.equal(push.frames.length, 1);
+  assert.deepEqual(push.frames, await notes.exportBlocks());
+  assert.equal(link.unacknowledged, 1);
+  await settle();
+  assert.equal(resolved, false, "synced() waits for the ack");
+  ack(connection, push);
+  await synced;
+  assert.equal(link.unacknowledged, 0);
+  // A second tick is a second push with another id.
+  notes.create(Note, { title: "c" });
+  const second = await connection.expect("push");
+  assert.notEqual(second.id, push.id);
+  assert.deepEqual(second.frames, await notes.exportBlocks({ [db.session.id]: 1 }));
+  await link.close();
+});
+
+test("unacknowledged blocks are sent again after a dropped socket; the cursor is kept", async () => {
+  const { notes, link, connection, server, timers } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [], cursor: ["epoch-7", 41] });
+  await until(() => link.status === "synced", "synced");
+  notes.create(Note, { title: "offline soon" });
+  const lost = await connection.expect("push");
+  connection.close(1006);
+  await until(() => link.status === "offline", "offline");
+  assert.equal(link.unacknowledged, 1);
+  notes.create(Note, { title: "written offline" });
+  await notes.flush();
+  assert.equal(link.unacknowledged, 2);
+
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  const subscribe = await serveSubscription(again, { writers: [], cursor: ["epoch-7", 45] });
+  assert.deepEqual(subscribe.cursor, ["epoch-7", 41]);
+  assert.equal(subscribe.versionVector, null);
+  const resent = await again.expect("push");
+  assert.deepEqual(resent.frames, [...lost.frames, ...(await notes.exportBlocks()).slice(1)]);
+  ack(again, resent);
+  await link.synced();
+  assert.equal(link.unacknowledged, 0);
+  await link.close();
+});
+
+test("reset: the client forgets its cursor and subscribes again with its version vector", async () => {
+  const alice = await writer(3);
+  const { notes, link, connection, server, timers } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, {
+    writers: [keyOf(alice.db)],
+    frames: alice.frames,
+    cursor: ["old-epoch", 3],
+  });
+  await until(() => link.status === "synced", "synced");
+  connection.close(1006);
+  await until(() => link.status === "offline", "offline");
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  const first = await again.expect("subscribe");
+  assert.deepEqual(first.cursor, ["old-epoch", 3]);
+  await again.expect("credit");
+  again.send({ type: "reset", repo: PATH });
+  const second = await again.expect("subscribe");
+  assert.equal(second.cursor, null);
+  assert.deepEqual(second.versionVector, notes.versionVector());
+  assert.deepEqual(second.versionVector, { [alice.db.session.id]: 3 });
+  await link.close();
+});
+
+test("members: the client trusts exactly the listed writers; another key's block is refused", async () => {
+  const alice = await writer(2);
+  const mallory = await writer(2);
+  const { notes, link, connection, errors } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, {
+    writers: [keyOf(alice.db)],
+    frames: [...mallory.frames, ...alice.frames],
+  });
+  await until(() => link.status === "synced", "synced");
+  assert.equal(notes.count(), 2);
+  assert.deepEqual(Object.keys(notes.versionVector()), [alice.db.session.id]);
+  assert.equal(errors.length, 2);
+  assert.ok(errors.every((err) => isCairnError(err, "E_UNTRUSTED_SESSION")));
+  // A later members frame adds a writer: mallory's blocks now apply.
+  connection.send({ type: "members", repo: PATH, writers: [keyOf(mallory.db)], canWrite: true });
+  connection.send({ type: "live", repo: PATH, frames: mallory.frames, position: 4 });
+  await until(() => notes.count() === 4, "mallory's notes applied");
+  const sent = await connection.unreadFrames();
+  assert.deepEqual(sent.map((frame) => frame.type), ["credit"], "nothing is pushed back");
+  await link.close();
+});
+
+test("a server that alters a block's bytes is caught: the block is refused, nothing changes", async () => {
+  const alice = await writer(1);
+  const { notes, link, connection, errors } = await linked();
+  await connection.handshake();
+  const altered = alice.frames[0].slice();
+  const at = new TextDecoder().decode(altered).indexOf("note 0");
+  assert.ok(at > 0);
+  altered[at + 5] = "X".charCodeAt(0);
+  await serveSubscription(connection, { writers: [keyOf(alice.db)], frames: [altered] });
+  await until(() => link.status === "synced", "synced");
+  assert.equal(notes.count(), 0);
+  assert.deepEqual(notes.versionVector(), {});
+  assert.equal(errors.length, 1);
+  assert.ok(isCairnError(errors[0], "E_BAD_SIGNATURE"), errors[0].message);
+  // The genuine block still applies.
+  connection.send({ type: "live", repo: PATH, frames: alice.frames, position: 1 });
+  await until(() => notes.count() === 1, "the genuine block applied");
+  await link.close();
+});
+
+test("after synced with a version vector, the client pushes what the server lacks", async () => {
+  const { db, notes, link, connection } = await linked({}, async (_db, notes) => {
+    // Written before the link existed (as after an app restart).
+    for (let i = 0; i < 3; i++) {
+      notes.create(Note, { title: `old ${i}` });
+      await notes.flush();
+    }
+  });
+  await connection.handshake();
+  const subscribe = await serveSubscription(connection, {
+    writers: [],
+    serverVector: { [db.session.id]: 1 },
+  });
+  assert.deepEqual(subscribe.versionVector, { [db.session.id]: 3 });
+  const push = await connection.expect("push");
+  assert.deepEqual(push.frames, await notes.exportBlocks({ [db.session.id]: 1 }));
+  assert.equal(link.status, "catching-up", "not synced until what it lacked is acknowledged");
+  ack(connection, push);
+  await link.synced();
+  assert.equal(link.status, "synced");
+  await link.close();
+});
+
+test("blocks the app imports from elsewhere are pushed; the server's own are not", async () => {
+  const alice = await writer(2);
+  const bob = await writer(1);
+  const { db, notes, link, connection } = await linked();
+  await db.trust(bob.db.session.publicKey);
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [keyOf(alice.db)], frames: alice.frames });
+  await until(() => link.status === "synced", "synced");
+  await connection.expect("credit");
+  await notes.importBlocks(bob.frames); // e.g. received over another channel
+  const push = await connection.expect("push");
+  assert.deepEqual(push.frames, bob.frames.map((frame) => new Uint8Array(frame)));
+  ack(connection, push);
+  await link.synced();
+  assert.equal(connection.unread, 0);
+  await link.close();
+});
+
+test("a rejected block is reported with its code and dropped, not sent again", async () => {
+  const { notes, link, connection, server, timers, errors } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  notes.create(Note, { title: "refused" });
+  const push = await connection.expect("push");
+  connection.send({
+    type: "ack",
+    repo: PATH,
+    id: push.id,
+    applied: 0,
+    duplicates: 0,
+    rejected: [{ index: 0, code: "E_FORBIDDEN", message: "no writing here" }],
+    position: 0,
+  });
+  await link.synced();
+  assert.equal(link.unacknowledged, 0);
+  assert.ok(isCairnError(errors.at(-1), "E_FORBIDDEN"));
+  assert.match(errors.at(-1)!.message, /no writing here/);
+  // An unknown code is not passed on as if it were one of Cairn's.
+  notes.create(Note, { title: "odd" });
+  const next = await connection.expect("push");
+  connection.send({
+    type: "ack",
+    repo: PATH,
+    id: next.id,
+    applied: 0,
+    duplicates: 0,
+    rejected: [{ index: 0, code: "E_MADE_UP", message: "?" }],
+    position: 0,
+  });
+  await until(() => link.unacknowledged === 0, "settled");
+  assert.ok(isCairnError(link.lastError, "E_PROTOCOL"));
+
+  connection.close(1006);
+  await until(() => link.status === "offline", "offline");
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  await serveSubscription(again, { writers: [] });
+  await link.synced();
+  assert.equal(again.unread, 0, "nothing re-sent");
+  await link.close();
+});
+
+test("denied reading is reported and leaves the connection and other repositories alone", async () => {
+  const { db, link, connection, errors } = await linked();
+  await db.open("/other");
+  await connection.handshake();
+  const first = await connection.expect("subscribe");
+  await connection.expect("credit");
+  const second = await connection.expect("subscribe");
+  await connection.expect("credit");
+  assert.deepEqual([first.repo, second.repo].sort(), ["/notes", "/other"]);
+  connection.send({
+    type: "denied",
+    repo: "/other",
+    right: "read",
+    code: "E_FORBIDDEN",
+    message: "not yours",
+  });
+  connection.send({ type: "members", repo: PATH, writers: [], canWrite: true });
+  connection.send({ type: "synced", repo: PATH, cursor: ["e", 0], versionVector: null });
+  await link.synced();
+  assert.equal(link.status, "synced");
+  assert.ok(isCairnError(errors[0], "E_FORBIDDEN"));
+  assert.equal(connection.closed, undefined);
+  await link.close();
+});
+
+test("repositories opened later are subscribed; closed ones unsubscribed; the option limits them", async () => {
+  const { db, link, connection } = await linked({ repositories: [PATH, "/later"] });
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  await db.open("/ignored");
+  await db.open("/later");
+  const subscribe = await connection.expect("subscribe");
+  assert.equal(subscribe.repo, "/later");
+  assert.equal(link.status, "catching-up");
+  await connection.expect("credit");
+  await db.close("/later");
+  const unsubscribe = await connection.expect("unsubscribe");
+  assert.equal(unsubscribe.repo, "/later");
+  assert.equal(link.status, "synced");
+  await link.close();
+});
+
+test("sync() checks its arguments with typed errors", async () => {
+  const { syncWith } = await import("../../src/sync/client.ts");
+  const db = await Cairn.open();
+  const bad = [
+    ["http://x", {}],
+    ["ws://x", { maxFrame: 10 }],
+    ["ws://x", { token: 5 }],
+    ["ws://x", { repositories: ["no-slash"] }],
+    ["ws://x", { backoff: { initialMs: 0, maxMs: 1 } }],
+    ["ws://x", { colour: "red" }],
+  ] as const;
+  for (const [url, options] of bad) {
+    assert.throws(
+      () => syncWith(db, url, options as never, {}),
+      (err) => isCairnError(err, "E_BAD_ARGUMENT") || isCairnError(err, "E_BAD_PATH"),
+      JSON.stringify(options),
+    );
+  }
+  assert.throws(() => syncWith({} as never, "ws://x", {}, {}), (err) => isCairnError(err));
+  const trusted = await Cairn.open({ trusted: true });
+  assert.throws(() => syncWith(trusted, "ws://x", {}, {}), (err) => isCairnError(err));
+});
+
+test("after a reconnect by cursor, members adds writers; by version vector it replaces them", async () => {
+  const alice = await writer(2);
+  const mallory = await writer(1);
+  const { notes, link, connection, server, timers } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, {
+    writers: [keyOf(alice.db)],
+    frames: alice.frames.slice(0, 1),
+    cursor: ["e", 1],
+  });
+  await until(() => link.status === "synced", "synced");
+  connection.close(1006);
+  await until(() => link.status === "offline", "offline");
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  // By cursor: only the writer added since is listed; alice stays trusted.
+  await serveSubscription(again, { writers: [keyOf(mallory.db)], cursor: ["e", 1] });
+  again.send({
+    type: "live",
+    repo: PATH,
+    frames: [alice.frames[1], ...mallory.frames],
+    position: 3,
+  });
+  await until(() => notes.count() === 3, "alice's and mallory's blocks applied");
+
+  // By version vector (after a reset), the list is whole: alice is no longer listed.
+  again.send({ type: "reset", repo: PATH });
+  const subscribe = await again.expect("subscribe");
+  assert.equal(subscribe.cursor, null);
+  await again.expect("credit");
+  again.send({ type: "members", repo: PATH, writers: [keyOf(mallory.db)], canWrite: true });
+  alice.notes.create(Note, { title: "later" });
+  const later = await alice.notes.exportBlocks(notes.versionVector());
+  again.send({ type: "live", repo: PATH, frames: later, position: 4 });
+  await until(() => link.lastError !== undefined, "refused");
+  assert.ok(isCairnError(link.lastError, "E_UNTRUSTED_SESSION"));
+  assert.equal(notes.count(), 3);
+  await link.close();
+});
+
+test("after a refused block the cursor is dropped: the next subscription asks by version vector", async () => {
+  const alice = await writer(2);
+  const { notes, link, connection, server, timers } = await linked();
+  await connection.handshake();
+  const altered = alice.frames[1].slice();
+  altered[altered.length - 1] ^= 1; // the signature's last byte
+  await serveSubscription(connection, {
+    writers: [keyOf(alice.db)],
+    frames: [alice.frames[0], altered],
+    cursor: ["e", 2],
+  });
+  await until(() => link.status === "synced", "synced");
+  assert.equal(notes.count(), 1);
+  connection.close(1006);
+  await until(() => link.status === "offline", "offline");
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  const subscribe = await serveSubscription(again, {
+    writers: [keyOf(alice.db)],
+    frames: alice.frames.slice(1),
+    cursor: ["e", 2],
+  });
+  assert.equal(subscribe.cursor, null);
+  assert.deepEqual(subscribe.versionVector, { [alice.db.session.id]: 1 });
+  await until(() => notes.count() === 2, "the genuine block applied");
+  await link.close();
+});

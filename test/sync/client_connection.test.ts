@@ -1,0 +1,234 @@
+/**
+ * The sync client's connection handling against a scripted server and manual timers (no wall
+ * time): heartbeats, a silent server, goaway, the backoff schedule, waking up early, and frames
+ * that break the protocol.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { isCairnError } from "../../src/core/errors.ts";
+import { backoffDelay } from "../../src/sync/backoff.ts";
+import { Cairn } from "../../src/db/database.ts";
+import { syncWith } from "../../src/sync/client.ts";
+import { encodeFrame, PROTOCOL_VERSION } from "../../src/sync/protocol.ts";
+import { FakeSyncServer, ManualTimers } from "../harness/fake_sync_server.ts";
+import { linked, Note, PATH, serveSubscription, until } from "../harness/linked_client.ts";
+
+test("ping is answered with a pong of the same number", async () => {
+  const { link, connection } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  connection.send({ type: "ping", n: 42 });
+  const pong = await connection.expect("pong");
+  assert.equal(pong.n, 42);
+  await link.close();
+});
+
+test("a server silent for three heartbeat intervals is dropped (4004), then reconnected", async () => {
+  const { link, connection, server, timers, errors } = await linked();
+  await connection.handshake({ maxFrame: 1 << 20, heartbeatMs: 1000 });
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  // The watchdog is re-armed by every frame: it is the one timer pending, at 3 intervals.
+  assert.deepEqual(timers.delays(), [3000]);
+  connection.send({ type: "ping", n: 1 });
+  await connection.expect("pong");
+  assert.deepEqual(timers.delays(), [3000]);
+  assert.equal(timers.runNext(), 3000);
+  assert.equal(connection.closed?.by, "client");
+  assert.equal(connection.closed?.code, 4004);
+  assert.equal(link.status, "offline");
+  assert.ok(isCairnError(errors.at(-1), "E_IO"));
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  await serveSubscription(again, { writers: [] });
+  await link.synced();
+  await link.close();
+});
+
+test("goaway: once the server closes, the client comes back after the delay it asked", async () => {
+  const { link, connection, server, timers } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  connection.send({ type: "goaway", reason: "restarting", retryAfterMs: 1234 });
+  connection.close(1001, "going away");
+  await until(() => link.status === "offline", "offline");
+  assert.deepEqual(timers.delays(), [1234]);
+  timers.runNext();
+  assert.equal(link.status, "connecting");
+  const again = await server.accept();
+  await again.handshake();
+  await serveSubscription(again, { writers: [] });
+  await link.synced();
+  await link.close();
+});
+
+test("backoff: full jitter under a cap that doubles from initialMs to maxMs", () => {
+  const options = { initialMs: 250, maxMs: 30_000 };
+  const caps = Array.from({ length: 10 }, (_, i) => backoffDelay(i, options, () => 0.9999999));
+  assert.deepEqual(caps, [249, 499, 999, 1999, 3999, 7999, 15999, 29999, 29999, 29999]);
+  assert.equal(backoffDelay(3, options, () => 0), 0);
+  assert.equal(backoffDelay(3, options, () => 0.5), 1000);
+  assert.equal(backoffDelay(5000, options, () => 0.5), 15000, "no overflow after many failures");
+});
+
+test("a link whose connections keep failing backs off, and starts over once synced", async () => {
+  const server = new FakeSyncServer();
+  const timers = new ManualTimers();
+  const db = await Cairn.open();
+  await db.open(PATH);
+  const link = syncWith(db, "ws://sync.test", { backoff: { initialMs: 100, maxMs: 1000 } }, {
+    socket: server.socket,
+    setTimeout: timers.setTimeout,
+    clearTimeout: timers.clearTimeout,
+    random: () => 0.5,
+    wake: () => () => {},
+  });
+  const delays: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const connection = await server.accept();
+    connection.close(1006);
+    await until(() => link.status === "offline", "offline");
+    delays.push(timers.runNext());
+  }
+  assert.deepEqual(delays, [50, 100, 200, 400, 500, 500]);
+  const good = await server.accept();
+  await good.handshake();
+  await serveSubscription(good, { writers: [] });
+  await link.synced();
+  good.close(1006);
+  await until(() => link.status === "offline", "offline");
+  assert.deepEqual(timers.delays(), [50]);
+  await link.close();
+  assert.deepEqual(timers.delays(), [], "close() leaves no timer behind");
+});
+
+test("a wake-up signal (online, page visible) reconnects at once instead of waiting", async () => {
+  const server = new FakeSyncServer();
+  const timers = new ManualTimers();
+  let wake = () => {};
+  const db = await Cairn.open();
+  const link = syncWith(db, "ws://sync.test", {}, {
+    socket: server.socket,
+    setTimeout: timers.setTimeout,
+    clearTimeout: timers.clearTimeout,
+    random: () => 0.5,
+    wake: (callback) => {
+      wake = callback;
+      return () => wake = () => {};
+    },
+  });
+  const first = await server.accept();
+  first.close(1006);
+  await until(() => link.status === "offline", "offline");
+  assert.equal(timers.delays().length, 1);
+  wake();
+  assert.equal(link.status, "connecting");
+  assert.deepEqual(timers.delays().length, 1, "the backoff timer is replaced by the watchdog");
+  const second = await server.accept();
+  await second.handshake();
+  await link.synced();
+  await link.close();
+  wake(); // stopped listening: nothing happens
+  assert.equal(server.made.length, 2);
+});
+
+for (
+  const [what, send, code] of [
+    [
+      "bytes that are not MessagePack",
+      (c) => c.sendRaw(new Uint8Array([0xc1, 0xff])),
+      "E_PROTOCOL",
+    ],
+    ["a text message", (c) => c.sendRaw("hello"), "E_PROTOCOL"],
+    ["an unknown frame type", (c) => c.sendRaw(encodeRaw([99, "x"])), "E_PROTOCOL"],
+    ["a frame larger than maxFrame", (c) => c.sendRaw(new Uint8Array(8192)), "E_TOO_LARGE"],
+    [
+      "a client's frame type",
+      (c) => c.send({ type: "prove", signature: new Uint8Array(64) }),
+      "E_PROTOCOL",
+    ],
+    ["a second welcome", (c) => c.send({ type: "welcome" }), "E_PROTOCOL"],
+    ["an ack of a push never sent", (c) =>
+      c.send({
+        type: "ack",
+        repo: PATH,
+        id: 77,
+        applied: 1,
+        duplicates: 0,
+        rejected: [],
+        position: 1,
+      }), "E_PROTOCOL"],
+    ["an error frame", (c) => c.send({ type: "error", code: "E_AUTH", message: "who?" }), "E_AUTH"],
+  ] as const satisfies readonly [
+    string,
+    (c: Awaited<ReturnType<typeof linked>>["connection"]) => void,
+    string,
+  ][]
+) {
+  test(`${what} from the server: reported, socket closed, reconnect with backoff`, async () => {
+    const { link, connection, server, timers, errors, notes } = await linked({ maxFrame: 4096 });
+    await connection.handshake();
+    await serveSubscription(connection, { writers: [] });
+    await until(() => link.status === "synced", "synced");
+    send(connection);
+    await until(() => link.status === "offline", "offline");
+    assert.ok(isCairnError(errors.at(-1), code), String(errors.at(-1)?.message));
+    assert.equal(connection.closed?.by, "client");
+    assert.equal(timers.delays().length, 1);
+    // The link carries on: a new socket, and a write still reaches the server.
+    timers.runNext();
+    const again = await server.accept();
+    await again.handshake();
+    await serveSubscription(again, { writers: [] });
+    notes.create(Note, { title: "after" });
+    assert.equal((await again.expect("push")).frames.length, 1);
+    await link.close();
+  });
+}
+
+test("a server speaking another protocol version is refused", async () => {
+  const { link, connection, errors } = await linked();
+  await connection.expect("hello");
+  connection.send({
+    type: "challenge",
+    version: PROTOCOL_VERSION + 1,
+    serverId: "s",
+    nonce: new Uint8Array(32),
+    limits: { maxFrame: 1 << 20, heartbeatMs: 1000 },
+  });
+  await until(() => link.status === "offline", "offline");
+  assert.ok(isCairnError(errors.at(-1), "E_PROTOCOL"));
+  await link.close();
+});
+
+function encodeRaw(value: unknown[]): Uint8Array {
+  // A frame the encoder would never write: built from a valid one's bytes, type replaced.
+  const bytes = encodeFrame({ type: "unsubscribe", repo: "/x" });
+  const out = bytes.slice();
+  out[1] = value[0] as number;
+  return out;
+}
+
+test("a server whose frames could not carry a block is refused; a tiny heartbeat is not taken", async () => {
+  const { link, connection, server, timers, errors } = await linked();
+  await connection.expect("hello");
+  const nonce = new Uint8Array(32);
+  connection.send({
+    type: "challenge",
+    version: PROTOCOL_VERSION,
+    serverId: "s",
+    nonce,
+    limits: { maxFrame: 100, heartbeatMs: 1000 },
+  });
+  await until(() => link.status === "offline", "offline");
+  assert.ok(isCairnError(errors.at(-1), "E_PROTOCOL"));
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake({ maxFrame: 1 << 20, heartbeatMs: 1 });
+  await serveSubscription(again, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  assert.deepEqual(timers.delays(), [3000], "the watchdog waits three seconds at least");
+  await link.close();
+});
