@@ -116,8 +116,11 @@ const RUNNERS: Record<Section, () => Promise<Tally>> = {
   package: runPackage,
 };
 const SECTIONS: Section[] = ["deno", "node", "browser", "package"];
-/** Sections that use the built package in dist/ (built once, before the first of them). */
-const NEEDS_BUILD: Section[] = ["node", "browser", "package"];
+/**
+ * Sections that use the built package in dist/ (built once, before the first of them): the Deno
+ * section too, whose cross-runtime tests start Node children on it.
+ */
+const NEEDS_BUILD: Section[] = ["deno", "node", "browser", "package"];
 
 async function main(): Promise<number> {
   const only = Deno.args.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",");

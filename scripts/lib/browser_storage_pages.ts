@@ -57,13 +57,13 @@ async function checkTwoTabs(context: BrowserContext, origin: string): Promise<vo
   }
 }
 
-interface Tab {
+export interface Tab {
   page: Page;
   /** Uncaught errors and console errors of the tab, added to a failing step's message. */
   errors: string[];
 }
 
-async function openTab(context: BrowserContext): Promise<Tab> {
+export async function openTab(context: BrowserContext): Promise<Tab> {
   const page = await context.newPage();
   const errors: string[] = [];
   page.on("pageerror", (err) => errors.push(`uncaught: ${err.stack ?? err.message}`));
@@ -73,8 +73,11 @@ async function openTab(context: BrowserContext): Promise<Tab> {
   return { page, errors };
 }
 
-/** Loads a phase and waits for the page to report it: status "ok" passes, anything else fails. */
-async function loadPhase(tab: Tab, url: string, step: string): Promise<void> {
+/**
+ * Loads a phase and waits for the page to report it: status "ok" passes (resolving with the
+ * page's #out text), anything else fails.
+ */
+export async function loadPhase(tab: Tab, url: string, step: string): Promise<string> {
   let status: string | undefined;
   let text = "";
   try {
@@ -88,6 +91,7 @@ async function loadPhase(tab: Tab, url: string, step: string): Promise<void> {
     throw stepFailure(tab, step, String(err));
   }
   if (status !== "ok") throw stepFailure(tab, step, text);
+  return text;
 }
 
 /** Calls a step the page exposes as `cairnTabs[name]()`; it resolves or rejects with a message. */
@@ -111,6 +115,6 @@ function stepFailure(tab: Tab, step: string, message: string): Error {
 }
 
 /** One OPFS directory per run, so a leftover from an aborted run cannot be mistaken for ours. */
-function uniqueName(kind: string): string {
+export function uniqueName(kind: string): string {
   return `cairn-page-${kind}-${crypto.randomUUID()}`;
 }

@@ -1,0 +1,71 @@
+/**
+ * A fixture script run as a child process on Deno or Node (whichever the test asks for, not only
+ * the one running the test), with its output read line by line. On Node the fixture's "cairndb"
+ * imports resolve to the built package (dist/), so tests that start Node children need a build.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+
+export type ChildRuntime = "deno" | "node";
+
+const COMMANDS: Record<ChildRuntime, [string, string[]]> = {
+  deno: ["./node_modules/.bin/deno", ["run", "-A"]],
+  node: ["./node_modules/.bin/node", []],
+};
+
+export class Child {
+  readonly #process: ChildProcess;
+  readonly #lines: string[] = [];
+  #waiting: (() => void) | undefined;
+  readonly exited: Promise<number | null>;
+  #stderr = "";
+
+  constructor(runtime: ChildRuntime, script: string, args: readonly string[]) {
+    const [command, prefix] = COMMANDS[runtime];
+    this.#process = spawn(command, [...prefix, script, ...args], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    createInterface({ input: this.#process.stdout! }).on("line", (line) => {
+      this.#lines.push(line);
+      this.#waiting?.();
+    });
+    this.#process.stderr!.on("data", (chunk) => (this.#stderr += String(chunk)));
+    this.exited = new Promise((resolve) => {
+      this.#process.on("exit", (code) => {
+        this.#waiting?.();
+        resolve(code);
+      });
+    });
+  }
+
+  /** The rest of the first output line that is `prefix`, or starts with it and a space. */
+  async line(prefix: string, timeoutMs = 60_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.#lines.find((line) => line === prefix || line.startsWith(`${prefix} `));
+      if (found !== undefined) return found.slice(prefix.length + 1);
+      if (this.#process.exitCode !== null || Date.now() > deadline) {
+        throw new Error(
+          `the child printed no "${prefix}" line (exit ${this.#process.exitCode}):\n` +
+            `${this.#lines.join("\n")}\n${this.#stderr}`,
+        );
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 100);
+        this.#waiting = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  /** Closes the child's standard input (fixtures that serve take it as "stop"). */
+  endInput(): void {
+    this.#process.stdin!.end();
+  }
+
+  kill(): void {
+    if (this.#process.exitCode === null) this.#process.kill("SIGKILL");
+  }
+}
