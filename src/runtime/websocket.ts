@@ -1,0 +1,82 @@
+/**
+ * The WebSocket a sync client opens. Browsers and Node 24 have a global one that sends each
+ * message at once. Deno's global client leaves Nagle's algorithm on (measured on Deno 2.9: a
+ * message of 8–64 KiB waited ~44 ms for the peer's delayed acknowledgement, p50, against 0.1 ms
+ * with TCP_NODELAY), so on Deno the `ws` package (Cairn's server dependency, which sets
+ * TCP_NODELAY through node:net) carries the socket instead. It loads asynchronously: until then
+ * the returned socket is CONNECTING, and it fires the usual events once `ws` has taken over.
+ */
+
+/** The part of the standard WebSocket API a sync client uses. */
+export interface ClientWebSocket {
+  binaryType: string;
+  readonly readyState: number;
+  onopen: ((event: unknown) => void) | null;
+  onmessage: ((event: { readonly data: unknown }) => void) | null;
+  onclose: ((event: { readonly code: number; readonly reason: string }) => void) | null;
+  onerror: ((event: unknown) => void) | null;
+  send(data: Uint8Array): void;
+  close(code?: number, reason?: string): void;
+}
+
+type WebSocketClass = new (url: string) => ClientWebSocket;
+
+/** A variable, so bundlers leave the import alone and browser bundles never include `ws`. */
+const WS_MODULE = "ws";
+const CONNECTING = 0;
+const CLOSED = 3;
+
+export function openClientWebSocket(url: string): ClientWebSocket {
+  const global = (globalThis as { WebSocket?: WebSocketClass }).WebSocket;
+  if ("Deno" in globalThis) return new NoDelaySocket(url);
+  if (global === undefined) throw new TypeError("this runtime has no WebSocket");
+  return new global(url);
+}
+
+/** A `ws` socket behind the standard interface, made once `ws` has loaded. */
+class NoDelaySocket implements ClientWebSocket {
+  binaryType = "blob";
+  onopen: ClientWebSocket["onopen"] = null;
+  onmessage: ClientWebSocket["onmessage"] = null;
+  onclose: ClientWebSocket["onclose"] = null;
+  onerror: ClientWebSocket["onerror"] = null;
+  #socket: ClientWebSocket | undefined;
+  /** Set by a close() before `ws` loaded: the socket is then never opened. */
+  #closedEarly = false;
+
+  constructor(url: string) {
+    import(WS_MODULE).then(({ WebSocket }: { WebSocket: WebSocketClass }) => {
+      if (this.#closedEarly) return;
+      const socket = new WebSocket(url);
+      socket.binaryType = this.binaryType;
+      socket.onopen = (event) => this.onopen?.(event);
+      socket.onmessage = (event) => this.onmessage?.(event);
+      socket.onclose = (event) => this.onclose?.(event);
+      socket.onerror = (event) => this.onerror?.(event);
+      this.#socket = socket;
+    }, (err) => {
+      this.onerror?.(err);
+      this.onclose?.({ code: 1006, reason: `cannot load ${WS_MODULE}: ${err}` });
+    });
+  }
+
+  get readyState(): number {
+    if (this.#socket) return this.#socket.readyState;
+    return this.#closedEarly ? CLOSED : CONNECTING;
+  }
+
+  send(data: Uint8Array): void {
+    if (!this.#socket) throw new TypeError("the WebSocket is not open yet");
+    this.#socket.send(data);
+  }
+
+  close(code?: number, reason?: string): void {
+    if (this.#socket) {
+      this.#socket.close(code, reason);
+      return;
+    }
+    if (this.#closedEarly) return;
+    this.#closedEarly = true;
+    queueMicrotask(() => this.onclose?.({ code: code ?? 1005, reason: reason ?? "" }));
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The sync client's WebSocket (runtime/websocket.ts): on Deno a `ws` socket behind the standard
+ * interface (Deno's own client leaves Nagle's algorithm on), elsewhere the global one. Both open,
+ * carry binary messages both ways as ArrayBuffers, and close with the code given; a socket
+ * closed before it opened reports one close and never connects.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { WebSocketServer } from "ws";
+import { openClientWebSocket } from "../../src/runtime/websocket.ts";
+
+async function withEchoServer(run: (url: string, connections: () => number) => Promise<void>) {
+  const http = createServer();
+  const wss = new WebSocketServer({ server: http });
+  let connections = 0;
+  wss.on("connection", (socket) => {
+    connections++;
+    socket.on("message", (data, isBinary) => socket.send(data, { binary: isBinary }));
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  try {
+    await run(`ws://127.0.0.1:${(http.address() as AddressInfo).port}`, () => connections);
+  } finally {
+    for (const client of wss.clients) client.terminate();
+    await new Promise((resolve) => wss.close(resolve));
+    await new Promise((resolve) => http.close(resolve));
+  }
+}
+
+test("the client WebSocket carries binary messages both ways and closes with its code", async () => {
+  await withEchoServer(async (url) => {
+    const socket = openClientWebSocket(url);
+    socket.binaryType = "arraybuffer";
+    await new Promise((resolve, reject) => {
+      socket.onopen = resolve;
+      socket.onerror = reject;
+    });
+    assert.equal(socket.readyState, 1);
+    const payload = new Uint8Array(30_000).map((_, i) => i % 251);
+    const echoed = new Promise<unknown>((resolve) => (socket.onmessage = (e) => resolve(e.data)));
+    socket.send(payload);
+    const data = await echoed;
+    assert.ok(data instanceof ArrayBuffer);
+    assert.deepEqual(new Uint8Array(data), payload);
+    const closed = new Promise<number>((resolve) => (socket.onclose = (e) => resolve(e.code)));
+    socket.close(4000, "done");
+    assert.equal(await closed, 4000);
+  });
+});
+
+test("a client WebSocket closed before it opened reports one close and never connects", async () => {
+  await withEchoServer(async (url, connections) => {
+    const socket = openClientWebSocket(url);
+    let closes = 0;
+    let opened = false;
+    socket.onopen = () => (opened = true);
+    socket.onclose = () => closes++;
+    socket.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(closes, 1);
+    assert.equal(socket.readyState, 3);
+    assert.equal(opened, false);
+    // The global WebSocket may have reached the server before its close; the `ws` one never does.
+    if ("Deno" in globalThis) assert.equal(connections(), 0);
+  });
+});
