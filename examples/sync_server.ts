@@ -7,7 +7,7 @@ import { createSyncServer } from "cairndb/server";
 
 const dir = await mkdtemp(join(tmpdir(), "cairn-sync-"));
 const server = await createSyncServer({ dir, port: 0 }); // port 0: any free port
-console.log(server.url); // "ws://127.0.0.1:…": what clients connect to
+console.log(server.url); // "ws://127.0.0.1:…" — what clients connect to
 
 // Built-in rules: the first session to write a repository owns it; the server grants the rest.
 const bob = await Cairn.open();

@@ -5,15 +5,14 @@ import { readFile } from "node:fs/promises";
 // Tests run from the project root in Deno and in Node.
 const EXAMPLE = "examples/sync.ts";
 
-test("docs/sync.md shows the sync example exactly as it is tested", async () => {
-  const [docs, source] = await Promise.all([
-    readFile("docs/sync.md", "utf8"),
-    readFile(EXAMPLE, "utf8"),
-  ]);
-  // The file's first line is a comment about the file itself.
-  const code = source.split("\n").slice(1).join("\n").trim();
-  assert.ok(docs.includes(code), `docs/sync.md must contain the code of ${EXAMPLE} verbatim`);
-});
+for (const doc of ["docs/sync.md", "README.md"]) {
+  test(`${doc} shows the sync example exactly as it is tested`, async () => {
+    const [text, source] = await Promise.all([readFile(doc, "utf8"), readFile(EXAMPLE, "utf8")]);
+    // The file's first line is a comment about the file itself.
+    const code = source.split("\n").slice(1).join("\n").trim();
+    assert.ok(text.includes(code), `${doc} must contain the code of ${EXAMPLE} verbatim`);
+  });
+}
 
 test("the sync example runs: bob reads the note alice wrote, through the server", async () => {
   const logged: unknown[][] = [];
