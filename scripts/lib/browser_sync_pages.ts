@@ -33,11 +33,11 @@ async function denoServer(dir: string): Promise<RunningServer> {
   return { url: server.url, stop: () => server.close() };
 }
 
-/** test/fixtures/sync_server.mjs on Node: it prints its URL, and stops when stdin closes. */
+/** test/fixtures/sync_server.mjs on Node: it prints its URL, and stops on SIGTERM. */
 async function nodeServer(dir: string): Promise<RunningServer> {
   const child = new Deno.Command("./node_modules/.bin/node", {
     args: ["test/fixtures/sync_server.mjs", dir],
-    stdin: "piped",
+    stdin: "null",
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
@@ -53,7 +53,7 @@ async function nodeServer(dir: string): Promise<RunningServer> {
   return {
     url,
     async stop() {
-      await child.stdin.close();
+      child.kill("SIGTERM");
       await child.status;
       lines.releaseLock();
     },

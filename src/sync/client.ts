@@ -526,7 +526,6 @@ class SyncClient implements SyncLink {
   ): Promise<void> {
     const link = this.#linkOf(frame.repo);
     if (!link || link.phase !== "catching-up") return;
-    if (!link.missedBlocks) link.cursor = frame.cursor;
     if (frame.versionVector) {
       // The server said what it holds: everything else here is pushed (written offline, or
       // before a restart), in causal order.
@@ -534,6 +533,11 @@ class SyncClient implements SyncLink {
       if (connection.ended) return;
       link.queue.adoptServerState(frame.versionVector, missing);
     }
+    // Only now: a later subscription by this cursor trusts the queue to hold all the server
+    // lacks, which is true once the blocks missing from the server's vector are queued. (Kept
+    // before that, a socket lost during the export left a cursor and an empty queue: blocks
+    // written before an app restart were never pushed.)
+    if (!link.missedBlocks) link.cursor = frame.cursor;
     link.phase = "synced";
     this.#backoff.reset();
     for (const id of this.#push(connection, link)) link.catchUpPushes.add(id);

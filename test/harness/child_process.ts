@@ -60,9 +60,9 @@ export class Child {
     }
   }
 
-  /** Closes the child's standard input (fixtures that serve take it as "stop"). */
-  endInput(): void {
-    this.#process.stdin!.end();
+  /** Asks the child to stop (SIGTERM): fixtures that serve stop cleanly on it. */
+  terminate(): void {
+    this.#process.kill("SIGTERM");
   }
 
   kill(): void {

@@ -36,7 +36,9 @@ function barTexts(page: Page, scope = "main"): Promise<string[]> {
   );
 }
 
-const ONE_WAY = /^(\d[\d,.]*×|1\/[\d,.]+) · (faster|slower|tie|\d+ (faster|slower|tie).*)$/;
+/** A bar's label: one ratio direction, the verdict in time's words or, for bytes, in size's. */
+const ONE_WAY =
+  /^(\d[\d,.]*×|1\/[\d,.]+) · (faster|slower|smaller|larger|tie|\d+ (faster|slower|tie).*)$/;
 
 test("the bench page draws charts that fit the window, follows the picks and shows progress", {
   timeout: 240_000,

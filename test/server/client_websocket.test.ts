@@ -60,9 +60,14 @@ test("a client WebSocket closed before it opened reports one close and never con
     socket.close();
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(closes, 1);
-    assert.equal(socket.readyState, 3);
     assert.equal(opened, false);
-    // The global WebSocket may have reached the server before its close; the `ws` one never does.
-    if ("Deno" in globalThis) assert.equal(connections(), 0);
+    if ("Deno" in globalThis) {
+      // The `ws` socket is never made: closed for good at once, and the server never hears of it.
+      assert.equal(socket.readyState, 3);
+      assert.equal(connections(), 0);
+    } else {
+      // Node's global WebSocket closes as the standard says: its handshake may still be finishing.
+      assert.ok(socket.readyState >= 2, `readyState ${socket.readyState}`);
+    }
   });
 });

@@ -64,7 +64,7 @@ for (const serverRuntime of ["deno", "node"] as const) {
         assert.equal(fromNode?.get("body"), "written on node");
         await link.close();
         await db.close();
-        server.endInput();
+        server.terminate();
         assert.equal(await server.line("stopped"), "");
       } finally {
         for (const child of children) child.kill();

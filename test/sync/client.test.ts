@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn } from "../../src/db/database.ts";
+import { Repository } from "../../src/repo/repository.ts";
 import { isCairnError } from "../../src/core/errors.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { DEFAULT_MAX_FRAME, proofMessage } from "../../src/sync/protocol.ts";
@@ -437,5 +438,50 @@ test("after a refused block the cursor is dropped: the next subscription asks by
   assert.equal(subscribe.cursor, null);
   assert.deepEqual(subscribe.versionVector, { [alice.db.session.id]: 1 });
   await until(() => notes.count() === 2, "the genuine block applied");
+  await link.close();
+});
+
+test("a socket lost while the server's vector is read: what the server lacks is still pushed", async () => {
+  const { db, notes, link, connection, server, timers } = await linked({}, async (_db, notes) => {
+    // Written before the link existed (as after an app restart): the link learns of these
+    // blocks only from the server's version vector.
+    for (let i = 0; i < 3; i++) {
+      notes.create(Note, { title: `old ${i}` });
+      await notes.flush();
+    }
+  });
+  const serverVector = { [db.session.id]: 1 };
+  await connection.handshake();
+  // The socket goes while the client reads what to push after `synced` (a cursor kept from that
+  // synced, with nothing queued, made the next subscription skip those blocks for good).
+  const exportNamedBlocks = Repository.prototype.exportNamedBlocks;
+  Repository.prototype.exportNamedBlocks = function (since) {
+    connection.close(1006);
+    return exportNamedBlocks.call(this, since);
+  };
+  try {
+    await serveSubscription(connection, { writers: [], cursor: ["epoch-1", 5], serverVector });
+    await until(() => link.status === "offline", "offline");
+  } finally {
+    Repository.prototype.exportNamedBlocks = exportNamedBlocks;
+  }
+
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  const subscribe = await again.expect("subscribe");
+  await again.expect("credit");
+  again.send({ type: "members", repo: PATH, writers: [], canWrite: true });
+  // A server answers a subscription by cursor without its vector, by vector with it.
+  again.send({
+    type: "synced",
+    repo: PATH,
+    cursor: ["epoch-1", 5],
+    versionVector: subscribe.cursor ? null : serverVector,
+  });
+  const push = await again.expect("push");
+  assert.deepEqual(push.frames, await notes.exportBlocks(serverVector));
+  ack(again, push);
+  await link.synced();
   await link.close();
 });
