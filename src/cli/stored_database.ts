@@ -110,6 +110,8 @@ export interface StoredRepository {
 export interface BlockProblem {
   readonly session: string;
   readonly seq: number;
+  /** Where the block's record starts in the log. */
+  readonly offset: number;
   readonly error: CairnError;
 }
 
@@ -136,7 +138,11 @@ export async function readStoredRepository(
   let unsigned = 0;
   const badSignatures: BlockProblem[] = [];
   const verified: SealedBlock[] = [];
-  for (const sealed of scan.blocks) {
+  // A fork holds two blocks at one place; the later one is the block that cannot be applied.
+  const offsets = new Map<string, number>();
+  for (const [i, sealed] of scan.blocks.entries()) {
+    const offset = scan.blockOffsets[i];
+    offsets.set(`${sealed.block.session}/${sealed.block.seq}`, offset);
     if (sealed.block.signature.length === 0) {
       unsigned++;
       verified.push(sealed);
@@ -147,7 +153,12 @@ export async function readStoredRepository(
       verified.push(sealed);
     } catch (err) {
       if (!isCairnError(err)) throw err;
-      badSignatures.push({ session: sealed.block.session, seq: sealed.block.seq, error: err });
+      badSignatures.push({
+        session: sealed.block.session,
+        seq: sealed.block.seq,
+        offset,
+        error: err,
+      });
     }
   }
   const report = await repository.load(verified);
@@ -161,7 +172,10 @@ export async function readStoredRepository(
     repository,
     unsigned,
     badSignatures,
-    unloadable: report.unloadable,
+    unloadable: report.unloadable.map((problem) => ({
+      ...problem,
+      offset: offsets.get(`${problem.session}/${problem.seq}`)!,
+    })),
     missing: repository.missingHistory(),
   };
 }

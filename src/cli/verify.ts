@@ -72,11 +72,8 @@ function problemsOf(stored: StoredRepository): Problem[] {
     const { offset, length } = stored.scan.tornTail;
     problems.push({ file, offset, problem: `torn tail: an incomplete last record (${length} B)` });
   }
-  for (const { session, seq, error } of stored.badSignatures) {
-    problems.push({ file, block: `${session}/${seq}`, problem: `${error.code}: ${error.message}` });
-  }
-  for (const { session, seq, error } of stored.unloadable) {
-    problems.push({ file, block: `${session}/${seq}`, problem: `${error.code}: ${error.message}` });
+  for (const { session, seq, offset, error } of [...stored.badSignatures, ...stored.unloadable]) {
+    problems.push({ file, offset, block: `${session}/${seq}`, problem: error.message });
   }
   for (const { session, first, last } of stored.missing.blocks) {
     problems.push({

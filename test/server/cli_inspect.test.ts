@@ -159,6 +159,7 @@ test("cairndb verify: a block whose signature does not verify (its record's chec
       assert.equal(verified.code, 1);
       const problems = JSON.parse(verified.stdout).problems as Problem[];
       assert.equal(problems[0].block, `${session}/2`);
+      assert.equal(problems[0].offset, start);
       assert.match(problems[0].problem, /^E_BAD_SIGNATURE/);
     }
   });
