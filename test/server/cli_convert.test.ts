@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Cairn, type CairnWarning, defineSchema, isCairnError } from "cairndb";
 import { CLI_RUNTIMES, directoryContents, runCli } from "../harness/cli.ts";
@@ -76,7 +76,36 @@ test("cairndb convert: binary → JSONL (Deno) → binary (Node) keeps every ite
 
     const again = await runCli("deno", ["convert", dir, "--to", "binary"]);
     assert.equal(again.code, 0);
-    assert.match(again.stdout, /binary format already: nothing to do/);
+    assert.match(again.stdout, /in the binary format already$/m);
+  });
+});
+
+test("cairndb convert: a run interrupted before cairn.json was written is done again; one interrupted after it has its old logs removed", async () => {
+  await withTempDirectory("cli-convert-crash", async (dir) => {
+    const db = await Cairn.open({ path: dir });
+    for (const path of ["/a", "/b"]) {
+      (await db.open(path)).create(Note, { title: path }, { key: "k" });
+    }
+    const expected = await itemsOf(db, ["/a", "/b"]);
+    await db.close();
+    const binary = await directoryContents(dir);
+    // Before cairn.json: a new log written for /a, a temporary file of /b's cut short.
+    await writeFile(join(dir, "a.jsonl"), '{"cairn":"log"');
+    await writeFile(join(dir, "b.jsonl.tmp"), "{");
+    const first = await runCli("deno", ["convert", dir, "--to", "jsonl"]);
+    assert.equal(first.code, 0, first.stderr);
+    const jsonl = await directoryContents(dir);
+    // After cairn.json: the old logs still there.
+    await writeFile(join(dir, "a.log"), binary["a.log"]);
+    await writeFile(join(dir, "b.log"), binary["b.log"]);
+    const second = await runCli("node", ["convert", dir, "--to", "jsonl"]);
+    assert.equal(second.code, 0, second.stderr);
+    assert.match(second.stdout, /^removed a\.log, left by a conversion that was interrupted$/m);
+    assert.deepEqual(Object.keys(jsonl), ["a.jsonl", "b.jsonl", "cairn.json", "writer.lock"]);
+    assert.deepEqual(await directoryContents(dir), jsonl);
+    const reopened = await Cairn.open({ path: dir, format: "jsonl" });
+    assert.deepEqual(await itemsOf(reopened, ["/a", "/b"]), expected);
+    await reopened.close();
   });
 });
 
