@@ -66,6 +66,8 @@ export interface ScanOptions {
 export interface LogScan {
   /** Decoded, in file order (signatures NOT verified here). */
   readonly blocks: SealedBlock[];
+  /** The byte offset of each block's record, in the order of `blocks`. */
+  readonly blockOffsets: readonly number[];
   /**
    * Byte offset after the last intact record (or after the header): appends continue here, and a
    * torn tail is cut to this. 0 when the file holds no complete header (write `header()` first).
@@ -118,6 +120,7 @@ export function reasonOf(err: unknown): string {
  */
 export class ScanCollector {
   readonly blocks: SealedBlock[] = [];
+  readonly blockOffsets: number[] = [];
   readonly damaged: LogDamage[] = [];
   #badStart = -1;
   #badReason = "";
@@ -137,8 +140,10 @@ export class ScanCollector {
   /** An intact record: ends a run of bad bytes before it, if any. */
   intact(offset: number, end: number, block: SealedBlock | undefined, reason = ""): void {
     this.#closeRun(offset);
-    if (block) this.blocks.push(block);
-    else this.damaged.push({ offset, length: end - offset, reason });
+    if (block) {
+      this.blocks.push(block);
+      this.blockOffsets.push(offset);
+    } else this.damaged.push({ offset, length: end - offset, reason });
     this.#validEnd = end;
   }
 
@@ -148,6 +153,7 @@ export class ScanCollector {
       : undefined;
     return {
       blocks: this.blocks,
+      blockOffsets: this.blockOffsets,
       validEnd: this.#validEnd,
       appendFirst: tornTail ? EMPTY : appendFirst,
       damaged: this.damaged,

@@ -13,6 +13,16 @@ const COMMANDS: Record<ChildRuntime, [string, string[]]> = {
   node: ["./node_modules/.bin/node", []],
 };
 
+/** The command and arguments that run `script` with `args` on `runtime`. */
+export function childCommand(
+  runtime: ChildRuntime,
+  script: string,
+  args: readonly string[],
+): [string, string[]] {
+  const [command, prefix] = COMMANDS[runtime];
+  return [command, [...prefix, script, ...args]];
+}
+
 export class Child {
   readonly #process: ChildProcess;
   readonly #lines: string[] = [];
@@ -21,8 +31,8 @@ export class Child {
   #stderr = "";
 
   constructor(runtime: ChildRuntime, script: string, args: readonly string[]) {
-    const [command, prefix] = COMMANDS[runtime];
-    this.#process = spawn(command, [...prefix, script, ...args], {
+    const [command, commandArgs] = childCommand(runtime, script, args);
+    this.#process = spawn(command, commandArgs, {
       stdio: ["pipe", "pipe", "pipe"],
     });
     createInterface({ input: this.#process.stdout! }).on("line", (line) => {

@@ -17,6 +17,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   query: ["repo", "runtime", "core"],
   db: ["query", "repo", "storage", "runtime", "core"],
   sync: ["db", "query", "repo", "storage", "runtime", "core"],
+  cli: ["sync", "db", "query", "repo", "storage", "runtime", "core"],
 };
 
 const SRC = "src";

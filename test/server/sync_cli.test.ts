@@ -50,10 +50,11 @@ test("cairndb serve: prints its URL, serves, and drains then exits 0 on SIGTERM"
 test("cairndb: a wrong command line prints the usage and exits 2", async () => {
   const [command, args] = runtimeCommand(CLI, ["serve", "--port", "1"]);
   const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  child.stdout.setEncoding("utf8");
-  child.stdout.on("data", (chunk: string) => (out += chunk));
+  let errors = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk: string) => (errors += chunk));
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
   assert.equal(code, 2);
-  assert.match(out, /usage: cairndb serve --dir/);
+  assert.match(errors, /cairndb serve needs --dir/);
+  assert.match(errors, /usage: cairndb <command>/);
 });

@@ -100,6 +100,7 @@ async function outcome(scanning: Promise<LogScan>) {
     const scan = await scanning;
     return {
       blocks: scan.blocks.map((sealed) => ({ hash: sealed.hash, body: [...sealed.body] })),
+      blockOffsets: scan.blockOffsets,
       validEnd: scan.validEnd,
       appendFirst: [...scan.appendFirst],
       damaged: scan.damaged,

@@ -68,6 +68,7 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 function plain(scan: LogScan) {
   return {
     blocks: scan.blocks.map((sealed) => sealed.hash),
+    blockOffsets: scan.blockOffsets,
     validEnd: scan.validEnd,
     appendFirst: [...scan.appendFirst],
     damaged: scan.damaged,
