@@ -14,6 +14,7 @@ import type { SqlCtx, SqlEngine } from "../lib/sql.ts";
 import { type Platform, runSuite } from "./suite.ts";
 import type { Message, Settings } from "../lib/types.ts";
 import { MESSAGE_PREFIX } from "./prefix.ts";
+import { processSyncHost } from "../sync/processes.ts";
 
 const isDeno = "Deno" in globalThis;
 
@@ -66,6 +67,7 @@ async function main(): Promise<void> {
     // The runner starts every runtime in the project's root.
     readData: (file) => Promise.resolve(readFileSync(join("bench", "data", file))),
     gc,
+    syncHost: processSyncHost(isDeno ? "deno" : "node"),
     runSqlite(contender, workload, variant, plan, progress) {
       const engine = engines.get(contender);
       if (!engine) throw new Error(`no SQLite contender ${contender} here`);

@@ -81,7 +81,8 @@ export type Family =
   | "queries"
   | "mixed"
   | "footprint"
-  | "text";
+  | "text"
+  | "sync";
 
 /** What every workload is, whatever it runs on. */
 interface WorkloadInfo {

@@ -1,0 +1,104 @@
+/**
+ * A sync client in a process of its own, in the runtime being benchmarked (Deno runs this file;
+ * Node runs it bundled, build/bench/sync_peer.mjs). Driven by requests (bench/sync/line_channel.ts):
+ *
+ * - `open {url, transport}`: "cairn" — an in-memory database (signed, the default profile) with
+ *   the bench repository, linked by `sync` and synced; "raw" — a bare WebSocket to the relay.
+ * - `write {i, bytes}`: Cairn creates item i (sealed into its own block this tick and pushed);
+ *   raw sends one binary message of `bytes` bytes. Replies at once, without waiting for an ack.
+ * - `bulk {from, n}`: n items in one tick (one write, sealed in capped blocks), then `synced`.
+ * - `separate {from, n}`: n items, each sealed into its own block, then `synced`.
+ * - `sessions {from, n, sessions}`: n items written by `sessions` databases of their own (each
+ *   a new session), one after the other, each synced and closed.
+ * - `synced`: waits until the server holds every block written here.
+ */
+import { Cairn, type RepositoryHandle, sync, type SyncLink } from "../../src/mod.ts";
+import { ItemSchema, REPO_PATH } from "../contenders/cairn.ts";
+import { itemKey, itemValues } from "../lib/items.ts";
+import { type Request, serveRequests } from "./line_channel.ts";
+
+interface CairnPeer {
+  db: Cairn;
+  repo: RepositoryHandle;
+  link: SyncLink;
+}
+
+async function openCairn(url: string): Promise<CairnPeer> {
+  const db = await Cairn.open({ schemas: [ItemSchema] });
+  const repo = await db.open(REPO_PATH);
+  const link = sync(db, url);
+  await link.synced();
+  return { db, repo, link };
+}
+
+async function closeCairn(peer: CairnPeer): Promise<void> {
+  await peer.link.close();
+  await peer.db.close();
+}
+
+function openRaw(url: string): Promise<WebSocket> {
+  const socket = new WebSocket(url);
+  socket.binaryType = "arraybuffer";
+  return new Promise((resolve, reject) => {
+    socket.onopen = () => resolve(socket);
+    socket.onerror = () => reject(new Error(`cannot connect to ${url}`));
+  });
+}
+
+function create(repo: RepositoryHandle, from: number, n: number): void {
+  for (let i = from; i < from + n; i++) {
+    repo.create(ItemSchema, itemValues(i), { key: itemKey(i) });
+  }
+}
+
+let cairn: CairnPeer | undefined;
+let raw: WebSocket | undefined;
+
+function opened(): CairnPeer {
+  if (!cairn) throw new Error("open a Cairn link first");
+  return cairn;
+}
+
+async function handle(message: Request): Promise<unknown> {
+  const { from = 0, n = 0 } = message as { from?: number; n?: number };
+  switch (message.op) {
+    case "open":
+      if (message.transport === "raw") raw = await openRaw(message.url as string);
+      else cairn = await openCairn(message.url as string);
+      return;
+    case "write":
+      if (raw) raw.send(new Uint8Array(message.bytes as number));
+      else create(opened().repo, message.i as number, 1);
+      return;
+    case "bulk":
+      create(opened().repo, from, n);
+      return await opened().link.synced();
+    case "separate":
+      for (let i = from; i < from + n; i++) {
+        create(opened().repo, i, 1);
+        await opened().repo.flush();
+      }
+      return await opened().link.synced();
+    case "sessions": {
+      const sessions = message.sessions as number;
+      for (let s = 0; s < sessions; s++) {
+        const start = from + Math.floor((n * s) / sessions);
+        const end = from + Math.floor((n * (s + 1)) / sessions);
+        const peer = await openCairn(message.url as string);
+        create(peer.repo, start, end - start);
+        await peer.link.synced();
+        await closeCairn(peer);
+      }
+      return;
+    }
+    case "synced":
+      return await opened().link.synced();
+    default:
+      throw new Error(`unknown request ${message.op}`);
+  }
+}
+
+serveRequests(handle, async () => {
+  raw?.close();
+  if (cairn) await closeCairn(cairn);
+});
