@@ -13,4 +13,12 @@ export interface SyncHost {
   startServer(kind: ServerKind): Promise<{ process: HelperProcess; url: string }>;
   /** A client process of the runtime being measured (bench/sync/peer_process.ts). */
   startPeer(): HelperProcess;
+  /** Writes frames to a new local file (block_file.ts). */
+  saveBlocks(frames: readonly Uint8Array[]): Promise<BlockFile>;
+}
+
+export interface BlockFile {
+  /** Reads the frames back from the file. */
+  load(): Promise<Uint8Array[]>;
+  remove(): Promise<void>;
 }

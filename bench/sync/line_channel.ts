@@ -17,7 +17,7 @@ export interface HelperProcess {
   request<T = unknown>(message: Request): Promise<T>;
   /** Sends a request whose reply is not awaited (it is still read, in order). */
   post(message: Request): void;
-  /** Ends the process (closing its stdin) and waits for it to exit. */
+  /** Ends the process (closing its stdin) and waits for it to exit; again, does nothing. */
   stop(): Promise<void>;
 }
 
@@ -61,7 +61,7 @@ export function startHelper(command: string, args: string[], label: string): Hel
         post(message, { resolve: resolve as (v: unknown) => void, reject })
       ),
     async stop() {
-      child.stdin!.end();
+      if (!child.stdin!.writableEnded) child.stdin!.end();
       await exited;
     },
   };

@@ -3,7 +3,8 @@
  * Node runs it bundled, build/bench/sync_peer.mjs). Driven by requests (bench/sync/line_channel.ts):
  *
  * - `open {url, transport}`: "cairn" — an in-memory database (signed, the default profile) with
- *   the bench repository, linked by `sync` and synced; "raw" — a bare WebSocket to the relay.
+ *   the bench repository, linked by `sync` and synced (replies its session's public key); "raw"
+ *   — a bare WebSocket to the relay.
  * - `write {i, bytes}`: Cairn creates item i (sealed into its own block this tick and pushed);
  *   raw sends one binary message of `bytes` bytes. Replies at once, without waiting for an ack.
  * - `bulk {from, n}`: n items in one tick (one write, sealed in capped blocks), then `synced`.
@@ -64,7 +65,10 @@ async function handle(message: Request): Promise<unknown> {
   switch (message.op) {
     case "open":
       if (message.transport === "raw") raw = await openRaw(message.url as string);
-      else cairn = await openCairn(message.url as string);
+      else {
+        cairn = await openCairn(message.url as string);
+        return cairn.db.session.publicKey;
+      }
       return;
     case "write":
       if (raw) raw.send(new Uint8Array(message.bytes as number));

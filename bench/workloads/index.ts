@@ -3,6 +3,7 @@ import type { BenchWorkload } from "./common.ts";
 import { TEXT_PUBLISHED } from "./text_published.ts";
 import { TEXT_TRACES } from "./text_traces.ts";
 import { SQL_WORKLOADS } from "./versus_sqlite.ts";
+import { SYNC_CATCHUP } from "./sync_catchup.ts";
 import { SYNC_LATENCY } from "./sync_latency.ts";
 
 /** The rows against SQLite first (memory leading them), then the text rows, then sync. */
@@ -11,4 +12,5 @@ export const WORKLOADS: readonly BenchWorkload[] = [
   ...TEXT_TRACES,
   ...TEXT_PUBLISHED,
   ...SYNC_LATENCY,
+  ...SYNC_CATCHUP,
 ];
