@@ -8,7 +8,9 @@
  * - `write {i, bytes}`: Cairn creates item i (sealed into its own block this tick and pushed);
  *   raw sends one binary message of `bytes` bytes. Replies at once, without waiting for an ack.
  * - `bulk {from, n}`: n items in one tick (one write, sealed in capped blocks), then `synced`.
- * - `separate {from, n}`: n items, each sealed into its own block, then `synced`.
+ * - `separate {from, n}`: n items, each sealed into its own block, then `synced`; the loop
+ *   lets the event loop run every `YIELD_EVERY` writes, as an app writing over time would, so
+ *   the link pushes as it goes (without it nothing is sent until the loop ends).
  * - `sessions {from, n, sessions}`: n items written by `sessions` databases of their own (each
  *   a new session), one after the other, each synced and closed.
  * - `synced`: waits until the server holds every block written here.
@@ -52,6 +54,13 @@ function create(repo: RepositoryHandle, from: number, n: number): void {
   }
 }
 
+/** Separate writes between two turns of the event loop. */
+const YIELD_EVERY = 100;
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 let cairn: CairnPeer | undefined;
 let raw: WebSocket | undefined;
 
@@ -81,6 +90,7 @@ async function handle(message: Request): Promise<unknown> {
       for (let i = from; i < from + n; i++) {
         create(opened().repo, i, 1);
         await opened().repo.flush();
+        if ((i - from) % YIELD_EVERY === YIELD_EVERY - 1) await nextTurn();
       }
       return await opened().link.synced();
     case "sessions": {
