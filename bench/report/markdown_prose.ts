@@ -170,7 +170,10 @@ export function statisticsSection(): string[] {
     "on their stdin; the client that is timed is the bench's own process. One clock: the " +
     "bench process starts the timer when it hands a request to another process and stops it " +
     "when its own client sees the result, so no two processes' clocks are ever compared (the " +
-    "stdin hop is inside every figure, the floor's too). Bytes: the timed client's WebSocket " +
+    "stdin hop is inside every figure, the floor's too). S02 alone compares times taken in " +
+    "different processes: `Date.now()`, the one system clock every process reads, in 1 ms " +
+    "steps (`performance.timeOrigin` plus `performance.now()` would be finer, but each " +
+    "process's monotonic clock may drift from the wall clock it started from). Bytes: the timed client's WebSocket " +
     "payload bytes, every message both ways, counted by a WebSocket subclass it is given " +
     "(`bench/sync/byte_count.ts`); WebSocket and TCP headers are not counted. Server CPU: " +
     "`process.cpuUsage()` of the server process, asked over its stdin. Browser clients are " +
@@ -226,7 +229,8 @@ export function codeSection(): string[] {
     "- `bench/sync/`: the sync rows' processes — the server (`server_process.ts`, also the " +
     "raw WebSocket relay), the client process (`peer_process.ts`), the JSON-lines channel to " +
     "them, the timed client (`observer.ts`) and its byte-counting WebSocket; the rows are " +
-    "`bench/workloads/sync_latency.ts` and `sync_catchup.ts`.",
+    "`bench/workloads/sync_latency.ts`, `sync_fanout.ts` (with `bench/sync/fan_out_clients.ts`) " +
+    "and `sync_catchup.ts`.",
     "- `bench/report/`: what a run shows — table lines, ratios, charts, the console table, this " +
     "page, `--baseline`.",
     "",

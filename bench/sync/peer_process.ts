@@ -14,10 +14,13 @@
  * - `sessions {from, n, sessions}`: n items written by `sessions` databases of their own (each
  *   a new session), one after the other, each synced and closed.
  * - `synced`: waits until the server holds every block written here.
+ * - `clients {url, count, writers, name}`, `fanOut {ms}`, `drain {items}`: S02's many clients
+ *   in this process (fan_out_clients.ts).
  */
 import { Cairn, type RepositoryHandle, sync, type SyncLink } from "../../src/mod.ts";
 import { ItemSchema, REPO_PATH } from "../contenders/cairn.ts";
 import { itemKey, itemValues } from "../lib/items.ts";
+import { FanOutClients } from "./fan_out_clients.ts";
 import { type Request, serveRequests } from "./line_channel.ts";
 
 interface CairnPeer {
@@ -63,6 +66,7 @@ function nextTurn(): Promise<void> {
 
 let cairn: CairnPeer | undefined;
 let raw: WebSocket | undefined;
+let fanOut: FanOutClients | undefined;
 
 function opened(): CairnPeer {
   if (!cairn) throw new Error("open a Cairn link first");
@@ -107,6 +111,13 @@ async function handle(message: Request): Promise<unknown> {
     }
     case "synced":
       return await opened().link.synced();
+    case "clients":
+      fanOut = new FanOutClients(message.writers as number, message.name as string);
+      return await fanOut.open(message.url as string, message.count as number);
+    case "fanOut":
+      return await fanOut!.write(message.ms as number);
+    case "drain":
+      return await fanOut!.drain(message.items as number);
     default:
       throw new Error(`unknown request ${message.op}`);
   }
@@ -114,5 +125,6 @@ async function handle(message: Request): Promise<unknown> {
 
 serveRequests(handle, async () => {
   raw?.close();
+  await fanOut?.close();
   if (cairn) await closeCairn(cairn);
 });

@@ -4,6 +4,7 @@ import { TEXT_PUBLISHED } from "./text_published.ts";
 import { TEXT_TRACES } from "./text_traces.ts";
 import { SQL_WORKLOADS } from "./versus_sqlite.ts";
 import { SYNC_CATCHUP } from "./sync_catchup.ts";
+import { SYNC_FANOUT } from "./sync_fanout.ts";
 import { SYNC_LATENCY } from "./sync_latency.ts";
 
 /** The rows against SQLite first (memory leading them), then the text rows, then sync. */
@@ -12,5 +13,6 @@ export const WORKLOADS: readonly BenchWorkload[] = [
   ...TEXT_TRACES,
   ...TEXT_PUBLISHED,
   ...SYNC_LATENCY,
+  ...SYNC_FANOUT,
   ...SYNC_CATCHUP,
 ];
