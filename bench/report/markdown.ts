@@ -356,12 +356,14 @@ function runtimeSection(
       "",
       `Latency of single operations, µs (timer step ${num(step)} µs):`,
       "",
-      "| Workload | Contender | p50 | p99 | p99.9 | Operations |",
-      "| --- | --- | --- | --- | --- | --- |",
+      "| Workload | Size | Contender | p50 | p99 | p99.9 | Operations |",
+      "| --- | --- | --- | --- | --- | --- | --- |",
       ...latency.map(({ line, row }) =>
-        `| ${line.workload} ${line.title} | ${contenderInfo(row.contender).label} | ${
-          fmt(row.latency!.p50)
-        } | ${fmt(row.latency!.p99)} | ${fmt(row.latency!.p999)} | ${row.latency!.ops} |`
+        `| ${line.workload} ${line.title} | ${line.variant} | ${
+          contenderInfo(row.contender).label
+        } | ${fmt(row.latency!.p50)} | ${fmt(row.latency!.p99)} | ${fmt(row.latency!.p999)} | ${
+          row.latency!.ops
+        } |`
       ),
       "",
     );
