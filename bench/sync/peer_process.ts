@@ -11,8 +11,10 @@
  * - `separate {from, n}`: n items, each sealed into its own block, then `synced`; the loop
  *   lets the event loop run every `YIELD_EVERY` writes, as an app writing over time would, so
  *   the link pushes as it goes (without it nothing is sent until the loop ends).
- * - `sessions {from, n, sessions}`: n items written by `sessions` databases of their own (each
- *   a new session), one after the other, each synced and closed.
+ * - `sessions {url, from, n, sessions}`: n items written by `sessions` databases of their own
+ *   (each a new session, its share in one tick), whose blocks one more database imports and
+ *   pushes: the server holds blocks of `sessions` authors. (Linking each session itself would
+ *   have it catch up on everything written before it: quadratic in the sessions.)
  * - `synced`: waits until the server holds every block written here.
  * - `clients {url, count, writers, name}`, `fanOut {ms}`, `drain {items}`: S02's many clients
  *   in this process (fan_out_clients.ts).
@@ -32,9 +34,7 @@ interface CairnPeer {
 async function openCairn(url: string): Promise<CairnPeer> {
   const db = await Cairn.open({ schemas: [ItemSchema] });
   const repo = await db.open(REPO_PATH);
-  const link = sync(db, url);
-  await link.synced();
-  return { db, repo, link };
+  return { db, repo, link: await linked(db, url) };
 }
 
 async function closeCairn(peer: CairnPeer): Promise<void> {
@@ -62,6 +62,29 @@ const YIELD_EVERY = 100;
 
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+async function writeBySessions(url: string, from: number, n: number, sessions: number) {
+  const relay = await Cairn.open({ schemas: [ItemSchema] });
+  const relayRepo = await relay.open(REPO_PATH);
+  for (let s = 0; s < sessions; s++) {
+    const db = await Cairn.open({ schemas: [ItemSchema] });
+    const repo = await db.open(REPO_PATH);
+    const start = from + Math.floor((n * s) / sessions);
+    create(repo, start, from + Math.floor((n * (s + 1)) / sessions) - start);
+    await repo.flush();
+    await relay.trust(db.session.publicKey);
+    await relayRepo.importBlocks(await repo.exportBlocks());
+    await db.close();
+  }
+  await closeCairn({ db: relay, repo: relayRepo, link: await linked(relay, url) });
+}
+
+/** A link of `db` to `url`, once the server holds every block `db` has. */
+async function linked(db: Cairn, url: string): Promise<SyncLink> {
+  const link = sync(db, url);
+  await link.synced();
+  return link;
 }
 
 let cairn: CairnPeer | undefined;
@@ -97,18 +120,8 @@ async function handle(message: Request): Promise<unknown> {
         if ((i - from) % YIELD_EVERY === YIELD_EVERY - 1) await nextTurn();
       }
       return await opened().link.synced();
-    case "sessions": {
-      const sessions = message.sessions as number;
-      for (let s = 0; s < sessions; s++) {
-        const start = from + Math.floor((n * s) / sessions);
-        const end = from + Math.floor((n * (s + 1)) / sessions);
-        const peer = await openCairn(message.url as string);
-        create(peer.repo, start, end - start);
-        await peer.link.synced();
-        await closeCairn(peer);
-      }
-      return;
-    }
+    case "sessions":
+      return await writeBySessions(message.url as string, from, n, message.sessions as number);
     case "synced":
       return await opened().link.synced();
     case "clients":
