@@ -34,7 +34,7 @@ interface FanOut {
 }
 
 /** `total` split over `parts` as evenly as can be, the larger shares first. */
-function split(total: number, parts: number): number[] {
+export function split(total: number, parts: number): number[] {
   return Array.from({ length: parts }, (_, p) => Math.floor((total + parts - 1 - p) / parts));
 }
 
