@@ -10,8 +10,11 @@ export interface ContenderInfo {
   /** Short column header. */
   short: string;
   label: string;
-  /** Cairn; SQLite, which the other rows compare it with; a CRDT library, for the text rows. */
-  family: "cairn" | "sqlite" | "crdt";
+  /**
+   * Cairn; SQLite, which the other rows compare it with; a CRDT library, for the text rows; a
+   * bare transport, the floor of the sync rows.
+   */
+  family: "cairn" | "sqlite" | "crdt" | "transport";
   runtimes: readonly RuntimeName[];
   /** Cairn features the contender needs before any of its rows can run. */
   requires: readonly Feature[];
@@ -131,6 +134,18 @@ export const CONTENDERS: readonly ContenderInfo[] = [
     description: "@automerge/automerge 3.5 (WebAssembly; the exact version is in " +
       "package-lock.json), in the same process: a document per replica with one text; each " +
       "change's bytes are taken (`getLastLocalChange`) and nothing is stored. Text rows only.",
+  },
+  {
+    id: "websocket",
+    short: "WebSocket",
+    label: "Raw WebSocket relay",
+    family: "transport",
+    runtimes: SERVER,
+    requires: [],
+    description: "The floor of the sync rows: the runtime's own WebSocket client, sending one " +
+      "binary message of the size Cairn's live frame has, through a relay on the same Deno " +
+      "server (`Deno.serve`, `Deno.upgradeWebSocket`) that forwards it to the other sockets. " +
+      "No database, no signing, no storage. Sync rows only.",
   },
 ];
 

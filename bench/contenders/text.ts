@@ -3,6 +3,7 @@
  * (Cairn signed or trusted, Yjs, Automerge), the trace files, and the platform's memory figures.
  */
 import type { Feature } from "../lib/types.ts";
+import type { SyncHost } from "../sync/host.ts";
 import { type CairnPlatform, openOptions } from "./cairn.ts";
 import { cairnTextEngine } from "./text_cairn.ts";
 import { automergeEngine } from "./text_automerge.ts";
@@ -25,11 +26,15 @@ export interface TextCtx {
   /** JS heap plus ArrayBuffer memory in use, after a full GC where the runtime allows. */
   heapBytes(): Promise<number | undefined>;
   gc(): void;
+  /** Processes for the sync rows (S01–S04), which share this context; absent in the browser. */
+  syncHost?: SyncHost;
 }
 
 export interface TextPlatform extends CairnPlatform {
   /** A file of bench/data/. */
   readData(file: string): Promise<Uint8Array>;
+  /** Starts the sync rows' server and client processes (Deno and Node only). */
+  syncHost?: SyncHost;
 }
 
 export function textCtx(
@@ -59,5 +64,6 @@ export function textCtx(
     readData: (file) => platform.readData(file),
     heapBytes: () => platform.heapBytes(),
     gc: () => platform.gc(),
+    syncHost: platform.syncHost,
   };
 }

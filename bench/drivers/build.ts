@@ -1,7 +1,7 @@
 /**
  * esbuild bundles for the runtimes that do not run the TypeScript directly: the Node entry
- * (build/bench/server.mjs) and the browser page with its SQLite worker and Cairn's OPFS storage
- * worker (build/bench/).
+ * (build/bench/server.mjs) with the sync rows' client process (build/bench/sync_peer.mjs), and
+ * the browser page with its SQLite worker and Cairn's OPFS storage worker (build/bench/).
  */
 import * as esbuild from "esbuild";
 import {
@@ -17,9 +17,14 @@ const OUT = "build/bench";
 const SQLITE_WASM_URL = "/node_modules/@sqlite.org/sqlite-wasm/dist/index.mjs";
 
 export async function buildNodeBench(): Promise<string> {
-  const outfile = `${OUT}/server.mjs`;
-  await esbuild.build({ ...NODE_BUNDLE, entryPoints: ["bench/entry/server.ts"], outfile });
-  return outfile;
+  await esbuild.build({
+    ...NODE_BUNDLE,
+    // The sync rows' client process (bench/sync/processes.ts starts it from this name).
+    entryPoints: { server: "bench/entry/server.ts", sync_peer: "bench/sync/peer_process.ts" },
+    outdir: OUT,
+    outExtension: { ".js": ".mjs" },
+  });
+  return `${OUT}/server.mjs`;
 }
 
 /** The page, its SQLite worker and Cairn's OPFS storage worker, which the page bundle finds next

@@ -14,6 +14,7 @@ import type { SqlCtx, SqlEngine } from "../lib/sql.ts";
 import { type Platform, runSuite } from "./suite.ts";
 import type { Message, Settings } from "../lib/types.ts";
 import { MESSAGE_PREFIX } from "./prefix.ts";
+import { processSyncHost } from "../sync/processes.ts";
 
 const isDeno = "Deno" in globalThis;
 
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
     engines.set(id, nativeEngine(id, join(root, id)));
   }
   engines.set("sqlite-wasm-mem", await wasmMemoryEngine());
+  const syncHost = processSyncHost(isDeno ? "deno" : "node");
   const sqlCtx = (engine: SqlEngine): SqlCtx => ({
     engine,
     rssBytes: () => process.memoryUsage.rss(),
@@ -66,6 +68,7 @@ async function main(): Promise<void> {
     // The runner starts every runtime in the project's root.
     readData: (file) => Promise.resolve(readFileSync(join("bench", "data", file))),
     gc,
+    syncHost,
     runSqlite(contender, workload, variant, plan, progress) {
       const engine = engines.get(contender);
       if (!engine) throw new Error(`no SQLite contender ${contender} here`);
@@ -78,6 +81,7 @@ async function main(): Promise<void> {
     send({ type: "fatal", error: String((err as Error)?.stack ?? err) });
     process.exitCode = 1;
   } finally {
+    await syncHost.stopAll();
     rmSync(root, { recursive: true, force: true });
   }
 }

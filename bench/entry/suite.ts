@@ -61,12 +61,14 @@ export interface PlannedCell {
 }
 
 /**
- * The contenders a workload runs on in a runtime: its own list for a text row; Cairn's and
+ * The contenders a workload runs on in a runtime: its own list for a text or sync row; Cairn's and
  * SQLite's for the others.
  */
 export function workloadContenders(workload: BenchWorkload, runtime: RuntimeName): ContenderInfo[] {
   return contendersFor(runtime).filter((c) =>
-    isTextWorkload(workload) ? workload.contenders.includes(c.id) : c.family !== "crdt"
+    isTextWorkload(workload)
+      ? workload.contenders.includes(c.id)
+      : c.family === "cairn" || c.family === "sqlite"
   );
 }
 

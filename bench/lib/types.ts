@@ -68,10 +68,10 @@ export function side<C, S>(definition: TypedSide<C, S>): Side<C> {
   return definition;
 }
 
-export type Unit = "µs/op" | "µs" | "ms" | "ops/s" | "B/item" | "kB" | "B/edit";
+export type Unit = "µs/op" | "µs" | "ms" | "ops/s" | "B/item" | "kB" | "B/edit" | "% of log";
 
 /** Units of memory and bytes, whose comparisons read "smaller" and "larger". */
-export const SIZE_UNITS: readonly Unit[] = ["B/item", "kB", "B/edit"];
+export const SIZE_UNITS: readonly Unit[] = ["B/item", "kB", "B/edit", "% of log"];
 
 /** The kind of work a workload does: charts and summaries group rows by it. */
 export type Family =
@@ -81,7 +81,8 @@ export type Family =
   | "queries"
   | "mixed"
   | "footprint"
-  | "text";
+  | "text"
+  | "sync";
 
 /** What every workload is, whatever it runs on. */
 interface WorkloadInfo {

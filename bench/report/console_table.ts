@@ -77,9 +77,11 @@ export function renderRuntimeTable(runtime: RuntimeName, result: RuntimeResult):
     for (const { line, cell } of latency) {
       const l = cell.row.latency!;
       out.push(
-        `${pad(`${line.workload} ${line.title}`, 44)} ${pad(cell.row.contender, 18)} ${
-          [l.p50, l.p99, l.p999].map((v) => pad(belowStep(v, step), 8, true)).join(" ")
-        } ${pad(String(l.ops), 8, true)}`,
+        `${pad(`${line.workload} ${line.title} · ${line.variant}`, 44)} ${
+          pad(cell.row.contender, 18)
+        } ${[l.p50, l.p99, l.p999].map((v) => pad(belowStep(v, step), 8, true)).join(" ")} ${
+          pad(String(l.ops), 8, true)
+        }`,
       );
     }
   }

@@ -59,7 +59,7 @@ export function buildReport(envelope: Envelope, source: string): ReportFiles {
     "",
     "One runner measures Cairn against SQLite on Deno, Node and in Chromium, with the same " +
     "workload code in all three; its text rows measure Cairn's text editing against Yjs and " +
-    "Automerge. Every figure below comes from the envelope named above; run it yourself on " +
+    "Automerge, and its sync rows Cairn's sync client and server across processes. Every figure below comes from the envelope named above; run it yourself on " +
     "your machine before you trust any of them.",
     "",
     "```sh",
@@ -130,23 +130,45 @@ function glanceSection(runtimes: RuntimeLines[], charts: Record<string, string>)
   }
   const apart = leftOutText(runtimes.flatMap((rt) => rt.lines));
   if (apart) out.push(`Left out of every chart and summary: ${apart}. They are in the tables.`, "");
-  out.push(...targetsSection(runtimes));
+  out.push(...targetsSection(runtimes, "text", TEXT_TARGETS));
+  out.push(...targetsSection(runtimes, "sync", SYNC_TARGETS));
   return out;
 }
 
-/** Every target of the text rows, per runtime: met, missed, or not measured. */
-function targetsSection(runtimes: RuntimeLines[]): string[] {
-  const targeted = runtimes.flatMap((rt) => rt.lines.filter((l) => l.targets.length > 0));
+const WITHIN_NOISE = '"Within the noise": the target lies within the figure\'s noise (as a ' +
+  "tie does), so another run may judge it the other way.";
+
+const TEXT_TARGETS = [
+  "### Text editing: the targets of issue #22",
+  "",
+  `Cairn's text rows against Yjs in the same run (medians). ${WITHIN_NOISE} The last target, ` +
+  "the final text equal to the trace's, is checked by every text row after its clock stops: " +
+  "a row that ends with another text fails instead of showing a figure. The tables of each " +
+  "runtime have every figure.",
+  "",
+];
+
+const SYNC_TARGETS = [
+  "### Sync: the targets of issue #16",
+  "",
+  `The sync rows on loopback (medians). ${WITHIN_NOISE} S01's p99 target (≤ 50 ms) is read ` +
+  "from its latency table; S04's (no growth with items or sessions) from its two sizes side " +
+  "by side. The tables of each runtime have every figure.",
+  "",
+];
+
+/** Every target of one family's rows, per runtime: met, missed, or not measured. */
+function targetsSection(
+  runtimes: RuntimeLines[],
+  family: LineFamily,
+  heading: readonly string[],
+): string[] {
+  const targeted = runtimes.flatMap((rt) =>
+    rt.lines.filter((l) => l.family === family && l.targets.length > 0)
+  );
   if (targeted.length === 0) return [];
   const out = [
-    "### Text editing: the targets of issue #22",
-    "",
-    'Cairn\'s text rows against Yjs in the same run (medians). "Within the noise": the ' +
-    "target lies within the figure's noise (as a tie does), so another run may judge it the " +
-    "other way. The last target, the final text equal to the trace's, is checked by every " +
-    "text row after its clock stops: a row that ends with another text fails instead of " +
-    "showing a figure. The tables of each runtime have every figure.",
-    "",
+    ...heading,
     `| Row | Size | Target | ${runtimes.map((rt) => rt.title).join(" | ")} |`,
     `| --- | --- | --- | ${runtimes.map(() => "---").join(" | ")} |`,
   ];
@@ -334,12 +356,14 @@ function runtimeSection(
       "",
       `Latency of single operations, µs (timer step ${num(step)} µs):`,
       "",
-      "| Workload | Contender | p50 | p99 | p99.9 | Operations |",
-      "| --- | --- | --- | --- | --- | --- |",
+      "| Workload | Size | Contender | p50 | p99 | p99.9 | Operations |",
+      "| --- | --- | --- | --- | --- | --- | --- |",
       ...latency.map(({ line, row }) =>
-        `| ${line.workload} ${line.title} | ${contenderInfo(row.contender).label} | ${
-          fmt(row.latency!.p50)
-        } | ${fmt(row.latency!.p99)} | ${fmt(row.latency!.p999)} | ${row.latency!.ops} |`
+        `| ${line.workload} ${line.title} | ${line.variant} | ${
+          contenderInfo(row.contender).label
+        } | ${fmt(row.latency!.p50)} | ${fmt(row.latency!.p99)} | ${fmt(row.latency!.p999)} | ${
+          row.latency!.ops
+        } |`
       ),
       "",
     );

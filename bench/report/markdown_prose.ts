@@ -38,6 +38,10 @@ export function expectationsSection(): string[] {
     "ticks) and, in X01, writes it to disk; Yjs and Automerge run in memory and only produce " +
     "each transaction's update. The history rows show what that history costs per edit. " +
     "Automerge's WebAssembly memory is invisible to the heap figures, so its memory row is n/a.",
+    "- **Sync rows (S01–S04) run on loopback**, server and clients in separate processes on " +
+    "the same 2 cores: every process competes for them, so latency and catch-up would be lower " +
+    "on a machine with a core per process, and a real network adds its round trips to every " +
+    "figure. The server here keeps its repositories on disk (fsync per batch of pushes).",
     "- **The browser's clock is coarse** (5 µs with cross-origin isolation): per-operation " +
     "rows there time loops of at least 10 ms, and latency percentiles below the step show " +
     'as "< 5".',
@@ -61,7 +65,8 @@ export function workloadSection(): string[] {
     "an Automerge text. X01 and X02 replay real editing traces by Joseph Gentle " +
     "(josephg/editing-traces, CC BY 4.0; the files and their README are in `bench/data/`); " +
     'X03–X05 follow dmonad/crdt-benchmarks, whose "N" is 6,000 (less with `--quick`, as ' +
-    "the sizes say).",
+    "the sizes say). The sync rows (S01–S04) write the same items through Cairn's sync " +
+    "client to `cairndb/server`, in processes of their own (How the numbers are made).",
     "",
   ];
   for (const w of WORKLOADS) {
@@ -107,11 +112,13 @@ function sidesText(w: BenchWorkload): string[] {
     ];
   }
   const names = (ids: readonly string[]) => ids.map((c) => contenderInfo(c).label).join(", ");
+  const ratios = w.baselines.length > 0
+    ? `; Cairn's figures as ratios to ${names(w.baselines).replace(/, ([^,]*)$/, ", then $1")}`
+    : "";
+  const sameSteps = w.family === "text" ? ", the same steps for every engine" : "";
   return [
-    `- **Runs on:** ${names(w.contenders)}; Cairn's figures as ratios to ${
-      names(w.baselines).replace(/, ([^,]*)$/, ", then $1")
-    }.`,
-    `- **Timed, the same steps for every engine${cairnNeeds(w.text.requires)}:** ${w.timed}`,
+    `- **Runs on:** ${names(w.contenders)}${ratios}.`,
+    `- **Timed${sameSteps}${cairnNeeds(w.text.requires)}:** ${w.timed}`,
     ...(w.targets?.length
       ? [`- **Targets:** ${w.targets.map((t) => targetGoal(t, w.unit)).join("; ")}.`]
       : []),
@@ -157,6 +164,21 @@ export function statisticsSection(): string[] {
     "sample saw no growth the cell shows n/a: that measure cannot see SQLite's share.",
     "- Disk: all files of the database after close, divided by the items it holds; for text " +
     "rows, Cairn's log and checkpoint files apart.",
+    "- Sync rows: the server runs in a Deno process of its own (`createSyncServer`, `open: " +
+    "true`, on a fresh directory, loopback); the other clients in processes of the runtime " +
+    "measured (Deno runs `bench/sync/peer_process.ts`, Node its bundle), driven by JSON lines " +
+    "on their stdin; the client that is timed is the bench's own process. One clock: the " +
+    "bench process starts the timer when it hands a request to another process and stops it " +
+    "when its own client sees the result, so no two processes' clocks are ever compared (the " +
+    "stdin hop is inside every figure, the floor's too). S02 alone compares times taken in " +
+    "different processes: `Date.now()`, the one system clock every process reads, in 1 ms " +
+    "steps (`performance.timeOrigin` plus `performance.now()` would be finer, but each " +
+    "process's monotonic clock may drift from the wall clock it started from). Bytes: the timed client's WebSocket " +
+    "payload bytes, every message both ways, counted by a WebSocket subclass it is given " +
+    "(`bench/sync/byte_count.ts`); WebSocket and TCP headers are not counted. Server CPU: " +
+    "`process.cpuUsage()` of the server process, asked over its stdin. Browser clients are " +
+    "not built yet: the sync rows show n/a in Chromium. Rows that read a big repository share " +
+    "it: it is written once per process, by the first row that needs it, in its untimed setup.",
     "",
   ];
 }
@@ -204,6 +226,11 @@ export function codeSection(): string[] {
     "- `bench/lib/`: what every side shares — statistics, sampling, the envelope, progress and " +
     "its time estimate; the editing traces (`traces.ts`, files in `bench/data/` with their " +
     "licence), the replay plan of a concurrent trace and the crdt-benchmarks edits.",
+    "- `bench/sync/`: the sync rows' processes — the server (`server_process.ts`, also the " +
+    "raw WebSocket relay), the client process (`peer_process.ts`), the JSON-lines channel to " +
+    "them, the timed client (`observer.ts`) and its byte-counting WebSocket; the rows are " +
+    "`bench/workloads/sync_latency.ts`, `sync_fanout.ts` (with `bench/sync/fan_out_clients.ts`) " +
+    "and `sync_catchup.ts`.",
     "- `bench/report/`: what a run shows — table lines, ratios, charts, the console table, this " +
     "page, `--baseline`.",
     "",

@@ -83,6 +83,7 @@ export const FAMILIES: readonly { id: LineFamily; title: string }[] = [
   { id: "mixed", title: "Mixed reads and writes" },
   { id: "footprint", title: "Memory and disk" },
   { id: "text", title: "Text editing" },
+  { id: "sync", title: "Sync" },
   { id: "other", title: "Other (workloads this code no longer has)" },
 ];
 

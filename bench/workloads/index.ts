@@ -3,10 +3,16 @@ import type { BenchWorkload } from "./common.ts";
 import { TEXT_PUBLISHED } from "./text_published.ts";
 import { TEXT_TRACES } from "./text_traces.ts";
 import { SQL_WORKLOADS } from "./versus_sqlite.ts";
+import { SYNC_CATCHUP } from "./sync_catchup.ts";
+import { SYNC_FANOUT } from "./sync_fanout.ts";
+import { SYNC_LATENCY } from "./sync_latency.ts";
 
-/** The rows against SQLite first (memory leading them), then the text rows. */
+/** The rows against SQLite first (memory leading them), then the text rows, then sync. */
 export const WORKLOADS: readonly BenchWorkload[] = [
   ...SQL_WORKLOADS,
   ...TEXT_TRACES,
   ...TEXT_PUBLISHED,
+  ...SYNC_LATENCY,
+  ...SYNC_FANOUT,
+  ...SYNC_CATCHUP,
 ];

@@ -1,0 +1,88 @@
+/**
+ * S02's clients inside one client process: many databases, each linked to the server, a few of
+ * them writing. Each item carries the wall-clock time it was written at (`Date.now()`, in its
+ * `count` field); every client that receives it records the delivery latency against the same
+ * clock. Every process on the machine reads one system clock, so times from different processes
+ * compare directly, in 1 ms steps (performance.timeOrigin would give finer steps, but each
+ * process's monotonic clock may drift from the others' over a run).
+ */
+import { Cairn, type RepositoryHandle, sync, type SyncLink } from "../../src/mod.ts";
+import { ItemSchema, REPO_PATH } from "../contenders/cairn.ts";
+
+interface Client {
+  db: Cairn;
+  repo: RepositoryHandle;
+  link: SyncLink;
+}
+
+export class FanOutClients {
+  readonly #clients: Client[] = [];
+  readonly #writers: number;
+  readonly #name: string;
+  /** Delivery latencies (ms) recorded since the last drain. */
+  #latencies: number[] = [];
+  #written = 0;
+
+  constructor(writers: number, name: string) {
+    this.#writers = writers;
+    this.#name = name;
+  }
+
+  async open(url: string, count: number): Promise<void> {
+    for (let c = 0; c < count; c++) {
+      const db = await Cairn.open({ schemas: [ItemSchema] });
+      const repo = await db.open(REPO_PATH);
+      const link = sync(db, url);
+      repo.on("change", (change) => {
+        if (change.source !== "remote") return;
+        const writtenAt = repo.get(change.key, ItemSchema)?.get("count");
+        if (writtenAt !== undefined) this.#latencies.push(Date.now() - writtenAt);
+      });
+      this.#clients.push({ db, repo, link });
+    }
+    await Promise.all(this.#clients.map((c) => c.link.synced()));
+  }
+
+  /** Each writer writes one item and waits for its ack, again and again for `ms`. */
+  async write(ms: number): Promise<number> {
+    const until = Date.now() + ms;
+    let writes = 0;
+    await Promise.all(
+      this.#clients.slice(0, this.#writers).map(async ({ repo, link }, w) => {
+        while (Date.now() < until) {
+          const n = this.#written++;
+          repo.create(ItemSchema, { title: `${this.#name} ${w} ${n}`, count: Date.now() }, {
+            key: `${this.#name}-${n}`,
+          });
+          await link.synced();
+          writes++;
+        }
+      }),
+    );
+    return writes;
+  }
+
+  /** Waits until every client holds `items` items; the latencies recorded since last time. */
+  async drain(items: number): Promise<number[]> {
+    await Promise.all(this.#clients.map(({ repo }) =>
+      new Promise<void>((resolve) => {
+        if (repo.count() >= items) return resolve();
+        const off = repo.on("change", () => {
+          if (repo.count() < items) return;
+          off();
+          resolve();
+        });
+      })
+    ));
+    const latencies = this.#latencies;
+    this.#latencies = [];
+    return latencies;
+  }
+
+  async close(): Promise<void> {
+    for (const { db, link } of this.#clients) {
+      await link.close();
+      await db.close();
+    }
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * What the sync rows need from the runtime they measure: processes. Deno and Node start the
+ * server and client processes (bench/sync/processes.ts); the browser page has no such host yet,
+ * and the sync rows say so. Types only: runs unchanged in every runtime.
+ */
+import type { HelperProcess } from "./line_channel.ts";
+
+/** "cairn": Cairn's sync server; "relay": a raw WebSocket relay, the floor S01 is compared with. */
+export type ServerKind = "cairn" | "relay";
+
+export interface SyncHost {
+  /** A server in its own Deno process, listening on loopback. */
+  startServer(kind: ServerKind): Promise<{ process: HelperProcess; url: string }>;
+  /** A client process of the runtime being measured (bench/sync/peer_process.ts). */
+  startPeer(): HelperProcess;
+  /** Writes frames to a new local file (block_file.ts). */
+  saveBlocks(frames: readonly Uint8Array[]): Promise<BlockFile>;
+}
+
+export interface BlockFile {
+  /** Reads the frames back from the file. */
+  load(): Promise<Uint8Array[]>;
+  remove(): Promise<void>;
+}
