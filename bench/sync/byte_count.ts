@@ -1,10 +1,11 @@
 /**
- * Counts WebSocket payload bytes at a client: a subclass of the runtime's WebSocket, installed as
- * `globalThis.WebSocket` (the sync client looks it up at each connect), that adds up every
- * message it sends and receives — all frames both ways, handshake included — and can refuse to
- * connect, so a bench can hold a link offline and then let it reconnect.
- * Runs unchanged on Deno, Node and in Chromium.
+ * Counts WebSocket payload bytes at a sync client: a socket factory for the client's seam
+ * (`syncWith`) that wraps the socket the client would open anyway (on Deno the `ws` one:
+ * runtime/websocket.ts) and adds up every message it sends and receives — all frames both ways,
+ * handshake included. It can refuse to connect, so a bench can hold a link offline and then let
+ * it reconnect. Runs unchanged on Deno, Node and in Chromium.
  */
+import type { SocketFactory, SyncSocket } from "../../src/sync/socket.ts";
 
 export interface ByteCount {
   sent: number;
@@ -12,10 +13,6 @@ export interface ByteCount {
   /** Messages received. */
   messages: number;
 }
-
-/** The part of the WebSocket constructor this module uses. */
-// deno-lint-ignore no-explicit-any
-export type WebSocketClass = new (url: string | URL, protocols?: any) => WebSocket;
 
 export interface CountingSockets {
   readonly count: ByteCount;
@@ -36,11 +33,11 @@ export function payloadBytes(data: unknown): number {
   return 0;
 }
 
-/** A WebSocket class counting into a fresh `CountingSockets`, over `base`. */
-export function countingWebSocket(
-  base: WebSocketClass,
-): { WebSocket: WebSocketClass; sockets: CountingSockets } {
-  const opened: WebSocket[] = [];
+/** A socket factory over `open` counting into a fresh `CountingSockets`. */
+export function countingSockets(
+  open: SocketFactory,
+): { open: SocketFactory; sockets: CountingSockets } {
+  const opened: SyncSocket[] = [];
   const sockets: CountingSockets = {
     count: { sent: 0, received: 0, messages: 0 },
     offline: false,
@@ -51,22 +48,73 @@ export function countingWebSocket(
       Object.assign(sockets.count, { sent: 0, received: 0, messages: 0 });
     },
   };
-  class CountingWebSocket extends base {
-    // deno-lint-ignore no-explicit-any
-    constructor(url: string | URL, protocols?: any) {
+  return {
+    sockets,
+    open(url) {
       if (sockets.offline) throw new Error("held offline by the bench");
-      super(url, protocols);
-      opened.push(this);
-      this.addEventListener("message", (event) => {
-        sockets.count.received += payloadBytes((event as MessageEvent).data);
-        sockets.count.messages++;
-      });
-    }
+      const socket = new CountingSocket(open(url), sockets.count);
+      opened.push(socket);
+      return socket;
+    },
+  };
+}
 
-    override send(data: string | ArrayBufferLike | Blob | ArrayBufferView): void {
-      sockets.count.sent += payloadBytes(data);
-      super.send(data);
-    }
+/** The socket the client opened, with every payload counted on its way. */
+class CountingSocket implements SyncSocket {
+  readonly #inner: SyncSocket;
+  readonly #count: ByteCount;
+  #onmessage: SyncSocket["onmessage"] = null;
+
+  constructor(inner: SyncSocket, count: ByteCount) {
+    this.#inner = inner;
+    this.#count = count;
   }
-  return { WebSocket: CountingWebSocket, sockets };
+
+  get binaryType(): string {
+    return this.#inner.binaryType;
+  }
+  set binaryType(type: string) {
+    this.#inner.binaryType = type;
+  }
+  get readyState(): number {
+    return this.#inner.readyState;
+  }
+  get onopen(): SyncSocket["onopen"] {
+    return this.#inner.onopen;
+  }
+  set onopen(listener: SyncSocket["onopen"]) {
+    this.#inner.onopen = listener;
+  }
+  get onclose(): SyncSocket["onclose"] {
+    return this.#inner.onclose;
+  }
+  set onclose(listener: SyncSocket["onclose"]) {
+    this.#inner.onclose = listener;
+  }
+  get onerror(): SyncSocket["onerror"] {
+    return this.#inner.onerror;
+  }
+  set onerror(listener: SyncSocket["onerror"]) {
+    this.#inner.onerror = listener;
+  }
+  get onmessage(): SyncSocket["onmessage"] {
+    return this.#onmessage;
+  }
+  set onmessage(listener: SyncSocket["onmessage"]) {
+    this.#onmessage = listener;
+    this.#inner.onmessage = listener && ((event) => {
+      this.#count.received += payloadBytes(event.data);
+      this.#count.messages++;
+      listener(event);
+    });
+  }
+
+  send(data: Uint8Array): void {
+    this.#count.sent += payloadBytes(data);
+    this.#inner.send(data);
+  }
+
+  close(code?: number, reason?: string): void {
+    this.#inner.close(code, reason);
+  }
 }

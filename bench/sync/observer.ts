@@ -1,12 +1,14 @@
 /**
  * The client the sync rows time, in the bench's own process (the runtime being measured): an
  * in-memory Cairn database (signed, default profile) with the bench repository, linked to a
- * server through a WebSocket that counts its payload bytes (byte_count.ts). Only one observer
- * is open at a time: it installs its counting WebSocket as `globalThis.WebSocket` until closed.
+ * server through the socket the client opens anyway, its payload bytes counted (byte_count.ts,
+ * through the client's socket seam, `syncWith`).
  */
-import { Cairn, type RepositoryHandle, sync, type SyncLink } from "../../src/mod.ts";
+import { Cairn, type RepositoryHandle, type SyncLink } from "../../src/mod.ts";
+import { syncWith } from "../../src/sync/client.ts";
+import { openWebSocket } from "../../src/sync/socket.ts";
 import { ItemSchema, REPO_PATH } from "../contenders/cairn.ts";
-import { type CountingSockets, countingWebSocket, type WebSocketClass } from "./byte_count.ts";
+import { type CountingSockets, countingSockets } from "./byte_count.ts";
 
 export interface Observer {
   db: Cairn;
@@ -19,14 +21,11 @@ export interface Observer {
 }
 
 export async function openObserver(url: string): Promise<Observer> {
-  const global = globalThis as { WebSocket: WebSocketClass };
-  const original = global.WebSocket;
-  const { WebSocket, sockets } = countingWebSocket(original);
-  global.WebSocket = WebSocket;
+  const { open, sockets } = countingSockets(openWebSocket);
   const db = await Cairn.open({ schemas: [ItemSchema] });
   const repo = await db.open(REPO_PATH);
   // Reconnect at once when a row lets a dropped link back online.
-  const link = sync(db, url, { backoff: { initialMs: 1, maxMs: 1 } });
+  const link = syncWith(db, url, { backoff: { initialMs: 1, maxMs: 1 } }, { socket: open });
   return {
     db,
     repo,
@@ -44,7 +43,6 @@ export async function openObserver(url: string): Promise<Observer> {
     async close() {
       await link.close();
       await db.close();
-      global.WebSocket = original;
     },
   };
 }

@@ -24,6 +24,7 @@ import { ItemSchema, REPO_PATH } from "../contenders/cairn.ts";
 import { itemKey, itemValues } from "../lib/items.ts";
 import { FanOutClients } from "./fan_out_clients.ts";
 import { type Request, serveRequests } from "./line_channel.ts";
+import { type ClientWebSocket, openClientWebSocket } from "../../src/runtime/websocket.ts";
 
 interface CairnPeer {
   db: Cairn;
@@ -42,8 +43,9 @@ async function closeCairn(peer: CairnPeer): Promise<void> {
   await peer.db.close();
 }
 
-function openRaw(url: string): Promise<WebSocket> {
-  const socket = new WebSocket(url);
+/** The socket the sync client opens (runtime/websocket.ts): the floor travels as Cairn does. */
+function openRaw(url: string): Promise<ClientWebSocket> {
+  const socket = openClientWebSocket(url);
   socket.binaryType = "arraybuffer";
   return new Promise((resolve, reject) => {
     socket.onopen = () => resolve(socket);
@@ -88,7 +90,7 @@ async function linked(db: Cairn, url: string): Promise<SyncLink> {
 }
 
 let cairn: CairnPeer | undefined;
-let raw: WebSocket | undefined;
+let raw: ClientWebSocket | undefined;
 let fanOut: FanOutClients | undefined;
 
 function opened(): CairnPeer {

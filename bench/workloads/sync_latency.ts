@@ -12,6 +12,7 @@ import { side, type TextWorkload, type Variant } from "../lib/types.ts";
 import { openObserver } from "../sync/observer.ts";
 import type { BenchWorkload } from "./common.ts";
 import { type ServerAndPeer, serverAndPeer, SYNC_ROW, syncHost } from "./sync_common.ts";
+import { openClientWebSocket } from "../../src/runtime/websocket.ts";
 
 /** Writes whose latency is kept for the percentiles (≥ 1,000, issue #16). */
 function writes(quick: boolean): number {
@@ -65,10 +66,13 @@ async function cairnPair(ctx: TextCtx): Promise<Pair & { liveFrameBytes(): Promi
   };
 }
 
-/** A raw WebSocket from the writer process to a relay, and one from here. */
+/**
+ * A raw WebSocket from the writer process to a relay, and one from here: the socket the sync
+ * client opens (runtime/websocket.ts), so the floor and Cairn travel the same way.
+ */
 async function relayPair(ctx: TextCtx, bytes: number): Promise<Pair> {
   const processes = await serverAndPeer(syncHost(ctx), "relay");
-  const socket = new WebSocket(processes.url);
+  const socket = openClientWebSocket(processes.url);
   socket.binaryType = "arraybuffer";
   await new Promise((resolve, reject) => {
     socket.onopen = resolve;

@@ -1,24 +1,40 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  countingWebSocket,
-  payloadBytes,
-  type WebSocketClass,
-} from "../../bench/sync/byte_count.ts";
+import { countingSockets, payloadBytes } from "../../bench/sync/byte_count.ts";
+import type { SyncSocket } from "../../src/sync/socket.ts";
 
-/** A WebSocket stand-in: records what is sent, delivers messages on demand, never connects. */
-class FakeSocket extends EventTarget {
+/** A client socket stand-in: records what is sent, delivers messages on demand, never connects. */
+class FakeSocket implements SyncSocket {
+  binaryType = "blob";
+  readyState = 1;
+  onopen: SyncSocket["onopen"] = null;
+  onmessage: SyncSocket["onmessage"] = null;
+  onclose: SyncSocket["onclose"] = null;
+  onerror: SyncSocket["onerror"] = null;
   sentData: unknown[] = [];
   closed = false;
-  send(data: unknown): void {
+  send(data: Uint8Array): void {
     this.sentData.push(data);
   }
   close(): void {
     this.closed = true;
   }
   deliver(data: unknown): void {
-    this.dispatchEvent(new MessageEvent("message", { data }));
+    this.onmessage?.({ data });
   }
+}
+
+/** Opens fake sockets and keeps them, so a test can deliver to the one under a counting one. */
+function fakes() {
+  const made: FakeSocket[] = [];
+  return {
+    made,
+    open: () => {
+      const socket = new FakeSocket();
+      made.push(socket);
+      return socket;
+    },
+  };
 }
 
 test("payloadBytes: binary as is, text as UTF-8", () => {
@@ -29,27 +45,36 @@ test("payloadBytes: binary as is, text as UTF-8", () => {
   assert.equal(payloadBytes(new Blob([new Uint8Array(4)])), 4);
 });
 
-test("countingWebSocket counts every message both ways, and reset zeroes it", () => {
-  const { WebSocket, sockets } = countingWebSocket(FakeSocket as unknown as WebSocketClass);
-  const a = new WebSocket("ws://a") as unknown as FakeSocket;
-  const b = new WebSocket("ws://b") as unknown as FakeSocket;
-  (a as unknown as WebSocket).send(new Uint8Array(100));
-  (b as unknown as WebSocket).send("abc");
-  a.deliver(new ArrayBuffer(40));
-  b.deliver(new Uint8Array(2));
+test("countingSockets counts every message both ways, passes them on, and reset zeroes it", () => {
+  const inner = fakes();
+  const { open, sockets } = countingSockets(inner.open);
+  const a = open("ws://a");
+  const b = open("ws://b");
+  const received: unknown[] = [];
+  a.onmessage = (event) => received.push(event.data);
+  b.onmessage = (event) => received.push(event.data);
+  a.binaryType = "arraybuffer";
+  a.send(new Uint8Array(100));
+  b.send(new Uint8Array(3));
+  inner.made[0].deliver(new ArrayBuffer(40));
+  inner.made[1].deliver(new Uint8Array(2));
   assert.deepEqual(sockets.count, { sent: 103, received: 42, messages: 2 });
-  assert.equal(a.sentData.length, 1, "the message still goes out");
+  assert.equal(inner.made[0].sentData.length, 1, "the message still goes out");
+  assert.equal(received.length, 2, "and what comes in still reaches the client");
+  assert.equal(inner.made[0].binaryType, "arraybuffer");
   sockets.reset();
   assert.deepEqual(sockets.count, { sent: 0, received: 0, messages: 0 });
 });
 
-test("countingWebSocket: offline refuses new sockets; dropAll closes the open ones", () => {
-  const { WebSocket, sockets } = countingWebSocket(FakeSocket as unknown as WebSocketClass);
-  const a = new WebSocket("ws://a") as unknown as FakeSocket;
+test("countingSockets: offline refuses new sockets; dropAll closes the open ones", () => {
+  const inner = fakes();
+  const { open, sockets } = countingSockets(inner.open);
+  open("ws://a");
   sockets.offline = true;
-  assert.throws(() => new WebSocket("ws://b"), /offline/);
+  assert.throws(() => open("ws://b"), /offline/);
   sockets.dropAll();
-  assert.equal(a.closed, true);
+  assert.equal(inner.made[0].closed, true);
   sockets.offline = false;
-  assert.equal((new WebSocket("ws://c") as unknown as FakeSocket).closed, false);
+  open("ws://c");
+  assert.equal(inner.made[1].closed, false);
 });
