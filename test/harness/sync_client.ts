@@ -35,6 +35,21 @@ type FrameOf<T extends Frame["type"]> = Extract<Frame, { type: T }>;
 /** How long a test waits for a frame before failing with what it got instead (a hang guard). */
 const WAIT_MS = 20_000;
 
+/** The `hello` a session sends first (this protocol version, no token), with any field changed. */
+export function helloFrame(
+  session: TestSession,
+  changes: Partial<FrameOf<"hello">> = {},
+): FrameOf<"hello"> {
+  return {
+    type: "hello",
+    versions: [PROTOCOL_VERSION],
+    session: session.session,
+    publicKey: session.publicKey,
+    token: null,
+    ...changes,
+  };
+}
+
 export class RawClient {
   readonly socket: WebSocket;
   /** Frames received and not yet taken by `next`, with their message bytes. */
@@ -90,13 +105,7 @@ export class RawClient {
     session: TestSession,
     token: string | null = null,
   ): Promise<FrameOf<"challenge">> {
-    this.send({
-      type: "hello",
-      versions: [PROTOCOL_VERSION],
-      session: session.session,
-      publicKey: session.publicKey,
-      token,
-    });
+    this.send(helloFrame(session, { token }));
     const challenge = await this.next("challenge");
     this.send({ type: "prove", signature: await sign(session, challenge) });
     await this.next("welcome");

@@ -9,7 +9,14 @@ import assert from "node:assert/strict";
 import WebSocket from "ws";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { decodeFrame, encodeFrame, type Frame, proofMessage } from "../../src/sync/protocol.ts";
-import { asArrays, newSession, NOTE, pushBlocks, RawClient } from "../harness/sync_client.ts";
+import {
+  asArrays,
+  helloFrame,
+  newSession,
+  NOTE,
+  pushBlocks,
+  RawClient,
+} from "../harness/sync_client.ts";
 import { withSyncServer } from "../harness/sync_server.ts";
 
 const REPO = "/data/firehose";
@@ -149,13 +156,7 @@ test(
       async (server) => {
         const session = await newSession();
         const slow = await connectSlow(server.url);
-        slow.send({
-          type: "hello",
-          versions: [1],
-          session: session.session,
-          publicKey: session.publicKey,
-          token: null,
-        });
+        slow.send(helloFrame(session));
         await slow.until(() => slow.frames.some((f) => f.type === "challenge"));
         const challenge = slow.frames.find((f) => f.type === "challenge")!;
         if (challenge.type !== "challenge") throw new Error("no challenge");

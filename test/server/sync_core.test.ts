@@ -9,7 +9,14 @@ import { openFilesStore } from "../../src/sync/server/files_store.ts";
 import { SyncServerCore } from "../../src/sync/server/server_core.ts";
 import type { SocketHandlers, SyncSocket } from "../../src/sync/server/socket.ts";
 import { decodeFrame, encodeFrame, type Frame } from "../../src/sync/protocol.ts";
-import { asArrays, blocksOf, newSession, sign, type TestSession } from "../harness/sync_client.ts";
+import {
+  asArrays,
+  blocksOf,
+  helloFrame,
+  newSession,
+  sign,
+  type TestSession,
+} from "../harness/sync_client.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
 
 const REPO = "/data/core";
@@ -47,13 +54,7 @@ class FakeSocket implements SyncSocket {
 async function connect(core: SyncServerCore, session: TestSession): Promise<FakeSocket> {
   const socket = new FakeSocket();
   socket.handlers = core.accept(socket);
-  socket.deliver({
-    type: "hello",
-    versions: [1],
-    session: session.session,
-    publicKey: session.publicKey,
-    token: null,
-  });
+  socket.deliver(helloFrame(session));
   await socket.until((r) => r.some((f) => f.type === "challenge"));
   const challenge = socket.frames("challenge")[0];
   socket.deliver({ type: "prove", signature: await sign(session, challenge) });

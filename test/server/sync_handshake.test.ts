@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CLOSE, encodeFrame, type Frame, PROTOCOL_VERSION } from "../../src/sync/protocol.ts";
-import { newSession, RawClient, sign } from "../harness/sync_client.ts";
+import { helloFrame, newSession, RawClient, sign } from "../harness/sync_client.ts";
 import { withSyncServer } from "../harness/sync_server.ts";
 
 test("sync server: a session that proves its key is welcomed, and ping is answered", async () => {
@@ -31,13 +31,7 @@ test("sync server: each connection gets a fresh nonce; a proof for another nonce
     const first = await RawClient.open(server.url);
     const second = await RawClient.open(server.url);
     for (const client of [first, second]) {
-      client.send({
-        type: "hello",
-        versions: [1],
-        session: session.session,
-        publicKey: session.publicKey,
-        token: null,
-      });
+      client.send(helloFrame(session));
     }
     const [a, b] = [await first.next("challenge"), await second.next("challenge")];
     assert.notDeepEqual(Array.from(a.nonce), Array.from(b.nonce));
@@ -57,13 +51,7 @@ test("sync server: a proof signed by another key fails (4001)", async () => {
   await withSyncServer({ open: true }, async (server) => {
     const [session, other] = [await newSession(), await newSession()];
     const client = await RawClient.open(server.url);
-    client.send({
-      type: "hello",
-      versions: [1],
-      session: session.session,
-      publicKey: session.publicKey,
-      token: null,
-    });
+    client.send(helloFrame(session));
     const challenge = await client.next("challenge");
     const forged = await sign({ ...other, session: session.session }, challenge);
     client.send({ type: "prove", signature: forged });
@@ -76,13 +64,7 @@ test("sync server: a session id that is not its public key's is refused (4001)",
   await withSyncServer({ open: true }, async (server) => {
     const [session, other] = [await newSession(), await newSession()];
     const client = await RawClient.open(server.url);
-    client.send({
-      type: "hello",
-      versions: [1],
-      session: other.session,
-      publicKey: session.publicKey,
-      token: null,
-    });
+    client.send(helloFrame(session, { session: other.session }));
     assert.equal((await client.next("error")).code, "E_AUTH");
     assert.equal((await client.closed).code, CLOSE.auth);
     assert.equal(client.pending("challenge").length, 0, "no challenge for a wrong session id");
@@ -106,13 +88,7 @@ test("sync server: any frame but hello then prove before welcome is a protocol e
     // After hello, only prove: a second hello is out of order too.
     const session = await newSession();
     const client = await RawClient.open(server.url);
-    const hello: Frame = {
-      type: "hello",
-      versions: [1],
-      session: session.session,
-      publicKey: session.publicKey,
-      token: null,
-    };
+    const hello: Frame = helloFrame(session);
     client.send(hello);
     await client.next("challenge");
     client.send(hello);
@@ -125,13 +101,7 @@ test("sync server: no version in common is E_UNSUPPORTED_VERSION (4002)", async 
   await withSyncServer({ open: true }, async (server) => {
     const session = await newSession();
     const client = await RawClient.open(server.url);
-    client.send({
-      type: "hello",
-      versions: [2, 3],
-      session: session.session,
-      publicKey: session.publicKey,
-      token: null,
-    });
+    client.send(helloFrame(session, { versions: [2, 3] }));
     assert.equal((await client.next("error")).code, "E_UNSUPPORTED_VERSION");
     assert.equal((await client.closed).code, CLOSE.version);
   });

@@ -15,6 +15,7 @@ import { seededRandom } from "../harness/random.ts";
 import {
   asArrays,
   blocksOf,
+  helloFrame,
   newSession,
   pushBlocks,
   RawClient,
@@ -33,13 +34,7 @@ const packr = new Packr({ useRecords: false, moreTypes: true, largeBigIntToFloat
 /** Valid frames a client could send, to be broken. */
 function templates(session: TestSession, block: Uint8Array): Frame[] {
   return [
-    {
-      type: "hello",
-      versions: [1],
-      session: session.session,
-      publicKey: session.publicKey,
-      token: null,
-    },
+    helloFrame(session),
     { type: "prove", signature: new Uint8Array(64) },
     { type: "subscribe", repo: REPO, cursor: ["epoch", 3], versionVector: null },
     { type: "subscribe", repo: REPO, cursor: null, versionVector: { [session.session]: 2 } },
