@@ -412,8 +412,7 @@ class SyncClient implements SyncLink {
     if (connection.phase !== "open") throw outOfOrder(frame);
     switch (frame.type) {
       case "members":
-        return this.#linkOf(frame.repo)?.members(frame.writers, frame.canWrite) ??
-          undefined;
+        return this.#members(connection, frame);
       case "blocks":
         return await this.#blocks(connection, frame.repo, frame.frames, size);
       case "synced":
@@ -563,6 +562,19 @@ class SyncClient implements SyncLink {
     link.catchUpPushes.delete(frame.id);
     this.#updateStatus();
     this.#checkWaiters();
+  }
+
+  #members(connection: Connection, frame: Extract<Frame, { type: "members" }>): void {
+    const link = this.#linkOf(frame.repo);
+    if (!link) return;
+    const couldWrite = link.canWrite;
+    link.members(frame.writers, frame.canWrite);
+    // Granted while subscribed: what waited for the right goes now.
+    if (!couldWrite && link.canWrite && link.phase === "synced") {
+      link.toldCannotWrite = false;
+      for (const id of this.#push(connection, link)) link.catchUpPushes.add(id);
+      this.#updateStatus();
+    }
   }
 
   #denied(connection: Connection, frame: Extract<Frame, { type: "denied" }>): void {

@@ -12,6 +12,7 @@ import { isCairnError } from "../../src/core/errors.ts";
 import { sync, type SyncLink } from "../../src/sync/client.ts";
 import { createSyncServer, type SyncServer } from "../../src/sync/server/create_server.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
+import { waitFor } from "../harness/wait.ts";
 
 const Task = defineSchema({
   ns: "task",
@@ -41,15 +42,6 @@ async function withServer(
   });
 }
 
-/** Waits until `condition` holds, checking on each of the link's events and every few ms. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`never happened: ${what}`);
-}
-
 function titles(repo: Awaited<ReturnType<Cairn["open"]>>): string[] {
   return [...repo.keys()].map((key) => repo.get(key, Task)!.get("title")).sort();
 }
@@ -65,7 +57,7 @@ test("two databases converge through a server on creates, edits and text", async
     try {
       const task = aliceTodos.create(Task, { title: "write tests", notes: "hello world" });
       await aliceLink.synced();
-      await until(() => bobTodos.has(task.key), "bob sees alice's task");
+      await waitFor(() => bobTodos.has(task.key), "bob sees alice's task");
       const bobTask = bobTodos.get(task.key, Task)!;
       assert.equal(bobTask.get("notes"), "hello world");
 
@@ -75,7 +67,7 @@ test("two databases converge through a server on creates, edits and text", async
       task.insertText("notes", 11, "!");
       bobTodos.create(Task, { title: "from bob" });
       await Promise.all([aliceLink.synced(), bobLink.synced()]);
-      await until(
+      await waitFor(
         () =>
           aliceTodos.count() === 2 && task.get("done") === true &&
           task.get("notes") === bobTask.get("notes") && bobTask.get("notes")!.endsWith("!"),
@@ -109,7 +101,7 @@ test("writes made offline are pushed after reconnecting; synced() means the serv
       await link.synced();
       assert.equal(link.unacknowledged, 0);
       await server.close();
-      await until(() => link.status === "offline", "offline");
+      await waitFor(() => link.status === "offline", "offline");
       for (let i = 0; i < 5; i++) todos.create(Task, { title: `offline ${i}` });
       await todos.flush();
       assert.ok(link.unacknowledged >= 1);
@@ -173,7 +165,7 @@ test("a large tick is sealed into blocks that fit frames, and syncs whole", asyn
         aliceTodos.create(Task, { title: `task ${i} ${"x".repeat(1000)}` });
       }
       await links[0].synced();
-      await until(() => bobTodos.count() === 3000, "bob has every task");
+      await waitFor(() => bobTodos.count() === 3000, "bob has every task");
       assert.ok(Object.values(aliceTodos.versionVector())[0] > 10);
       assert.equal(links[0].lastError, undefined);
     } finally {
@@ -203,7 +195,7 @@ test("a client refused writing by the server's rules reports E_FORBIDDEN; reader
       assert.equal(strangerTodos.count(), 1);
       strangerTodos.create(Task, { title: "not allowed" });
       await strangerLink.synced();
-      await until(() => errors.some((err) => isCairnError(err, "E_FORBIDDEN")), "refused");
+      await waitFor(() => errors.some((err) => isCairnError(err, "E_FORBIDDEN")), "refused");
       assert.equal(ownerTodos.count(), 1);
     } finally {
       await strangerLink?.close();

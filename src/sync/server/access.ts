@@ -39,6 +39,7 @@ const NO_RULES: RepositoryRules = Object.freeze({ owner: null, members: {}, publ
 export class AccessRules {
   readonly #storage: RulesStorage;
   readonly #rules: Map<string, RepositoryRules>;
+  readonly #changeListeners = new Set<(repository: string) => void>();
 
   /** @internal Made by the server from its stored rules. */
   constructor(storage: RulesStorage, rules: Map<string, RepositoryRules>) {
@@ -83,6 +84,16 @@ export class AccessRules {
     if (current.owner === null) await this.#save(repository, { ...current, owner: publicKey });
   }
 
+  /**
+   * Calls `listener` with a repository's path each time its rules change (the server applies
+   * them to open connections); returns a function that stops it.
+   * @internal
+   */
+  onChange(listener: (repository: string) => void): () => void {
+    this.#changeListeners.add(listener);
+    return () => this.#changeListeners.delete(listener);
+  }
+
   /** A repository without an owner is open to anyone until its first writer claims it. */
   allows(publicKey: string, repository: string, right: Right): boolean {
     const rules = this.#rules.get(repository) ?? NO_RULES;
@@ -94,7 +105,7 @@ export class AccessRules {
 
   /**
    * Takes effect at once (two first writers racing cannot both become owner), then is stored;
-   * a failed store puts the previous rules back.
+   * a failed store puts the previous rules back. Listeners hear of it once stored.
    */
   async #save(repository: string, rules: RepositoryRules): Promise<void> {
     const previous = this.#rules.get(repository);
@@ -108,6 +119,7 @@ export class AccessRules {
       }
       throw err;
     }
+    for (const listener of this.#changeListeners) listener(repository);
   }
 }
 

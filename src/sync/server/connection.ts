@@ -79,8 +79,13 @@ export class Connection implements SocketHandlers, Outbox {
   /** The frames being handled, in order. */
   #handling: Promise<void> = Promise.resolve();
   readonly #subscriptions = new Map<string, Subscription>();
-  /** Per repository, per author public key: may that author write? Asked once per connection. */
+  /**
+   * Per repository, per author public key: may that author write? Asked once per connection,
+   * and again after the rights change (`reauthorize`).
+   */
   readonly #writeRights = new Map<string, Map<string, Promise<boolean>>>();
+  /** Repositories this session was refused reading: told (`reset`) if it may read them later. */
+  readonly #refusedReads = new Set<string>();
   /** Acks not sent yet. */
   readonly #pushes = new Set<Promise<void>>();
   #goingAway = false;
@@ -176,6 +181,40 @@ export class Connection implements SocketHandlers, Outbox {
     return Promise.race([this.#socketClosed, waited]).finally(() => clearTimeout(timer));
   }
 
+  /**
+   * The rights on `repository` (every repository when undefined) may have changed: they are
+   * asked again, behind the frames already being handled. A subscriber that may no longer read
+   * is unsubscribed and sent `denied`; one that was refused and now may read is sent `reset`
+   * (subscribe again); a change of the right to write is told through its subscription.
+   */
+  reauthorize(repository: string | undefined): void {
+    if (this.#state !== "open") return;
+    this.#handling = this.#handling.then(() => this.#reauthorize(repository))
+      .catch((err) => this.fail(err));
+  }
+
+  async #reauthorize(repository: string | undefined): Promise<void> {
+    const concerns = (repo: string) => repository === undefined || repo === repository;
+    for (const repo of [...this.#writeRights.keys()]) {
+      if (concerns(repo)) this.#writeRights.delete(repo);
+    }
+    for (const [repo, subscription] of [...this.#subscriptions]) {
+      if (!concerns(repo)) continue;
+      const mayRead = await this.#may(repo, "read");
+      const mayWrite = mayRead && await this.#may(repo, "write");
+      if (this.#subscriptions.get(repo) !== subscription) continue; // ended meanwhile
+      if (mayRead) subscription.rightToWrite(mayWrite);
+      else {
+        this.#unsubscribe(repo);
+        this.#refuseReading(repo);
+      }
+    }
+    for (const repo of [...this.#refusedReads]) {
+      if (!concerns(repo) || !await this.#may(repo, "read")) continue;
+      if (this.#refusedReads.delete(repo)) this.send({ type: "reset", repo });
+    }
+  }
+
   async #handle(frame: Frame): Promise<void> {
     if (this.#state === "closed") return;
     if (this.#state === "hello") {
@@ -194,6 +233,7 @@ export class Connection implements SocketHandlers, Outbox {
       case "subscribe":
         return await this.#subscribe(frame);
       case "unsubscribe":
+        this.#refusedReads.delete(frame.repo);
         return this.#unsubscribe(frame.repo);
       case "credit":
         return this.#subscriptions.get(frame.repo)?.addCredit(frame.bytes);
@@ -272,16 +312,8 @@ export class Connection implements SocketHandlers, Outbox {
   async #subscribe(frame: Extract<Frame, { type: "subscribe" }>): Promise<void> {
     const { repo } = frame;
     this.#unsubscribe(repo); // subscribing again (after a reset) starts over
-    if (!await this.#may(repo, "read")) {
-      this.send({
-        type: "denied",
-        repo,
-        right: "read",
-        code: "E_FORBIDDEN",
-        message: `this session may not read ${repo}`,
-      });
-      return;
-    }
+    this.#refusedReads.delete(repo);
+    if (!await this.#may(repo, "read")) return this.#refuseReading(repo);
     const canWrite = await this.#may(repo, "write");
     const repository = await this.#ctx.repositories.acquire(repo);
     const subscription = await Subscription.start(repository, this, this.#ctx.config, {
@@ -299,6 +331,17 @@ export class Connection implements SocketHandlers, Outbox {
     }
     this.#subscriptions.set(repo, subscription);
     subscription.pump();
+  }
+
+  #refuseReading(repo: string): void {
+    this.#refusedReads.add(repo);
+    this.send({
+      type: "denied",
+      repo,
+      right: "read",
+      code: "E_FORBIDDEN",
+      message: `this session may not read ${repo}`,
+    });
   }
 
   #unsubscribe(repo: string): void {

@@ -28,6 +28,14 @@ export interface SyncServer {
   readonly port: number;
   /** The built-in access rules (used when there is no `authorize` hook and `open` is not set). */
   readonly access: AccessRules;
+  /**
+   * Applies changed rights to the clients already connected, on one repository or every one:
+   * call it when the answers of your `authorize` hook change. A client that may no longer read
+   * is sent `denied` and nothing more of it; one that may no longer write has its pushes
+   * refused; one that may now read or write is told so. Changes through `access` apply at once
+   * without it.
+   */
+  reauthorize(repository?: string): void;
   /** Sends goaway to every client, sends their pending acks, closes them and the store. */
   close(): Promise<void>;
   /** @internal Per-connection socket buffering, and open repositories: for tests. */
@@ -56,6 +64,7 @@ export async function createSyncServer(options: SyncServerOptions): Promise<Sync
     url: `ws://${host}:${listener.port}`,
     port: listener.port,
     access: core.access,
+    reauthorize: (repository) => core.reauthorize(repository),
     close: () =>
       closing ??= (async () => {
         await core.close();

@@ -5,6 +5,7 @@
  */
 import { CairnError } from "../../core/errors.ts";
 import type { CryptoSuite } from "../../core/signing.ts";
+import { checkRepositoryPath } from "../../db/paths.ts";
 import { cryptoSuite } from "../../runtime/crypto_suite.ts";
 import { DEFAULT_MAX_FRAME } from "../protocol.ts";
 import { type AccessOptions, AccessRules, makeDecider } from "./access.ts";
@@ -49,6 +50,7 @@ export class SyncServerCore {
     this.#suite = suite;
     this.#options = options;
     this.#repositories = new Repositories(store, positive(options.idleCloseMs, 60_000));
+    access.onChange((repository) => this.reauthorize(repository));
     this.#config = {
       serverId: store.serverId,
       maxFrame: positive(options.maxFrame, DEFAULT_MAX_FRAME),
@@ -84,6 +86,16 @@ export class SyncServerCore {
     if (this.#closing) connection.goAway("the server is stopping", 1000);
     else this.#connections.add(connection);
     return connection;
+  }
+
+  /**
+   * Asks the access decision again for every open connection, on one repository or all: what
+   * an application with an `authorize` hook calls when its answers change (the built-in rules
+   * do it themselves on every change).
+   */
+  reauthorize(repository?: string): void {
+    if (repository !== undefined) checkRepositoryPath(repository);
+    for (const connection of this.#connections) connection.reauthorize(repository);
   }
 
   /** @internal Per connection: buffered bytes now and at most (backpressure tests). */

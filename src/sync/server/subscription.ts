@@ -38,7 +38,7 @@ export class Subscription implements RepositoryListener {
   readonly #limits: SubscriptionLimits;
   readonly #overhead: number;
   readonly #withVector: boolean;
-  readonly #canWrite: boolean;
+  #canWrite: boolean;
   #mode: Mode = "catchup";
   #sent: number;
   /** Positions at or below the head at subscribe time that a version vector lacks. */
@@ -107,6 +107,26 @@ export class Subscription implements RepositoryListener {
     const subscription = new Subscription(repository, outbox, limits, start, from.canWrite);
     repository.listeners.add(subscription);
     return subscription;
+  }
+
+  /**
+   * The client's right to write changed while subscribed: a grant is a `members` frame that
+   * adds no writer, a revocation is `denied` for writing (its pushes are refused from now on).
+   */
+  rightToWrite(canWrite: boolean): void {
+    if (canWrite === this.#canWrite || this.#mode === "ended") return;
+    this.#canWrite = canWrite;
+    const repo = this.repository.stored.path;
+    if (canWrite) this.#sendMembers([]);
+    else {
+      this.#outbox.send({
+        type: "denied",
+        repo,
+        right: "write",
+        code: "E_FORBIDDEN",
+        message: `this session may no longer write ${repo}`,
+      });
+    }
   }
 
   addCredit(bytes: number): void {
@@ -274,7 +294,7 @@ export class Subscription implements RepositoryListener {
   }
 
   #sendMembers(writers: Uint8Array[]): void {
-    // canWrite was told at subscribe; later members frames only add writers.
+    // Later members frames add writers; their canWrite is the right as it stands.
     this.#outbox.send({
       type: "members",
       repo: this.repository.stored.path,
