@@ -48,18 +48,52 @@ export class FanOutClients {
     const until = Date.now() + ms;
     let writes = 0;
     await Promise.all(
-      this.#clients.slice(0, this.#writers).map(async ({ repo, link }, w) => {
+      this.#writerClients().map(async (client, w) => {
         while (Date.now() < until) {
-          const n = this.#written++;
-          repo.create(ItemSchema, { title: `${this.#name} ${w} ${n}`, count: Date.now() }, {
-            key: `${this.#name}-${n}`,
-          });
-          await link.synced();
+          this.#create(client, w, Date.now());
+          await client.link.synced();
           writes++;
         }
       }),
     );
     return writes;
+  }
+
+  /**
+   * Each writer writes one item every `intervalMs` for `ms`, without waiting for acks (the
+   * writers' starts spread over one interval). An item carries the time it was due, not the
+   * time it was written, so a write the process was too busy to make on time counts its delay
+   * (no coordinated omission). Resolves once the server has acknowledged every write.
+   */
+  async writePaced(ms: number, intervalMs: number): Promise<number> {
+    const start = Date.now();
+    const writers = this.#writerClients();
+    let writes = 0;
+    await Promise.all(writers.map(async (client, w) => {
+      for (
+        let due = start + (w * intervalMs) / writers.length;
+        due < start + ms;
+        due += intervalMs
+      ) {
+        const wait = due - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        this.#create(client, w, Math.round(due));
+        writes++;
+      }
+      await client.link.synced();
+    }));
+    return writes;
+  }
+
+  #writerClients(): Client[] {
+    return this.#clients.slice(0, this.#writers);
+  }
+
+  #create({ repo }: Client, writer: number, writtenAt: number): void {
+    const n = this.#written++;
+    repo.create(ItemSchema, { title: `${this.#name} ${writer} ${n}`, count: writtenAt }, {
+      key: `${this.#name}-${n}`,
+    });
   }
 
   /** Waits until every client holds `items` items; the latencies recorded since last time. */

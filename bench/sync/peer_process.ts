@@ -16,8 +16,8 @@
  *   pushes: the server holds blocks of `sessions` authors. (Linking each session itself would
  *   have it catch up on everything written before it: quadratic in the sessions.)
  * - `synced`: waits until the server holds every block written here.
- * - `clients {url, count, writers, name}`, `fanOut {ms}`, `drain {items}`: S02's many clients
- *   in this process (fan_out_clients.ts).
+ * - `clients {url, count, writers, name}`, `fanOut {ms, intervalMs?}`, `drain {items}`: S02's
+ *   many clients in this process (fan_out_clients.ts); with `intervalMs` the writers are paced.
  */
 import { Cairn, type RepositoryHandle, sync, type SyncLink } from "../../src/mod.ts";
 import { ItemSchema, REPO_PATH } from "../contenders/cairn.ts";
@@ -130,7 +130,9 @@ async function handle(message: Request): Promise<unknown> {
       fanOut = new FanOutClients(message.writers as number, message.name as string);
       return await fanOut.open(message.url as string, message.count as number);
     case "fanOut":
-      return await fanOut!.write(message.ms as number);
+      return message.intervalMs === undefined
+        ? await fanOut!.write(message.ms as number)
+        : await fanOut!.writePaced(message.ms as number, message.intervalMs as number);
     case "drain":
       return await fanOut!.drain(message.items as number);
     default:

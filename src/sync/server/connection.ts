@@ -140,8 +140,11 @@ export class Connection implements SocketHandlers, Outbox {
   }
 
   send(frame: Frame): number {
+    return this.#state === "closed" ? 0 : this.sendEncoded(encodeFrame(frame));
+  }
+
+  sendEncoded(bytes: Uint8Array): number {
     if (this.#state === "closed") return 0;
-    const bytes = encodeFrame(frame);
     this.#socket.send(bytes);
     this.#maxBuffered = Math.max(this.#maxBuffered, this.#socket.bufferedAmount);
     return bytes.length;

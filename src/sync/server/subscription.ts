@@ -8,13 +8,15 @@
  * it, live frames must continue it exactly (a gap sends the client back to reading the store).
  */
 import type { VersionVector } from "../../repo/repository.ts";
-import { type Cursor, type Frame, frameOverhead, groupFrames } from "../protocol.ts";
+import { type Cursor, encodeFrame, type Frame, frameOverhead, groupFrames } from "../protocol.ts";
 import type { OpenRepository, RepositoryListener } from "./repositories.ts";
 import type { ApplyResult, PlacedBlock } from "./store.ts";
 
 /** The connection side a subscription sends through. */
 export interface Outbox {
   send(frame: Frame): number;
+  /** Sends a frame encoded already (one encoding shared by many subscribers). */
+  sendEncoded(bytes: Uint8Array): number;
   readonly bufferedAmount: number;
   /** Ends the connection over a frame that cannot be sent (a stored block too large). */
   fail(err: unknown): void;
@@ -31,6 +33,13 @@ export interface SubscriptionLimits {
 const POSITIONS_PER_READ = 256;
 
 type Mode = "catchup" | "live" | "lagging" | "ended";
+
+/**
+ * A result's `live` frames, encoded by the first subscriber sent all of it and reused by the
+ * others: every subscriber in step gets the same bytes, so a write to N subscribers is encoded
+ * once, not N times.
+ */
+const liveFrames = new WeakMap<ApplyResult, Uint8Array[]>();
 
 export class Subscription implements RepositoryListener {
   readonly repository: OpenRepository;
@@ -159,7 +168,14 @@ export class Subscription implements RepositoryListener {
       this.#sent = last;
       return;
     }
-    this.#sendBlocks("live", blocks);
+    if (blocks.length < result.placed.length) return this.#sendBlocks("live", blocks);
+    let frames = liveFrames.get(result);
+    if (!frames) {
+      frames = this.#groups(blocks).map((group) => encodeFrame(this.#frameOf("live", group)));
+      liveFrames.set(result, frames);
+    }
+    for (const bytes of frames) this.#outbox.sendEncoded(bytes);
+    this.#sent = last;
   }
 
   failed(err: unknown): void {
@@ -269,28 +285,32 @@ export class Subscription implements RepositoryListener {
 
   /** Sends blocks (contiguous from `sent`) as as many frames as they need. */
   #sendBlocks(type: "live", blocks: PlacedBlock[]): void {
+    for (const group of this.#groups(blocks)) this.#sendGroup(type, group);
+    this.#sent = blocks[blocks.length - 1].position;
+  }
+
+  /** Blocks in groups that each fit one frame. */
+  #groups(blocks: PlacedBlock[]): PlacedBlock[][] {
     const groups = groupFrames(
       blocks.map((block) => block.bytes),
       this.#limits.maxFrame,
       this.#overhead,
     );
     let at = 0;
-    for (const group of groups) {
-      this.#sendGroup(type, blocks.slice(at, at + group.length));
-      at += group.length;
-    }
-    this.#sent = blocks[blocks.length - 1].position;
+    return groups.map((group) => blocks.slice(at, at += group.length));
   }
 
   #sendGroup(type: "blocks" | "live", group: PlacedBlock[]): void {
+    const size = this.#outbox.send(this.#frameOf(type, group));
+    if (type === "blocks") this.#credit -= size;
+  }
+
+  #frameOf(type: "blocks" | "live", group: PlacedBlock[]): Frame {
     const repo = this.repository.stored.path;
     const frames = group.map((block) => block.bytes);
-    const size = this.#outbox.send(
-      type === "blocks"
-        ? { type, repo, frames }
-        : { type, repo, frames, position: group[group.length - 1].position },
-    );
-    if (type === "blocks") this.#credit -= size;
+    return type === "blocks"
+      ? { type, repo, frames }
+      : { type, repo, frames, position: group[group.length - 1].position };
   }
 
   #sendMembers(writers: Uint8Array[]): void {
