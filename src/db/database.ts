@@ -57,6 +57,13 @@ export interface CairnOptions {
   schemas?: readonly AnySchema[];
   /** Told about recoverable trouble: damaged log records skipped, a torn tail cut. */
   onWarning?: (warning: CairnWarning) => void;
+  /**
+   * Browser only: the URL of the OPFS worker script. Needed only when the page's
+   * Content-Security-Policy forbids `blob:` workers (by default the worker travels inside Cairn's
+   * bundle and starts from a Blob URL): serve cairndb's `dist/browser/opfs_worker.js` and name it
+   * here. Ignored on Deno and Node.
+   */
+  workerUrl?: string | URL;
 }
 
 export interface CairnWarning {
@@ -82,7 +89,7 @@ interface OpenRepository {
 }
 
 /** Opens a database directory's storage: this runtime's backend, or one given by a test. */
-type BackendOpener = (path: string) => Promise<StorageBackend>;
+type BackendOpener = (path: string, options: CairnOptions) => Promise<StorageBackend>;
 
 /**
  * `Cairn.open` on storage made by `openStorageBackend` instead of this runtime's backend: the
@@ -481,6 +488,7 @@ const OPTION_NAMES: readonly string[] = [
   "trust",
   "schemas",
   "onWarning",
+  "workerUrl",
 ];
 
 /**
@@ -525,6 +533,13 @@ function checkCairnOptions(given: unknown): CairnOptions {
   }
   if (options.onWarning !== undefined) checkListener(options.onWarning, "onWarning");
   if (
+    options.workerUrl !== undefined &&
+    !(options.workerUrl instanceof URL ||
+      (typeof options.workerUrl === "string" && options.workerUrl.length > 0))
+  ) {
+    throw bad(`workerUrl must be a URL or a non-empty string, got ${typeOf(options.workerUrl)}`);
+  }
+  if (
     options.format !== undefined && !LOG_FORMATS.some((format) => format.name === options.format)
   ) {
     throw bad(`format must be "binary" or "jsonl", got ${describeShort(options.format)}`);
@@ -558,7 +573,7 @@ async function openStorage(
   suite: CryptoSuite,
   openStorageBackend: BackendOpener,
 ): Promise<Storage & { secretKey: Uint8Array }> {
-  const backend = await openStorageBackend(options.path!);
+  const backend = await openStorageBackend(options.path!, options);
   await backend.acquireLock();
   try {
     let settings;
