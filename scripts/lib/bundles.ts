@@ -77,8 +77,8 @@ export const INLINE_OPFS_WORKER: esbuild.Plugin = {
 
 /** dist/mod.js for Node and bundlers (dependencies stay imports) and dist/browser/cairn.js,
  *  one self-contained, minified ES module a plain `<script type="module">` page can import; the
- *  sync server (`cairndb/server`) as dist/server.js and the `cairndb` command as dist/cli.js,
- *  for Deno and Node only. Both browser-facing builds carry the OPFS worker inline; its file is
+ *  React bindings (`cairndb/react`) as dist/react.js; the sync server (`cairndb/server`) as
+ *  dist/server.js and the `cairndb` command as dist/cli.js, for Deno and Node only. Both browser-facing builds carry the OPFS worker inline; its file is
  *  shipped too, for pages whose Content-Security-Policy forbids blob: workers. */
 export async function buildPackage(): Promise<void> {
   const common: esbuild.BuildOptions = {
@@ -101,6 +101,14 @@ export async function buildPackage(): Promise<void> {
     }),
     buildOpfsWorker("dist"),
     buildOpfsWorker("dist/browser"),
+    // The React bindings import "cairndb" and "react", both left as imports: the app's own.
+    esbuild.build({
+      ...common,
+      entryPoints: { react: "src/react.ts" },
+      outdir: "dist",
+      platform: "neutral",
+      packages: "external",
+    }),
     esbuild.build({
       ...NODE_BUNDLE,
       entryPoints: { server: "src/server.ts" },
@@ -157,7 +165,9 @@ export async function buildBrowserTests(files: string[]): Promise<void> {
     ...BROWSER_BUNDLE,
     outfile: "build/browser-tests.js",
     sourcemap: "inline",
-    alias: { ...BROWSER_SHIMS, cairndb: "./src/mod.ts" },
+    alias: { ...BROWSER_SHIMS, cairndb: "./src/mod.ts", "cairndb/react": "./src/react.ts" },
+    // React's development build: it warns about snapshots that are not cached, which tests see.
+    define: { "process.env.NODE_ENV": '"development"' },
     // package.json says "sideEffects": false for users' tree-shaking; test files register tests
     // as a side effect of being imported, so that hint must not apply here.
     ignoreAnnotations: true,
