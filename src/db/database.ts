@@ -100,11 +100,23 @@ export function openCairnOn(
   options: CairnOptions,
   openStorageBackend: BackendOpener,
 ): Promise<Cairn> {
-  return openCairn(options, openStorageBackend);
+  return cairnInternals().open(options, openStorageBackend);
 }
 
-/** Set by Cairn's static block: opening needs its private constructor. */
-let openCairn: (options: CairnOptions, openStorageBackend: BackendOpener) => Promise<Cairn>;
+/** @internal What the functions of this module that are not Cairn's methods reach inside a Cairn. */
+interface CairnInternals {
+  open(options: CairnOptions, openStorageBackend: BackendOpener): Promise<Cairn>;
+  signAs(db: Cairn, message: Uint8Array): Promise<Uint8Array>;
+  watch(db: Cairn, watcher: RepositoryWatcher): () => void;
+}
+
+/** The token `Cairn.internals` asks for; this module never hands it out. */
+const INTERNALS_TOKEN: object = {};
+let internals: CairnInternals | undefined;
+
+function cairnInternals(): CairnInternals {
+  return internals ??= Cairn.internals(INTERNALS_TOKEN);
+}
 
 /** Told when a repository of a database is opened or closed (see watchRepositories). */
 export interface RepositoryWatcher {
@@ -117,7 +129,7 @@ export interface RepositoryWatcher {
  * proof). Not on the Cairn object, so the public API cannot sign arbitrary bytes as the session.
  */
 export function signAsSession(db: Cairn, message: Uint8Array): Promise<Uint8Array> {
-  return signAs(db, message);
+  return cairnInternals().signAs(db, message);
 }
 
 /**
@@ -125,11 +137,8 @@ export function signAsSession(db: Cairn, message: Uint8Array): Promise<Uint8Arra
  * opened or closed later (a whole database's close closes each). Returns the unsubscribe.
  */
 export function watchRepositories(db: Cairn, watcher: RepositoryWatcher): () => void {
-  return watch(db, watcher);
+  return cairnInternals().watch(db, watcher);
 }
-
-let signAs: (db: Cairn, message: Uint8Array) => Promise<Uint8Array>;
-let watch: (db: Cairn, watcher: RepositoryWatcher) => () => void;
 
 interface Storage {
   readonly backend: StorageBackend;
@@ -183,13 +192,24 @@ export class Cairn {
     return Cairn.#open(options, openBackend);
   }
 
-  static {
-    openCairn = (options, openStorageBackend) => Cairn.#open(options, openStorageBackend);
-    signAs = (db, message) => db.#suite.ed25519.sign(db.#key, message);
-    watch = (db, watcher) => {
-      db.#watchers = [...db.#watchers, watcher];
-      for (const { repo } of db.#repositories.values()) watcher.opened(repo);
-      return () => db.#watchers = db.#watchers.filter((other) => other !== watcher);
+  /**
+   * @internal The seams behind openCairnOn, signAsSession and watchRepositories, handed only to
+   * the holder of this module's token, so the public object cannot sign arbitrary bytes as its
+   * session. A method rather than a static block: bundlers count a static block as a side
+   * effect and then keep the whole engine in every app that imports anything of cairndb.
+   */
+  static internals(token: object): CairnInternals {
+    if (token !== INTERNALS_TOKEN) {
+      throw new CairnError("E_BAD_ARGUMENT", "Cairn.internals is not public API");
+    }
+    return {
+      open: (options, openStorageBackend) => Cairn.#open(options, openStorageBackend),
+      signAs: (db, message) => db.#suite.ed25519.sign(db.#key, message),
+      watch: (db, watcher) => {
+        db.#watchers = [...db.#watchers, watcher];
+        for (const { repo } of db.#repositories.values()) watcher.opened(repo);
+        return () => db.#watchers = db.#watchers.filter((other) => other !== watcher);
+      },
     };
   }
 
