@@ -1,8 +1,9 @@
 /**
  * `useItem`: one item's values in a component. The snapshot is the item's frozen values object
  * (`item.toObject()`), which Cairn keeps per stored value, so it is the same object until the
- * item changes. Changes are heard through the repository's change events (the key may not exist
- * yet) and passed to React once per batch: a microtask after the first, like live queries.
+ * item changes. Changes are heard through the item's change events (the repository's, for a key
+ * with no item yet) and passed to React once per batch: a microtask after the first, like live
+ * queries.
  */
 import { useCallback, useSyncExternalStore } from "react";
 import type { AnySchema, RepositoryHandle, Schema, Values } from "cairndb";
@@ -20,15 +21,20 @@ export function useItem<S extends AnySchema = Schema>(
   const subscribe = useCallback((onChange: () => void) => {
     if (repo === undefined) return () => {};
     let scheduled = false;
-    return repo.on("change", (change) => {
-      if (change.key !== key || scheduled) return;
+    const changed = () => {
+      if (scheduled) return;
       scheduled = true;
       queueMicrotask(() => {
         scheduled = false;
         onChange();
       });
-    });
-  }, [repo, key]);
+    };
+    // An existing item's own listener list costs other items' writes nothing; a key with no item
+    // yet can only be watched among every change of the repository.
+    const item = repo.get(key, schema);
+    if (item) return item.on("change", changed);
+    return repo.on("change", (change) => change.key === key && changed());
+  }, [repo, key, schema]);
   const values = useCallback(
     () => repo?.get(key, schema)?.toObject() as Readonly<Values<S>> | undefined,
     [repo, key, schema],

@@ -202,6 +202,31 @@ test("useItem: follows local writes with one render per batch, ignores other ite
   });
 });
 
+test("useItem on an item that exists when it mounts: follows its writes, not its neighbours'", async () => {
+  await withRoot(async (root, [peer]) => {
+    const item = peer.repo.create(Task, { title: "there before" }, { key: "early" });
+    const renders = new Renders<unknown>();
+    function Title() {
+      const task = useItem(peer.repo, "early", Task);
+      renders.seen.push(task);
+      return null;
+    }
+    render(root, createElement(Title));
+    assert.deepEqual(renders.last, { title: "there before" });
+    peer.repo.create(Task, { title: "a neighbour" }, { key: "neighbour" });
+    await settle();
+    assert.equal(renders.count, 1, "a neighbour's write: no render");
+    item.update({ title: "changed", done: false });
+    await settle();
+    assert.equal(renders.count, 2);
+    assert.deepEqual(renders.last, { title: "changed", done: false });
+    item.delete();
+    await settle();
+    assert.equal(renders.count, 3);
+    assert.equal(renders.last, undefined);
+  });
+});
+
 test("useItem and useQuery follow changes imported as blocks from another database", async () => {
   await withRoot(async (root, [here, there]) => {
     const item = new Renders<unknown>();
