@@ -194,7 +194,8 @@ export function stopBundler(): Promise<void> {
 }
 
 /** The apps of web/bundled/ and web/bundled-reload/, bundled from the package name as an app
- *  would do it: build/bundled-app.js and build/bundled-reload-app.js, nothing copied beside. */
+ *  would do it, into build/apps/: a directory of their own, where no worker file lies beside them
+ *  (build/ has the test bundle's opfs_worker.js, which would hide a worker the app cannot find). */
 export async function buildBundledApp(): Promise<void> {
   await esbuild.build({
     ...BROWSER_BUNDLE,
@@ -202,6 +203,6 @@ export async function buildBundledApp(): Promise<void> {
       "bundled-app": "web/bundled/app.ts",
       "bundled-reload-app": "web/bundled-reload/app.ts",
     },
-    outdir: "build",
+    outdir: "build/apps",
   });
 }
