@@ -14,12 +14,19 @@ class Opening {
   failure: { error: unknown } | undefined;
   readonly #waiting = new Set<() => void>();
 
-  constructor(database?: Cairn, path?: string) {
-    if (database === undefined || path === undefined) return;
+  static start(database: Cairn, path: string): Opening {
+    const opening = new Opening();
     database.open(path).then(
-      (handle) => this.#settle(() => (this.handle = handle)),
-      (error) => this.#settle(() => (this.failure = { error })),
+      (handle) => opening.#settle(() => (opening.handle = handle)),
+      (error) => opening.#settle(() => (opening.failure = { error })),
     );
+    return opening;
+  }
+
+  static done(handle: RepositoryHandle): Opening {
+    const opening = new Opening();
+    opening.handle = handle;
+    return opening;
   }
 
   subscribe = (onChange: () => void): () => void => {
@@ -46,17 +53,14 @@ function openingsOf(database: Cairn): Map<string, Opening> {
 /** Makes an already open repository available at once (CairnProvider's `repositories`). */
 export function rememberRepository(database: Cairn, repo: RepositoryHandle): void {
   const byPath = openingsOf(database);
-  if (byPath.get(repo.path)?.handle === repo) return;
-  const opening = new Opening();
-  opening.handle = repo;
-  byPath.set(repo.path, opening);
+  if (byPath.get(repo.path)?.handle !== repo) byPath.set(repo.path, Opening.done(repo));
 }
 
 export function useRepository(path: string): RepositoryHandle | undefined {
   const database = useDatabase();
   const byPath = openingsOf(database);
   let opening = byPath.get(path);
-  if (!opening) byPath.set(path, opening = new Opening(database, path));
+  if (!opening) byPath.set(path, opening = Opening.start(database, path));
   const current = opening;
   const handle = useSyncExternalStore(
     current.subscribe,
