@@ -12,7 +12,7 @@ export async function build(options: { updateApi?: boolean } = {}): Promise<void
   await Deno.remove("build/types", { recursive: true }).catch(() => {});
   await buildPackage();
   await stopBundler();
-  await run("./node_modules/.bin/tsc", ["-p", "tsconfig.json"]);
+  await run("./node_modules/.bin/tsc", ["-p", "scripts/api/tsconfig.declarations.json"]);
   await rollUpDeclarations(options.updateApi === true);
 }
 

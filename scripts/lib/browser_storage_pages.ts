@@ -18,6 +18,10 @@ export const STORAGE_PAGE_CHECKS: readonly StoragePageCheck[] = [
     run: checkReload,
   },
   {
+    name: 'an app bundling "cairndb" with esbuild keeps its OPFS database across a reload',
+    run: checkBundledReload,
+  },
+  {
     name: "a second tab gets E_LOCKED while the first holds the database, then opens it",
     run: checkTwoTabs,
   },
@@ -32,6 +36,20 @@ async function checkReload(context: BrowserContext, origin: string): Promise<voi
   try {
     const url = (phase: string) =>
       `${origin}/web/storage-reload/index.html?phase=${phase}&db=${db}`;
+    await loadPhase(tab, url("write"), "write phase");
+    await loadPhase(tab, url("read"), "read phase, after navigating the same tab");
+  } finally {
+    await tab.page.close();
+  }
+}
+
+/** The same, in an app esbuild bundled from the package name (web/bundled-reload/). */
+async function checkBundledReload(context: BrowserContext, origin: string): Promise<void> {
+  const db = uniqueName("bundled");
+  const tab = await openTab(context);
+  try {
+    const url = (phase: string) =>
+      `${origin}/web/bundled-reload/index.html?phase=${phase}&db=${db}`;
     await loadPhase(tab, url("write"), "write phase");
     await loadPhase(tab, url("read"), "read phase, after navigating the same tab");
   } finally {

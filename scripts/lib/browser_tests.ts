@@ -32,6 +32,10 @@ const EXAMPLE_PAGES = [
     path: "/web/plain/index.html",
   },
   { name: 'app bundling "cairndb" with esbuild', path: "/web/bundled/index.html" },
+  {
+    name: "a CSP without blob: workers: E_IO names the fix, and workerUrl opens OPFS storage",
+    path: "/web/strict-csp/index.html",
+  },
 ];
 const PAGE_TIMEOUT_MS = 30_000;
 

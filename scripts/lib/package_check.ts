@@ -1,7 +1,8 @@
 /**
- * Proves the npm package works as users get it: `npm pack`, install the tarball into a scratch
- * Node project, type-check a TypeScript file that imports "cairndb" and "cairndb/server" (strict,
- * nodenext) and run it on Node 24 (it starts and stops a sync server).
+ * Proves the npm package works as users get it: `npm pack`, install the tarball (with React, the
+ * optional peer of "cairndb/react") into a scratch Node project, type-check a TypeScript file that
+ * imports "cairndb", "cairndb/server" and "cairndb/react" (strict, nodenext) and run it on Node 24
+ * (it starts and stops a sync server, and renders a component to a string).
  */
 import { resolve } from "node:path";
 import { runTee } from "./process.ts";
@@ -12,8 +13,12 @@ export interface PackageCheck {
   detail: string;
 }
 
-const CONSUMER = `import { CairnError, decodeCommit, encodeCommit, type Commit } from "cairndb";
+const CONSUMER =
+  `import { Cairn, CairnError, decodeCommit, encodeCommit, type Commit } from "cairndb";
 import { createSyncServer, type SyncServer } from "cairndb/server";
+import { CairnProvider, useQuery } from "cairndb/react";
+import { createElement } from "react";
+import { renderToString } from "react-dom/server";
 
 const commit: Commit = {
   session: "scratch", seq: 1, key: "k", hlc: 1, parents: [], schema: "note@1",
@@ -31,6 +36,18 @@ const dir = new URL("./sync-data", import.meta.url).pathname;
 const server: SyncServer = await createSyncServer({ dir, port: 0, open: true });
 if (!/^ws:\\/\\/127\\.0\\.0\\.1:\\d+$/.test(server.url)) throw new Error("no server url");
 await server.close();
+
+// cairndb/react takes the app's Cairn and handles (its types are cairndb's own, not copies).
+const db: Cairn = await Cairn.open();
+const repo = await db.open("/notes");
+function Count() {
+  return createElement("b", null, useQuery(repo).length);
+}
+const html = renderToString(
+  createElement(CairnProvider, { database: db, repositories: [repo] }, createElement(Count)),
+);
+if (html !== "<b>0</b>") throw new Error(\`rendered \${html}\`);
+await db.close();
 console.log("package ok");
 `;
 
@@ -46,6 +63,13 @@ const TSCONFIG = {
   },
   include: ["index.ts"],
 };
+
+const REACT_PACKAGES = ["react", "react-dom", "@types/react", "@types/react-dom"];
+
+function devDependency(name: string): string {
+  const manifest = JSON.parse(Deno.readTextFileSync("package.json"));
+  return manifest.devDependencies[name];
+}
 
 export async function checkPackage(): Promise<PackageCheck[]> {
   const root = Deno.cwd();
@@ -75,6 +99,8 @@ export async function checkPackage(): Promise<PackageCheck[]> {
       "--no-fund",
       "--loglevel=error",
       tarball,
+      // The optional peer of cairndb/react, in the versions this project develops against.
+      ...REACT_PACKAGES.map((name) => `${name}@${devDependency(name)}`),
     ]);
     if (installed.code !== 0) {
       return [{ name: "npm install of the packed tarball", ok: false, detail: installed.output }];
@@ -89,7 +115,8 @@ export async function checkPackage(): Promise<PackageCheck[]> {
     return [
       {
         name: "the package ships one rolled-up .d.ts per entry point, without @internal members",
-        ok: declarations.files.join() === "mod.d.ts,server.d.ts" && !declarations.internal,
+        ok: declarations.files.join() === "mod.d.ts,react.d.ts,server.d.ts" &&
+          !declarations.internal,
         detail: `declaration files: ${declarations.files.join(", ")}; ` +
           `an internal member (LiveQuery.scanned) ${declarations.internal ? "is" : "is not"} there`,
       },
@@ -99,7 +126,8 @@ export async function checkPackage(): Promise<PackageCheck[]> {
         detail: typecheck.output,
       },
       {
-        name: 'the scratch project runs on Node 24 importing "cairndb"',
+        name:
+          'the scratch project runs on Node 24 importing "cairndb", "cairndb/server", "cairndb/react"',
         ok: ran.code === 0 && ran.output.includes("package ok"),
         detail: ran.output,
       },

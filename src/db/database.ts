@@ -57,6 +57,13 @@ export interface CairnOptions {
   schemas?: readonly AnySchema[];
   /** Told about recoverable trouble: damaged log records skipped, a torn tail cut. */
   onWarning?: (warning: CairnWarning) => void;
+  /**
+   * Browser only: the URL of the OPFS worker script. Needed only when the page's
+   * Content-Security-Policy forbids `blob:` workers (by default the worker travels inside Cairn's
+   * bundle and starts from a Blob URL): serve cairndb's `dist/browser/opfs_worker.js` and name it
+   * here. Ignored on Deno and Node.
+   */
+  workerUrl?: string | URL;
 }
 
 export interface CairnWarning {
@@ -82,7 +89,7 @@ interface OpenRepository {
 }
 
 /** Opens a database directory's storage: this runtime's backend, or one given by a test. */
-type BackendOpener = (path: string) => Promise<StorageBackend>;
+type BackendOpener = (path: string, options: CairnOptions) => Promise<StorageBackend>;
 
 /**
  * `Cairn.open` on storage made by `openStorageBackend` instead of this runtime's backend: the
@@ -93,11 +100,23 @@ export function openCairnOn(
   options: CairnOptions,
   openStorageBackend: BackendOpener,
 ): Promise<Cairn> {
-  return openCairn(options, openStorageBackend);
+  return cairnInternals().open(options, openStorageBackend);
 }
 
-/** Set by Cairn's static block: opening needs its private constructor. */
-let openCairn: (options: CairnOptions, openStorageBackend: BackendOpener) => Promise<Cairn>;
+/** @internal What the functions of this module that are not Cairn's methods reach inside a Cairn. */
+interface CairnInternals {
+  open(options: CairnOptions, openStorageBackend: BackendOpener): Promise<Cairn>;
+  signAs(db: Cairn, message: Uint8Array): Promise<Uint8Array>;
+  watch(db: Cairn, watcher: RepositoryWatcher): () => void;
+}
+
+/** The token `Cairn.internals` asks for; this module never hands it out. */
+const INTERNALS_TOKEN: object = {};
+let internals: CairnInternals | undefined;
+
+function cairnInternals(): CairnInternals {
+  return internals ??= Cairn.internals(INTERNALS_TOKEN);
+}
 
 /** Told when a repository of a database is opened or closed (see watchRepositories). */
 export interface RepositoryWatcher {
@@ -110,7 +129,7 @@ export interface RepositoryWatcher {
  * proof). Not on the Cairn object, so the public API cannot sign arbitrary bytes as the session.
  */
 export function signAsSession(db: Cairn, message: Uint8Array): Promise<Uint8Array> {
-  return signAs(db, message);
+  return cairnInternals().signAs(db, message);
 }
 
 /**
@@ -118,11 +137,8 @@ export function signAsSession(db: Cairn, message: Uint8Array): Promise<Uint8Arra
  * opened or closed later (a whole database's close closes each). Returns the unsubscribe.
  */
 export function watchRepositories(db: Cairn, watcher: RepositoryWatcher): () => void {
-  return watch(db, watcher);
+  return cairnInternals().watch(db, watcher);
 }
-
-let signAs: (db: Cairn, message: Uint8Array) => Promise<Uint8Array>;
-let watch: (db: Cairn, watcher: RepositoryWatcher) => () => void;
 
 interface Storage {
   readonly backend: StorageBackend;
@@ -176,13 +192,24 @@ export class Cairn {
     return Cairn.#open(options, openBackend);
   }
 
-  static {
-    openCairn = (options, openStorageBackend) => Cairn.#open(options, openStorageBackend);
-    signAs = (db, message) => db.#suite.ed25519.sign(db.#key, message);
-    watch = (db, watcher) => {
-      db.#watchers = [...db.#watchers, watcher];
-      for (const { repo } of db.#repositories.values()) watcher.opened(repo);
-      return () => db.#watchers = db.#watchers.filter((other) => other !== watcher);
+  /**
+   * @internal The seams behind openCairnOn, signAsSession and watchRepositories, handed only to
+   * the holder of this module's token, so the public object cannot sign arbitrary bytes as its
+   * session. A method rather than a static block: bundlers count a static block as a side
+   * effect and then keep the whole engine in every app that imports anything of cairndb.
+   */
+  static internals(token: object): CairnInternals {
+    if (token !== INTERNALS_TOKEN) {
+      throw new CairnError("E_BAD_ARGUMENT", "Cairn.internals is not public API");
+    }
+    return {
+      open: (options, openStorageBackend) => Cairn.#open(options, openStorageBackend),
+      signAs: (db, message) => db.#suite.ed25519.sign(db.#key, message),
+      watch: (db, watcher) => {
+        db.#watchers = [...db.#watchers, watcher];
+        for (const { repo } of db.#repositories.values()) watcher.opened(repo);
+        return () => db.#watchers = db.#watchers.filter((other) => other !== watcher);
+      },
     };
   }
 
@@ -481,6 +508,7 @@ const OPTION_NAMES: readonly string[] = [
   "trust",
   "schemas",
   "onWarning",
+  "workerUrl",
 ];
 
 /**
@@ -525,6 +553,13 @@ function checkCairnOptions(given: unknown): CairnOptions {
   }
   if (options.onWarning !== undefined) checkListener(options.onWarning, "onWarning");
   if (
+    options.workerUrl !== undefined &&
+    !(options.workerUrl instanceof URL ||
+      (typeof options.workerUrl === "string" && options.workerUrl.length > 0))
+  ) {
+    throw bad(`workerUrl must be a URL or a non-empty string, got ${typeOf(options.workerUrl)}`);
+  }
+  if (
     options.format !== undefined && !LOG_FORMATS.some((format) => format.name === options.format)
   ) {
     throw bad(`format must be "binary" or "jsonl", got ${describeShort(options.format)}`);
@@ -558,7 +593,7 @@ async function openStorage(
   suite: CryptoSuite,
   openStorageBackend: BackendOpener,
 ): Promise<Storage & { secretKey: Uint8Array }> {
-  const backend = await openStorageBackend(options.path!);
+  const backend = await openStorageBackend(options.path!, options);
   await backend.acquireLock();
   try {
     let settings;

@@ -1,7 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { isCairnError } from "cairndb";
+import { Cairn, defineSchema, isCairnError } from "cairndb";
 import { openOpfsBackend, type OpfsBackend } from "../../src/storage/backends/opfs.ts";
+import { opfsWorkerUrl } from "../../src/storage/backends/opfs_worker_url.ts";
+
+const Note = defineSchema({
+  ns: "opfs-note",
+  version: 1,
+  fields: { title: { type: "string", required: true } },
+});
 
 /** Runs `fn` with a backend on a fresh directory, then closes it and removes the directory. */
 async function withBackend(fn: (backend: OpfsBackend, dir: string) => Promise<void>) {
@@ -333,10 +340,55 @@ test("opfs: Chromium has FileSystemHandle.move, so writeFileAtomic takes the ato
   assert.equal(typeof proto.move, "function");
 });
 
-test("opfs: a worker script that cannot load fails open with E_IO instead of hanging", async () => {
+test("opfs: a worker script that cannot load fails open with E_IO naming its URL and the fix", async () => {
   const dir = `cairn-test/test-${crypto.randomUUID()}`;
+  const workerUrl = new URL("/no-such-dir/opfs_worker.js", location.href);
+  await assert.rejects(openOpfsBackend(dir, { workerUrl }), (err) => {
+    assert.ok(isCode("E_IO")(err), String(err));
+    const message = (err as Error).message;
+    assert.ok(message.includes(workerUrl.href), message);
+    assert.ok(message.includes("dist/browser/opfs_worker.js"), message);
+    assert.ok(message.includes("workerUrl"), message);
+    return true;
+  });
+});
+
+test("opfs: Cairn.open passes workerUrl down: a database opens with the worker file named", async () => {
+  const path = `cairn-test/test-${crypto.randomUUID()}`;
+  // build/opfs_worker.js, the file the package ships as dist/browser/opfs_worker.js.
+  const workerUrl = new URL("/build/opfs_worker.js", location.href);
+  const db = await Cairn.open({ path, workerUrl });
+  try {
+    const repo = await db.open("/notes");
+    repo.create(Note, { title: "by the named worker" }, { key: "a" });
+    await repo.flush();
+  } finally {
+    await db.close();
+  }
+  const again = await Cairn.open({ path, workerUrl: workerUrl.href });
+  try {
+    const repo = await again.open("/notes");
+    assert.equal(repo.get("a", Note)?.get("title"), "by the named worker");
+  } finally {
+    await again.close();
+    await removeDirectory(path);
+  }
+});
+
+test("opfs: Cairn.open with a workerUrl that cannot load fails with E_IO naming the URL", async () => {
+  const path = `cairn-test/test-${crypto.randomUUID()}`;
   await assert.rejects(
-    openOpfsBackend(dir, { workerUrl: new URL("/no-such-dir/opfs_worker.js", location.href) }),
-    isCode("E_IO"),
+    Cairn.open({ path, workerUrl: "/no-such-dir/worker.js" }),
+    (err) => isCode("E_IO")(err) && (err as Error).message.includes("/no-such-dir/worker.js"),
   );
+});
+
+test("opfs: by default the worker starts from a Blob URL (inlined), not a file next to the bundle", async () => {
+  // The browser test bundle is built like the package: the worker travels inside it.
+  const url = String(opfsWorkerUrl());
+  assert.ok(url.startsWith("blob:"), url);
+  const dir = `cairn-test/test-${crypto.randomUUID()}`;
+  const backend = await openOpfsBackend(dir);
+  await backend.close();
+  await removeDirectory(dir);
 });

@@ -187,6 +187,12 @@ const badCairnOptions = fc.oneof(
     ["trust", junk.filter((v) => v !== undefined && !(Array.isArray(v) && v.length === 0))],
     ["schemas", junk.filter((v) => v !== undefined && !(Array.isArray(v) && v.length === 0))],
     ["onWarning", junk.filter((v) => v !== undefined && typeof v !== "function")],
+    [
+      "workerUrl",
+      junk.filter((v) =>
+        v !== undefined && !(v instanceof URL) && !(typeof v === "string" && v.length > 0)
+      ),
+    ],
   ).chain(([name, value]) =>
     (value as fc.Arbitrary<unknown>).map((v) => ({ [name as string]: v }))
   ),

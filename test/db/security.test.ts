@@ -365,3 +365,16 @@ test("in an import of several frames, a bad one is refused and the others still 
   assert.deepEqual([...bob.repo.keys()].sort(), ["a1", "a2", "c1"]);
   await assertStillUsable(bob, alice);
 });
+
+test("the Cairn object signs nothing for its caller: its internal seams need a token no one else has", async () => {
+  const db = await Cairn.open();
+  try {
+    // Cairn.internals is @internal (not in the public types), but it exists at run time.
+    const internals = (Cairn as unknown as { internals(token: object): unknown }).internals;
+    for (const token of [{}, Object.prototype, undefined, null]) {
+      assert.throws(() => internals(token as object), (err) => isCairnError(err, "E_BAD_ARGUMENT"));
+    }
+  } finally {
+    await db.close();
+  }
+});

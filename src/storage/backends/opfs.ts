@@ -10,6 +10,7 @@
  */
 import { CairnError } from "../../core/errors.ts";
 import type { AppendFile, FileRange, StorageBackend } from "../backend.ts";
+import { opfsWorkerUrl } from "./opfs_worker_url.ts";
 import type {
   Op,
   RequestMessage,
@@ -21,10 +22,10 @@ import type {
 
 export interface OpfsBackendOptions {
   /**
-   * Where the worker script is, for apps whose bundler does not carry it along. By default it is
-   * `opfs_worker.js` next to the module that contains this code (dist/opfs_worker.js next to
-   * dist/mod.js, dist/browser/opfs_worker.js next to dist/browser/cairn.js); Vite finds and
-   * bundles it by itself.
+   * Where the worker script is. By default the worker travels inside Cairn's own bundle and
+   * starts from a Blob URL, which works with any bundler; a Content-Security-Policy without
+   * `worker-src blob:` forbids that, and then the app serves cairndb's
+   * `dist/browser/opfs_worker.js` itself and names its URL here.
    */
   workerUrl?: string | URL;
 }
@@ -57,12 +58,15 @@ export async function openOpfsBackend(
   if (typeof Worker === "undefined") {
     throw new CairnError("E_IO", "the OPFS backend needs Web Workers, which this runtime lacks");
   }
-  // The literal `new Worker(new URL("./…", import.meta.url))` form is what bundlers (Vite)
-  // recognize to emit the worker file; keep it literal.
-  const worker = options.workerUrl !== undefined
-    ? new Worker(options.workerUrl, { type: "module" })
-    : new Worker(new URL("./opfs_worker.js", import.meta.url), { type: "module" });
-  const client = new WorkerClient(worker);
+  const url = options.workerUrl ?? opfsWorkerUrl();
+  let worker: Worker;
+  try {
+    worker = new Worker(url, { type: "module" });
+  } catch (err) {
+    // A malformed URL, or one the page's Content-Security-Policy forbids.
+    throw workerLoadError(url, err instanceof Error ? err.message : String(err));
+  }
+  const client = new WorkerClient(worker, url);
   try {
     await client.request({ op: "init", directory: normalized });
   } catch (err) {
@@ -90,6 +94,21 @@ function checkFileName(name: string): void {
   ) {
     throw new CairnError("E_BAD_ARGUMENT", `not a flat file name: ${JSON.stringify(name)}`);
   }
+}
+
+/** A worker that never started: the URL it came from, and what to do about it. */
+function workerLoadError(url: string | URL, detail: string): CairnError {
+  const where = String(url);
+  const fix = where.startsWith("blob:")
+    ? "the page's Content-Security-Policy probably forbids blob: workers: allow " +
+      '"worker-src blob:", or serve cairndb/dist/browser/opfs_worker.js from your app and pass ' +
+      "its URL as Cairn.open({ workerUrl })"
+    : "serve cairndb/dist/browser/opfs_worker.js (as JavaScript) at that URL, or pass its URL " +
+      "as Cairn.open({ workerUrl })";
+  return new CairnError(
+    "E_IO",
+    `the OPFS worker could not load from ${where}${detail ? ` (${detail})` : ""}: ${fix}`,
+  );
 }
 
 function closedError(what: string): CairnError {
@@ -130,10 +149,13 @@ class WorkerClient {
   #nextId = 1;
   #pending = new Map<number, Pending>();
   #dead: CairnError | undefined;
+  /** Set by the worker's first message: an error before it means the script never loaded. */
+  #started = false;
 
-  constructor(worker: Worker) {
+  constructor(worker: Worker, url: string | URL) {
     this.#worker = worker;
     worker.onmessage = (event: MessageEvent<ResponseMessage>) => {
+      this.#started = true;
       const response = event.data;
       const pending = this.#pending.get(response.id);
       if (!pending) return;
@@ -145,7 +167,9 @@ class WorkerClient {
     worker.onerror = (event: ErrorEvent) => {
       event.preventDefault();
       this.#fail(
-        new CairnError("E_IO", `the OPFS worker failed: ${event.message || "could not load it"}`),
+        this.#started
+          ? new CairnError("E_IO", `the OPFS worker failed: ${event.message || "it stopped"}`)
+          : workerLoadError(url, event.message),
       );
     };
     worker.onmessageerror = () => {

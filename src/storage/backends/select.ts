@@ -2,8 +2,12 @@
 import { hasNodeModules } from "../../runtime/platform.ts";
 import type { StorageBackend } from "../backend.ts";
 import { openFsBackend } from "./fs.ts";
-import { openOpfsBackend } from "./opfs.ts";
+import { openOpfsBackend, type OpfsBackendOptions } from "./opfs.ts";
 
-export function openBackend(path: string): Promise<StorageBackend> {
-  return hasNodeModules() ? openFsBackend(path) : openOpfsBackend(path);
+/** `options` matter only in the browser (OPFS); files on Deno and Node need none. */
+export function openBackend(
+  path: string,
+  options: OpfsBackendOptions = {},
+): Promise<StorageBackend> {
+  return hasNodeModules() ? openFsBackend(path) : openOpfsBackend(path, options);
 }

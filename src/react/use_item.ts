@@ -1,0 +1,43 @@
+/**
+ * `useItem`: one item's values in a component. The snapshot is the item's frozen values object
+ * (`item.toObject()`), which Cairn keeps per stored value, so it is the same object until the
+ * item changes. Changes are heard through the item's change events (the repository's, for a key
+ * with no item yet) and passed to React once per batch: a microtask after the first, like live
+ * queries.
+ */
+import { useCallback, useSyncExternalStore } from "react";
+import type { AnySchema, RepositoryHandle, Schema, Values } from "cairndb";
+
+/**
+ * The values of the item at `key` (read with `schema`, by default its newest registered version),
+ * or `undefined` while there is none (missing, deleted, or `repo` still opening). Follows local
+ * writes and imported changes. Write through the handle: `repo.get(key, schema)?.set(…)`.
+ */
+export function useItem<S extends AnySchema = Schema>(
+  repo: RepositoryHandle | undefined,
+  key: string,
+  schema?: S,
+): Readonly<Values<S>> | undefined {
+  const subscribe = useCallback((onChange: () => void) => {
+    if (repo === undefined) return () => {};
+    let scheduled = false;
+    const changed = () => {
+      if (scheduled) return;
+      scheduled = true;
+      queueMicrotask(() => {
+        scheduled = false;
+        onChange();
+      });
+    };
+    // An existing item's own listener list costs other items' writes nothing; a key with no item
+    // yet can only be watched among every change of the repository.
+    const item = repo.get(key, schema);
+    if (item) return item.on("change", changed);
+    return repo.on("change", (change) => change.key === key && changed());
+  }, [repo, key, schema]);
+  const values = useCallback(
+    () => repo?.get(key, schema)?.toObject() as Readonly<Values<S>> | undefined,
+    [repo, key, schema],
+  );
+  return useSyncExternalStore(subscribe, values, values);
+}

@@ -1,0 +1,63 @@
+/**
+ * `useQuery`: a live query's results in a component, through `useSyncExternalStore` over the
+ * query's own cache. `LiveQuery.results` is a frozen array that stays the same object until the
+ * results change, and subscribers hear once per batch of changes that changes them, so a
+ * component renders once per batch that concerns it, never for unrelated writes, and every
+ * component reading one query in one render sees the same array (no tearing).
+ */
+import { useCallback, useSyncExternalStore } from "react";
+import {
+  type AnySchema,
+  CairnError,
+  type Item,
+  LiveQuery,
+  type QueryOptions,
+  type RepositoryHandle,
+  type Schema,
+} from "cairndb";
+
+const NO_RESULTS: readonly never[] = Object.freeze([]);
+const NOT_LISTENING = () => () => {};
+
+/** The results of a live query the caller made (`repo.query(…)`); empty for `undefined`. */
+export function useQuery<R>(query: LiveQuery<R> | undefined): readonly R[];
+/**
+ * The results of `repo.query(options)`, which pools identical queries: each render finds the same
+ * live query. A `where` or `sortBy` function needs an `id` (pooled under it), since two functions
+ * cannot be told apart. Empty while `repo` is `undefined` (still opening).
+ */
+export function useQuery<S extends AnySchema = Schema>(
+  repo: RepositoryHandle | undefined,
+  options?: QueryOptions<S, Item<S>>,
+): readonly Item<S>[];
+export function useQuery(
+  source: LiveQuery<unknown> | RepositoryHandle | undefined,
+  options?: QueryOptions<AnySchema, Item<AnySchema>>,
+): readonly unknown[] {
+  const query = source instanceof LiveQuery ? source : pooledQuery(source, options);
+  const subscribe = useCallback(
+    (onChange: () => void) => query ? query.subscribe(onChange) : NOT_LISTENING(),
+    [query],
+  );
+  const results = useCallback(() => query ? query.results : NO_RESULTS, [query]);
+  return useSyncExternalStore(subscribe, results, results);
+}
+
+function pooledQuery(
+  repo: RepositoryHandle | undefined,
+  options: QueryOptions<AnySchema, Item<AnySchema>> | undefined,
+): LiveQuery<Item<AnySchema>> | undefined {
+  if (repo === undefined) return undefined;
+  if (
+    options?.id === undefined &&
+    (typeof options?.where === "function" || typeof options?.sortBy === "function")
+  ) {
+    // Without an id each render would make (and leak) a new live query.
+    throw new CairnError(
+      "E_BAD_ARGUMENT",
+      "useQuery with a where or sortBy function needs an id, which pools the query: " +
+        'useQuery(repo, { where: (item) => …, id: "open-tasks" })',
+    );
+  }
+  return repo.query(options);
+}

@@ -1,0 +1,361 @@
+/**
+ * cairndb/react in Chromium with real React 19 (react-dom/client): render counts (one render per
+ * batch of changes, none for unrelated writes), referentially stable results, no tearing between
+ * components reading one query, and hooks that follow local writes and blocks imported from
+ * another database (standing in for other tabs and sync). The server snapshot is tested on Deno
+ * and Node (test/server/react_ssr.test.ts).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createElement, type ReactNode, useState } from "react";
+import { createRoot, type Root } from "react-dom/client";
+import { flushSync } from "react-dom";
+import {
+  type Cairn,
+  defineSchema,
+  isCairnError,
+  type RepositoryHandle,
+  type SyncLink,
+  type SyncStatus,
+} from "cairndb";
+import {
+  CairnProvider,
+  useDatabase,
+  useItem,
+  useQuery,
+  useRepository,
+  useSyncStatus,
+} from "cairndb/react";
+import { closePeers, exchange, openPeers, type Peer } from "../harness/peers.ts";
+
+const Task = defineSchema({
+  ns: "react-task",
+  version: 1,
+  fields: { title: { type: "string", required: true }, done: { type: "boolean" } },
+});
+const Note = defineSchema({
+  ns: "react-note",
+  version: 1,
+  fields: { text: { type: "string", required: true } },
+});
+
+/** Lets React commit what the last changes scheduled: change events, then its own microtasks. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** A root in a detached container, unmounted (and the peers closed) after `fn`. */
+async function withRoot(
+  fn: (root: Root, peers: Peer[]) => Promise<void> | void,
+  peerCount = 1,
+): Promise<void> {
+  const peers = await openPeers(peerCount, { schemas: [Task, Note] });
+  const root = createRoot(document.createElement("div"));
+  const warnings = captureReactWarnings();
+  try {
+    await fn(root, peers);
+    assert.deepEqual(warnings.list, [], "React warned");
+  } finally {
+    flushSync(() => root.unmount());
+    warnings.stop();
+    await closePeers(peers);
+  }
+}
+
+/** console.error calls made by React (its development build warns about uncached snapshots). */
+function captureReactWarnings(): { list: string[]; stop(): void } {
+  const list: string[] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]) => {
+    list.push(args.map(String).join(" "));
+  };
+  return { list, stop: () => (console.error = original) };
+}
+
+/** What a component rendered, one entry per render. */
+class Renders<T> {
+  readonly seen: T[] = [];
+  get count(): number {
+    return this.seen.length;
+  }
+  get last(): T {
+    return this.seen[this.seen.length - 1];
+  }
+}
+
+function render(root: Root, node: ReactNode): void {
+  flushSync(() => root.render(node));
+}
+
+test("useQuery: one render per batch of writes, none for unrelated writes, same array until a change", async () => {
+  await withRoot(async (root, [peer]) => {
+    const renders = new Renders<readonly string[]>();
+    const arrays: unknown[] = [];
+    let bump: () => void = () => {};
+    function OpenTasks() {
+      const [, setTick] = useState(0);
+      bump = () => setTick((n) => n + 1);
+      const tasks = useQuery(peer.repo, { schema: Task, where: { done: false }, sortBy: "title" });
+      arrays.push(tasks);
+      renders.seen.push(tasks.map((task) => task.get("title")));
+      return null;
+    }
+    render(root, createElement(OpenTasks));
+    assert.equal(renders.count, 1);
+    assert.deepEqual(renders.last, []);
+
+    for (let i = 0; i < 10; i++) {
+      peer.repo.create(Task, { title: `t${i}`, done: false }, { key: `t${i}` });
+    }
+    await settle();
+    assert.equal(
+      renders.count,
+      2,
+      `ten creates in one tick: one render; ${JSON.stringify(renders.seen)}`,
+    );
+    assert.deepEqual(renders.last, ["t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9"]);
+
+    peer.repo.create(Note, { text: "not a task" });
+    peer.repo.create(Task, { title: "already done", done: true });
+    await settle();
+    assert.equal(renders.count, 2, "writes the query does not match: no render");
+
+    flushSync(() => bump()); // a render for another reason
+    assert.equal(renders.count, 3);
+    assert.equal(arrays[2], arrays[1], "no change: the same results array");
+
+    peer.repo.get("t3", Task)!.set("done", true);
+    peer.repo.get("t4", Task)!.set("title", "t4 renamed");
+    await settle();
+    assert.equal(renders.count, 4, "two updates in one tick: one render");
+    assert.deepEqual(renders.last, ["t0", "t1", "t2", "t4 renamed", "t5", "t6", "t7", "t8", "t9"]);
+    assert.notEqual(arrays[3], arrays[2]);
+  });
+});
+
+test("useQuery: two components reading one query hold the same array after every change (no tearing)", async () => {
+  await withRoot(async (root, [peer]) => {
+    const held: unknown[] = [];
+    const counts = [0, 0];
+    function Reader(props: { slot: number }) {
+      const tasks = useQuery(peer.repo, { schema: Task, sortBy: "title" });
+      held[props.slot] = tasks;
+      counts[props.slot]++;
+      return createElement("span", null, tasks.length);
+    }
+    render(
+      root,
+      createElement(
+        "div",
+        null,
+        createElement(Reader, { slot: 0 }),
+        createElement(Reader, { slot: 1 }),
+      ),
+    );
+    const query = peer.repo.query({ schema: Task, sortBy: "title" });
+    for (let round = 1; round <= 5; round++) {
+      peer.repo.create(Task, { title: `r${round}` });
+      await settle();
+      assert.equal(held[0], held[1], `round ${round}: both readers hold one array`);
+      assert.equal(held[0], query.results, `round ${round}: the query's current array`);
+      assert.equal(query.results.length, round);
+    }
+    assert.deepEqual(counts, [6, 6], "each reader: the first render and one per change");
+  });
+});
+
+test("useItem: follows local writes with one render per batch, ignores other items, undefined once deleted", async () => {
+  await withRoot(async (root, [peer]) => {
+    const renders = new Renders<unknown>();
+    function Title() {
+      const task = useItem(peer.repo, "a", Task);
+      renders.seen.push(task);
+      return createElement("p", null, task?.title ?? "none");
+    }
+    render(root, createElement(Title));
+    assert.equal(renders.count, 1);
+    assert.equal(renders.last, undefined, "a key with no item yet");
+
+    const item = peer.repo.create(Task, { title: "first" }, { key: "a" });
+    await settle();
+    assert.equal(renders.count, 2);
+    assert.deepEqual(renders.last, { title: "first" });
+
+    item.set("title", "second");
+    item.set("done", true);
+    item.set("title", "third");
+    await settle();
+    assert.equal(renders.count, 3, "three writes in one tick: one render");
+    assert.deepEqual(renders.last, { title: "third", done: true });
+    const values = renders.last;
+
+    peer.repo.create(Task, { title: "another" }, { key: "b" });
+    peer.repo.get("b", Task)!.set("done", true);
+    await settle();
+    assert.equal(renders.count, 3, "writes to another item: no render");
+    assert.equal(peer.repo.get("a", Task)!.toObject(), values, "the values object is kept");
+
+    item.delete();
+    await settle();
+    assert.equal(renders.count, 4);
+    assert.equal(renders.last, undefined);
+  });
+});
+
+test("useItem on an item that exists when it mounts: follows its writes, not its neighbours'", async () => {
+  await withRoot(async (root, [peer]) => {
+    const item = peer.repo.create(Task, { title: "there before" }, { key: "early" });
+    const renders = new Renders<unknown>();
+    function Title() {
+      const task = useItem(peer.repo, "early", Task);
+      renders.seen.push(task);
+      return null;
+    }
+    render(root, createElement(Title));
+    assert.deepEqual(renders.last, { title: "there before" });
+    peer.repo.create(Task, { title: "a neighbour" }, { key: "neighbour" });
+    await settle();
+    assert.equal(renders.count, 1, "a neighbour's write: no render");
+    item.update({ title: "changed", done: false });
+    await settle();
+    assert.equal(renders.count, 2);
+    assert.deepEqual(renders.last, { title: "changed", done: false });
+    item.delete();
+    await settle();
+    assert.equal(renders.count, 3);
+    assert.equal(renders.last, undefined);
+  });
+});
+
+test("useItem and useQuery follow changes imported as blocks from another database", async () => {
+  await withRoot(async (root, [here, there]) => {
+    const item = new Renders<unknown>();
+    const list = new Renders<readonly string[]>();
+    function View() {
+      const task = useItem(here.repo, "shared", Task);
+      item.seen.push(task);
+      return null;
+    }
+    function List() {
+      const tasks = useQuery(here.repo, { schema: Task, sortBy: "title" });
+      list.seen.push(tasks.map((task) => task.get("title")));
+      return null;
+    }
+    render(root, createElement("div", null, createElement(View), createElement(List)));
+    assert.equal(item.count, 1);
+    assert.equal(list.count, 1);
+
+    there.repo.create(Task, { title: "from afar" }, { key: "shared" });
+    there.repo.create(Task, { title: "also from afar" });
+    await there.repo.flush();
+    await exchange(there, here);
+    await settle();
+    assert.deepEqual(item.last, { title: "from afar" });
+    assert.deepEqual(list.last, ["also from afar", "from afar"]);
+    assert.equal(item.count, 2, "one import: one render of the item");
+    assert.equal(list.count, 2, "one import: one render of the list");
+
+    there.repo.get("shared", Task)!.update({ title: "edited afar", done: true });
+    await there.repo.flush();
+    await exchange(there, here);
+    await settle();
+    assert.deepEqual(item.last, { title: "edited afar", done: true });
+    assert.deepEqual(list.last, ["also from afar", "edited afar"]);
+    assert.equal(item.count, 3);
+    assert.equal(list.count, 3);
+  }, 2);
+});
+
+test("useRepository: undefined while opening, then the provider's repository; useDatabase reads the provider", async () => {
+  await withRoot(async (root, [peer]) => {
+    const databases: Cairn[] = [];
+    const repos: (RepositoryHandle | undefined)[] = [];
+    const titles: (readonly string[])[] = [];
+    function Page() {
+      databases.push(useDatabase());
+      const repo = useRepository("/data/react-page");
+      repos.push(repo);
+      titles.push(useQuery(repo, { schema: Task }).map((task) => task.get("title")));
+      return null;
+    }
+    const pageRepo = await peer.db.open("/data/react-page");
+    pageRepo.create(Task, { title: "on the page" });
+    render(root, createElement(CairnProvider, { database: peer.db }, createElement(Page)));
+    assert.equal(repos[0], undefined, "opening is asynchronous");
+    assert.deepEqual(titles[0], []);
+    await settle();
+    assert.equal(repos[repos.length - 1], pageRepo, "the database's one handle for the path");
+    assert.deepEqual(titles[titles.length - 1], ["on the page"]);
+    assert.ok(databases.every((db) => db === peer.db));
+  });
+});
+
+test("useQuery: a where function without an id is refused (each render would leak a query)", async () => {
+  await withRoot((root, [peer]) => {
+    const errors: unknown[] = [];
+    function Bad() {
+      try {
+        useQuery(peer.repo, { where: () => true });
+      } catch (err) {
+        errors.push(err);
+      }
+      return null;
+    }
+    function Good() {
+      const tasks = useQuery(peer.repo, { where: () => true, id: "every-item" });
+      return createElement("span", null, tasks.length);
+    }
+    render(root, createElement("div", null, createElement(Bad), createElement(Good)));
+    assert.equal(errors.length, 1);
+    assert.ok(isCairnError(errors[0], "E_BAD_ARGUMENT"), String(errors[0]));
+  });
+});
+
+test("useSyncStatus: renders each new status of the link", async () => {
+  await withRoot(async (root) => {
+    const link = new FakeLink();
+    const statuses: (SyncStatus | undefined)[] = [];
+    function Status(props: { link: SyncLink | undefined }) {
+      statuses.push(useSyncStatus(props.link));
+      return null;
+    }
+    render(root, createElement(Status, { link: undefined }));
+    render(root, createElement(Status, { link }));
+    link.become("catching-up");
+    await settle();
+    link.become("synced");
+    await settle();
+    assert.deepEqual(statuses, [undefined, "connecting", "catching-up", "synced"]);
+    assert.equal(link.listeners.size, 1);
+    flushSync(() => root.unmount());
+    assert.equal(link.listeners.size, 0, "unmounting unsubscribes");
+  });
+});
+
+/** The part of a SyncLink the hook uses, driven by the test (a real link needs a server). */
+class FakeLink implements SyncLink {
+  status: SyncStatus = "connecting";
+  readonly unacknowledged = 0;
+  readonly lastError = undefined;
+  readonly listeners = new Set<(status: SyncStatus) => void>();
+
+  on(event: "status" | "error", listener: (value: never) => void): () => void {
+    if (event !== "status") return () => {};
+    const typed = listener as (status: SyncStatus) => void;
+    this.listeners.add(typed);
+    return () => this.listeners.delete(typed);
+  }
+
+  become(status: SyncStatus): void {
+    this.status = status;
+    for (const listener of this.listeners) listener(status);
+  }
+
+  synced(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * What Cairn costs an app's browser bundle (issue #18): small apps importing the built package
+ * ("cairndb", dist/mod.js, as an app would) are bundled by esbuild, minified, and gzipped; the
+ * figures are printed (docs/browser.md reports them). Asserted: importing less costs less
+ * (tree-shaking works), not any absolute size. Also: dist/browser/ ships minified with a source map.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
+import * as esbuild from "esbuild";
+
+/** Three apps, each importing less than the one before. */
+const APPS = {
+  "full app (open, schema, create, live query, sync)": `
+    import { Cairn, defineSchema, sync } from "cairndb";
+    const Task = defineSchema({ ns: "task", version: 1, fields: { title: { type: "string", required: true } } });
+    const db = await Cairn.open({ path: "app/db" });
+    const repo = await db.open("/tasks");
+    repo.create(Task, { title: "hello" });
+    repo.query({ schema: Task, sortBy: "title" }).subscribe((tasks) => console.log(tasks.length));
+    sync(db, "wss://sync.example.com");
+  `,
+  "open + get": `
+    import { Cairn } from "cairndb";
+    const db = await Cairn.open({ path: "app/db" });
+    console.log((await db.open("/tasks")).get("a")?.toObject());
+  `,
+  "commit codec only": `
+    import { decodeCommit } from "cairndb";
+    console.log(decodeCommit(new Uint8Array([0x90])));
+  `,
+};
+
+interface Size {
+  minified: number;
+  gzipped: number;
+}
+
+async function measure(source: string): Promise<Size> {
+  const result = await esbuild.build({
+    stdin: { contents: source, resolveDir: ".", loader: "js", sourcefile: "app.js" },
+    bundle: true,
+    minify: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    write: false,
+    logLevel: "silent",
+  });
+  const bytes = result.outputFiles[0].contents;
+  return { minified: bytes.length, gzipped: gzipSync(bytes).length };
+}
+
+function kb(bytes: number): string {
+  return `${(bytes / 1000).toFixed(1)} KB`;
+}
+
+test("bundle size: each app that imports less of cairndb bundles smaller (tree-shaking works)", async () => {
+  const sizes: Size[] = [];
+  try {
+    for (const [name, source] of Object.entries(APPS)) {
+      const size = await measure(source);
+      sizes.push(size);
+      console.log(`  ${name}: ${kb(size.minified)} minified, ${kb(size.gzipped)} min+gz`);
+    }
+  } finally {
+    await esbuild.stop();
+  }
+  for (let i = 1; i < sizes.length; i++) {
+    assert.ok(
+      sizes[i].gzipped < sizes[i - 1].gzipped,
+      `${Object.keys(APPS)[i]} (${sizes[i].gzipped} B) is not smaller than ` +
+        `${Object.keys(APPS)[i - 1]} (${sizes[i - 1].gzipped} B)`,
+    );
+  }
+});
+
+test("dist/browser/cairn.js ships minified, with its source map", async () => {
+  const code = await readFile("dist/browser/cairn.js", "utf8");
+  const map = JSON.parse(await readFile("dist/browser/cairn.js.map", "utf8"));
+  // esbuild's minified output puts a whole module on one line; unminified, it has thousands.
+  assert.ok(code.split("\n").length < 100, `${code.split("\n").length} lines: not minified`);
+  assert.match(code, /\/\/# sourceMappingURL=cairn\.js\.map\s*$/);
+  assert.ok(
+    map.sources.some((source: string) => source.endsWith("src/db/database.ts")),
+    "the source map names the sources",
+  );
+  const worker = await readFile("dist/browser/opfs_worker.js", "utf8");
+  assert.ok(worker.split("\n").length < 20, "opfs_worker.js is not minified");
+});

@@ -1,0 +1,83 @@
+/**
+ * cairndb/react on a server: renderToString (react-dom/server) takes every hook's server snapshot,
+ * so a page rendered from an in-memory database shows its data in the first HTML. On Node the
+ * bindings come from the built package (dist/react.js importing "cairndb"), which also proves they
+ * share the app's one copy of Cairn: the CairnError they throw is the app's CairnError.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createElement } from "react";
+import { renderToString } from "react-dom/server";
+import { Cairn, defineSchema, isCairnError } from "cairndb";
+import {
+  CairnProvider,
+  useDatabase,
+  useItem,
+  useQuery,
+  useRepository,
+  useSyncStatus,
+} from "cairndb/react";
+
+const Task = defineSchema({
+  ns: "ssr-task",
+  version: 1,
+  fields: { title: { type: "string", required: true }, done: { type: "boolean" } },
+});
+
+function TaskList() {
+  const repo = useRepository("/tasks");
+  const open = useQuery(repo, { schema: Task, where: { done: false }, sortBy: "title" });
+  const first = useItem(repo, "t1", Task);
+  const status = useSyncStatus(undefined);
+  if (repo === undefined) return createElement("p", null, "opening");
+  return createElement(
+    "div",
+    null,
+    createElement("h1", null, first?.title ?? "no first task"),
+    createElement("ul", null, ...open.map((task) => createElement("li", null, task.get("title")))),
+    createElement("footer", null, `sync: ${status ?? "none"}`),
+  );
+}
+
+test("renderToString: hooks read the server snapshot of repositories handed to the provider", async () => {
+  const db = await Cairn.open({ schemas: [Task] });
+  try {
+    const repo = await db.open("/tasks");
+    repo.create(Task, { title: "water the plants", done: false }, { key: "t1" });
+    repo.create(Task, { title: "buy bread", done: false }, { key: "t2" });
+    repo.create(Task, { title: "file taxes", done: true }, { key: "t3" });
+    const html = renderToString(
+      createElement(CairnProvider, { database: db, repositories: [repo] }, createElement(TaskList)),
+    );
+    assert.equal(
+      html,
+      "<div><h1>water the plants</h1><ul><li>buy bread</li><li>water the plants</li></ul>" +
+        "<footer>sync: none</footer></div>",
+    );
+  } finally {
+    await db.close();
+  }
+});
+
+test("renderToString: a repository not handed to the provider is still opening", async () => {
+  const db = await Cairn.open({ schemas: [Task] });
+  try {
+    const html = renderToString(
+      createElement(CairnProvider, { database: db }, createElement(TaskList)),
+    );
+    assert.equal(html, "<p>opening</p>");
+  } finally {
+    await db.close();
+  }
+});
+
+test("useDatabase outside a CairnProvider throws the app's own CairnError (E_BAD_ARGUMENT)", () => {
+  function Orphan() {
+    useDatabase();
+    return null;
+  }
+  assert.throws(
+    () => renderToString(createElement(Orphan)),
+    (err) => isCairnError(err, "E_BAD_ARGUMENT") && /CairnProvider/.test(err.message),
+  );
+});
