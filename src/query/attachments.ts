@@ -1,5 +1,5 @@
 /**
- * One index's or live query's records kept with item states (core/snapshot.ts `Attachments`),
+ * One index's or live query's records kept with item states (core/item_state.ts `Attachments`),
  * so that a change finds the changed item's record through the state it comes with instead of
  * a lookup by key in a map of every item: that lookup misses the cache once or twice in a large
  * map, which made it the largest cost of applying a change to an index or a query.
@@ -8,7 +8,7 @@
  * owner check makes a record left by an earlier owner read as absent. An absent record means
  * "not known here": the caller looks the key up, then attaches what it found.
  */
-import type { Attachments } from "../core/snapshot.ts";
+import type { Attachments } from "../core/item_state.ts";
 
 /** What carries attachments: an item's state. */
 export interface AttachmentHolder {

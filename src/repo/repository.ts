@@ -25,15 +25,10 @@ import { CairnError, isCairnError } from "../core/errors.ts";
 import type { HybridClock } from "../core/hlc.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
-import {
-  type ItemSnapshot,
-  type RepositorySnapshot,
-  type RestoredSnapshot,
-  soleLeaf,
-  SoleLeafState,
-} from "../core/snapshot.ts";
+import { type ItemState, type ItemValue, soleLeaf, SoleLeafState } from "../core/item_state.ts";
+import type { RepositorySnapshot, RestoredSnapshot } from "../core/snapshot.ts";
 import { applyDelta, CommitGraph } from "./commit_graph.ts";
-import { type ItemValue, mergeLeaves } from "./leaf_merge.ts";
+import { mergeLeaves } from "./leaf_merge.ts";
 import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
 import { type BlockListener, BlockListeners, SEALED_HERE } from "./block_listeners.ts";
 import { GeneratedKeys } from "./generated_keys.ts";
@@ -117,14 +112,6 @@ export interface ImportReport {
     error: CairnError;
   }[];
 }
-
-/**
- * An item's leaves, value, schema and delta count (core/snapshot.ts). Replaced whole on every
- * change, never mutated; a local write leaves a SoleLeafState. States restored from a checkpoint
- * decode value and leaves on first access, so code that only asks whether an item exists reads
- * `live` first.
- */
-type ItemState = ItemSnapshot;
 
 const NO_UNSET: readonly string[] = Object.freeze([]);
 
