@@ -6,12 +6,17 @@
 import type { Commit, FieldRecord } from "./commit.ts";
 
 /**
- * Records that the layers above keep per item (the query layer's index entries and query
- * members), held with the item's state so that they are found without a lookup by key: for each
- * slot, its owner and its record side by side (query/attachments.ts). The repository hands the
- * array on from each state of a key to the next.
+ * Records that the query layer keeps per item (its index entries and query members), held with
+ * the item's state so that they are found without a lookup by key. Opaque below the query layer:
+ * only query/attachments.ts makes, reads and fills them; the repository hands them on, unread,
+ * from each state of a key to the next.
  */
-export type Attachments = unknown[];
+export interface Attachments {
+  readonly [filledByQueryLayer]: never;
+}
+
+/** Makes `Attachments` a type of its own that no other value has by accident. */
+declare const filledByQueryLayer: unique symbol;
 
 /**
  * An item's value as its readers see it (typed reads, queries, indexes): the wire value and the
