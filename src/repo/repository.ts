@@ -3,6 +3,12 @@
  * the two ways commits enter — local writes (synchronous, sealed once per tick into signed
  * blocks of a capped size) and imported blocks (verified whole before anything of them applies).
  *
+ * The repository coordinates parts with one job each, handing each only what it needs:
+ * block_verifier.ts checks a block, seal_pipeline.ts seals local commits, session_chains.ts and
+ * held_blocks.ts keep the chains and the blocks for exports, held_back.ts the commits that wait
+ * for lost history. What changes item states — local writes, applying checked commits, merging
+ * leaves — is done here.
+ *
  * Everything here works on wire values; typed access lives in db/.
  */
 import {
