@@ -11,7 +11,7 @@ import type { FieldType } from "../core/field_type.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import { checkTextEdit } from "../core/text/text_doc.ts";
 import type { FieldDef, Schema } from "../core/schema_types.ts";
-import type { ItemValue } from "../repo/leaf_merge.ts";
+import type { ItemValue } from "../core/item_state.ts";
 import type { Repository } from "../repo/repository.ts";
 import { describeShort } from "./arguments.ts";
 

@@ -6,7 +6,7 @@
 import type { FieldRecord } from "../core/commit.ts";
 import { CairnError } from "../core/errors.ts";
 import type { Schema } from "../core/schema_types.ts";
-import type { ItemValue } from "../repo/leaf_merge.ts";
+import type { ItemValue } from "../core/item_state.ts";
 import {
   CLEARED,
   comparatorOrder,

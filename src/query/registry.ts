@@ -9,7 +9,7 @@ import type { FieldRecord } from "../core/commit.ts";
 import { CairnError } from "../core/errors.ts";
 import type { AnySchema, Schema } from "../core/schema_types.ts";
 import type { ItemChange } from "../repo/change_listeners.ts";
-import type { ItemValue } from "../repo/leaf_merge.ts";
+import type { ItemValue } from "../core/item_state.ts";
 import { nextSlice, sliceBudgetMs } from "../runtime/scheduling.ts";
 import { AttachmentSlot, AttachmentSlots } from "./attachments.ts";
 import type { Member } from "./comparator.ts";

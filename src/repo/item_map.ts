@@ -11,27 +11,28 @@
  * filed by hash, in insertion order, then generated ones, in the order they were made. Setting
  * a key keeps its place; keys are never removed (a deleted item stays, as a tombstone).
  */
-import type { ItemSnapshot, RestoredItems } from "../core/snapshot.ts";
+import type { ItemState } from "../core/item_state.ts";
+import type { RestoredItems } from "../core/snapshot.ts";
 import { stringHash } from "../core/string_hash.ts";
 import type { GeneratedKeys } from "./generated_keys.ts";
 import { KeyTable } from "./key_table.ts";
 
-export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
+export class ItemMap implements ReadonlyMap<string, ItemState> {
   readonly #restored: RestoredItems | undefined;
   /** States of restored items looked up or set so far, by entry number (the order). */
-  readonly #slots: (ItemSnapshot | undefined)[];
+  readonly #slots: (ItemState | undefined)[];
   /**
    * The same states by key, so that a restored key costs a Map lookup after its first one:
    * finding it among the restored keys (a hash of the key, a compare in the stored text) costs
    * about twice as much.
    */
-  readonly #touched = new KeyTable<ItemSnapshot>();
+  readonly #touched = new KeyTable<ItemState>();
   /** Keys that are neither restored nor generated here, in the order they came. */
-  readonly #added = new KeyTable<ItemSnapshot>();
+  readonly #added = new KeyTable<ItemState>();
   readonly #generatedKeys: GeneratedKeys | undefined;
   /** Generated keys (not restored ones) by their number: the key string and its state. */
   readonly #generated: string[] = [];
-  readonly #generatedStates: ItemSnapshot[] = [];
+  readonly #generatedStates: ItemState[] = [];
   #generatedCount = 0;
   #lastKey: string | undefined;
   #lastSeq = -1;
@@ -53,7 +54,7 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
    * 0.02 µs more than a Map lookup of a string V8 has hashed before (the key is parsed for its
    * number); a create or a lookup with a string the caller just built costs 0.3–0.6 µs less.
    */
-  get(key: string): ItemSnapshot | undefined {
+  get(key: string): ItemState | undefined {
     const seq = this.#seqOf(key);
     if (seq >= 0) {
       const state = this.#generatedStates[seq];
@@ -79,7 +80,7 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
     return this.#restored !== undefined && this.#restored.indexOf(key, hash) >= 0;
   }
 
-  set(key: string, state: ItemSnapshot): this {
+  set(key: string, state: ItemState): this {
     const index = this.#restored === undefined
       ? -1
       : this.#restored.indexOf(key, this.#hashOf(key));
@@ -118,7 +119,7 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
   }
 
   forEach(
-    callback: (state: ItemSnapshot, key: string, map: ReadonlyMap<string, ItemSnapshot>) => void,
+    callback: (state: ItemState, key: string, map: ReadonlyMap<string, ItemState>) => void,
   ): void {
     for (let i = 0; i < this.#slots.length; i++) {
       callback(this.#slot(i), this.#restored!.keyAt(i), this);
@@ -132,7 +133,7 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
     }
   }
 
-  *entries(): MapIterator<[string, ItemSnapshot]> {
+  *entries(): MapIterator<[string, ItemState]> {
     for (let i = 0; i < this.#slots.length; i++) {
       yield [this.#restored!.keyAt(i), this.#slot(i)];
     }
@@ -154,11 +155,11 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
     }
   }
 
-  *values(): MapIterator<ItemSnapshot> {
+  *values(): MapIterator<ItemState> {
     for (const [, state] of this.entries()) yield state;
   }
 
-  [Symbol.iterator](): MapIterator<[string, ItemSnapshot]> {
+  [Symbol.iterator](): MapIterator<[string, ItemState]> {
     return this.entries();
   }
 
@@ -196,7 +197,7 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
   }
 
   /** A restored item's state, made (once) when first needed and then found by key too. */
-  #slot(index: number, key?: string): ItemSnapshot {
+  #slot(index: number, key?: string): ItemState {
     let state = this.#slots[index];
     if (state === undefined) {
       state = this.#slots[index] = this.#restored!.itemAt(index, key);
@@ -207,6 +208,6 @@ export class ItemMap implements ReadonlyMap<string, ItemSnapshot> {
 }
 
 /** Whether an item exists: a restored state knows without decoding its value. */
-export function isLive(state: ItemSnapshot): boolean {
+export function isLive(state: ItemState): boolean {
   return state.live ?? state.wire !== undefined;
 }

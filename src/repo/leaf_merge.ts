@@ -4,21 +4,12 @@
  * with every tie decided by stamps. Every peer holding the same commits computes the same value.
  */
 import type { Commit, FieldRecord, WireValue } from "../core/commit.ts";
-import type { Attachments } from "../core/snapshot.ts";
+import type { ItemValue } from "../core/item_state.ts";
 import { mergeField } from "../core/merge/mod.ts";
 import { compareStamps, type MergeSide } from "../core/merge/types.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { Schema } from "../core/schema_types.ts";
 import type { CommitGraph } from "./commit_graph.ts";
-
-export interface ItemValue {
-  /** Wire value; undefined when the item is deleted. */
-  readonly wire: FieldRecord | undefined;
-  /** Schema id the value follows. */
-  readonly schema: string;
-  /** Records the query layer keeps with the item (see core/snapshot.ts). */
-  attached?: Attachments;
-}
 
 export interface MergedValue extends ItemValue {
   /**

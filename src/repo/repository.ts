@@ -3,13 +3,18 @@
  * the two ways commits enter — local writes (synchronous, sealed once per tick into signed
  * blocks of a capped size) and imported blocks (verified whole before anything of them applies).
  *
+ * The repository coordinates parts with one job each, handing each only what it needs:
+ * block_verifier.ts checks a block, seal_pipeline.ts seals local commits, session_chains.ts and
+ * held_blocks.ts keep the chains and the blocks for exports, held_back.ts the commits that wait
+ * for lost history. What changes item states — local writes, applying checked commits, merging
+ * leaves — is done here.
+ *
  * Everything here works on wire values; typed access lives in db/.
  */
 import {
   type BlockSigner,
   decodeBlock,
   encodeBlockPayload,
-  sealBlocks,
   type SealedBlock,
   verifyBlock,
 } from "../core/block.ts";
@@ -23,26 +28,22 @@ import {
 } from "../core/commit.ts";
 import { toBase64Url } from "../core/bytes.ts";
 import { CairnError, isCairnError } from "../core/errors.ts";
-import { hlcToMillis, type HybridClock } from "../core/hlc.ts";
-import { compareStamps } from "../core/merge/types.ts";
+import type { HybridClock } from "../core/hlc.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
-import {
-  type ItemSnapshot,
-  type RepositorySnapshot,
-  type RestoredSnapshot,
-  soleLeaf,
-  SoleLeafState,
-} from "../core/snapshot.ts";
+import { type ItemState, type ItemValue, soleLeaf, SoleLeafState } from "../core/item_state.ts";
+import type { RepositorySnapshot, RestoredSnapshot } from "../core/snapshot.ts";
 import { applyDelta, CommitGraph } from "./commit_graph.ts";
-import { type ItemValue, mergeLeaves } from "./leaf_merge.ts";
+import { mergeLeaves } from "./leaf_merge.ts";
 import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
 import { type BlockListener, BlockListeners, SEALED_HERE } from "./block_listeners.ts";
 import { GeneratedKeys } from "./generated_keys.ts";
 import { isLive, ItemMap } from "./item_map.ts";
-import { causalOrder } from "./block_order.ts";
 import { HeldBackCommits } from "./held_back.ts";
-import { type BlockTextCheck, type TextFieldChange, TextFields } from "./text_fields.ts";
+import { type HeldBlock, HeldBlocks } from "./held_blocks.ts";
+import { BlockVerifier } from "./block_verifier.ts";
+import { SealPipeline } from "./seal_pipeline.ts";
+import { type TextFieldChange, TextFields } from "./text_fields.ts";
 import type { TextChange } from "../core/text/text_doc.ts";
 import type { TextOp } from "../core/text/text_ops.ts";
 import {
@@ -53,6 +54,7 @@ import {
 } from "./session_chains.ts";
 
 export type { MissingBlocks, VersionVector } from "./session_chains.ts";
+export { sealing } from "./seal_pipeline.ts";
 
 /** What a repository needs from the database that owns it. */
 export interface RepositoryContext {
@@ -117,14 +119,6 @@ export interface ImportReport {
   }[];
 }
 
-/**
- * An item's leaves, value, schema and delta count (core/snapshot.ts). Replaced whole on every
- * change, never mutated; a local write leaves a SoleLeafState. States restored from a checkpoint
- * decode value and leaves on first access, so code that only asks whether an item exists reads
- * `live` first.
- */
-type ItemState = ItemSnapshot;
-
 const NO_UNSET: readonly string[] = Object.freeze([]);
 
 /** Shared by every commit without parents (creates), so none allocates its own. */
@@ -132,14 +126,6 @@ const NO_PARENTS: readonly string[] = Object.freeze([]);
 
 /** A full value is written after this many deltas, bounding the walk that rebuilds a value. */
 const MAX_DELTA_CHAIN = 32;
-
-/**
- * The largest block body a tick is sealed into; a larger tick becomes several chained blocks, so
- * that a block always fits in a sync frame (1 MiB by default) with room to spare. A single commit
- * larger than this still gets a block of its own, which a sync connection whose frames are
- * smaller cannot carry (E_TOO_LARGE). Tests lower it to cut small ticks.
- */
-export const sealing = { maxBlockBody: 256 * 1024 };
 
 export class Repository {
   readonly path: string;
@@ -159,14 +145,10 @@ export class Repository {
   #lastState: ItemState | undefined;
   #commitSeq = 0;
 
-  /**
-   * Blocks in the order they were applied here: a causal order, so exports replay cleanly. Held
-   * as their body and signature, which an export sends as they are; the commit graph decodes
-   * history from the same bodies.
-   */
-  #blocks: HeldBlock[] = [];
-  /** False once a block lost to damage came back: it belongs earlier than the end of #blocks. */
-  #blocksInOrder = true;
+  /** Blocks in the order they were applied here, for exports. */
+  readonly #blocks = new HeldBlocks((id) =>
+    (this.#graph.get(id) ?? this.#heldBack.get(id))?.parents
+  );
   /** Tips, block hashes (a duplicate told from a fork) and blocks known to be missing. */
   readonly #chains = new SessionChains();
   /** Commits waiting for history lost to damage. */
@@ -184,11 +166,10 @@ export class Repository {
    */
   #history: (() => Promise<readonly SealedBlock[]>) | undefined;
   #hydrating: Promise<void> | undefined;
-  #sealsInFlight = 0;
-  #pending: Commit[] = [];
-  #sealScheduled = false;
-  #sealing: Promise<void> = Promise.resolve();
-  #sealFailure: unknown;
+  /** Seals local commits into blocks, once per tick. */
+  readonly #seals: SealPipeline;
+  /** Checks a block before anything of it applies. */
+  readonly #verifier: BlockVerifier;
 
   constructor(path: string, ctx: RepositoryContext) {
     this.path = path;
@@ -196,6 +177,33 @@ export class Repository {
     this.#generatedKeys = new GeneratedKeys(ctx.session);
     this.#texts = new TextFields(ctx.registry);
     this.#items = new ItemMap(undefined, this.#generatedKeys);
+    const { session, publicKey, signer, suite, registry, clock } = ctx;
+    this.#seals = new SealPipeline({
+      session,
+      publicKey,
+      signer,
+      suite,
+      tip: () => this.#chains.tip(session),
+      sealed: (sealed) => {
+        this.#recordBlock(sealed, "next");
+        this.#persist(sealed);
+        this.#blockListeners.emit(sealed, SEALED_HERE);
+      },
+      persisted: ctx.persisted,
+    });
+    this.#verifier = new BlockVerifier({
+      session,
+      signer,
+      suite,
+      registry,
+      clock,
+      isTrusted: (session, publicKey) =>
+        ctx.isTrusted(session, publicKey) || this.#writers.has(toBase64Url(publicKey)),
+      graph: this.#graph,
+      heldBack: this.#heldBack,
+      leaf: (key, id) => this.#heldLeaf(key, id),
+      texts: this.#texts,
+    });
   }
 
   // ── reads ────────────────────────────────────────────────────────────────────────────────
@@ -348,11 +356,8 @@ export class Repository {
    * write rejects it (E_IO) but loses nothing: the next flush writes those blocks again, and
    * resolves once they, and everything before, are persisted.
    */
-  async flush(): Promise<void> {
-    if (this.#pending.length > 0) this.#queueSeal();
-    await this.#sealing;
-    if (this.#sealFailure !== undefined) throw this.#sealFailure;
-    await this.#ctx.persisted?.();
+  flush(): Promise<void> {
+    return this.#seals.flush();
   }
 
   /**
@@ -375,7 +380,7 @@ export class Repository {
         if (this.#ctx.signer) await verifyBlock(sealed, this.#ctx.suite);
         const place = this.#chains.place(sealed, true);
         if (place === "duplicate") continue;
-        this.#applyBlock(sealed, this.#checkCommits(sealed, true), place);
+        this.#applyBlock(sealed, this.#verifier.check(sealed, true), place);
         applied++;
         commits += sealed.block.commits.length;
       } catch (err) {
@@ -451,11 +456,7 @@ export class Repository {
     this.#graph.add(commit);
     const deltas = kind === "delta" ? state!.deltas + 1 : 0;
     this.#setState(key, state, new SoleLeafState(commit, next, schema, deltas));
-    this.#pending.push(commit);
-    if (!this.#sealScheduled) {
-      this.#sealScheduled = true;
-      queueMicrotask(() => this.#queueSeal());
-    }
+    this.#seals.add(commit);
     if (this.#listeners.active) {
       this.#listeners.emit(changeEvent(key, "local", next === undefined, text));
     }
@@ -472,17 +473,6 @@ export class Repository {
     return after;
   }
 
-  #queueSeal(): void {
-    this.#sealScheduled = false;
-    if (this.#pending.length === 0) return;
-    const commits = this.#pending;
-    this.#pending = [];
-    this.#sealsInFlight++;
-    this.#sealing = this.#sealing.then(() => this.#seal(commits)).catch((err) => {
-      this.#sealFailure = err;
-    }).finally(() => this.#sealsInFlight--);
-  }
-
   // ── snapshots (checkpoints) ──────────────────────────────────────────────────────────────
 
   /**
@@ -492,8 +482,7 @@ export class Repository {
    * until repaired (a snapshot cannot carry held-back commits).
    */
   snapshot(): RepositorySnapshot | undefined {
-    const busy = this.#pending.length > 0 || this.#sealScheduled || this.#sealsInFlight > 0;
-    if (busy || this.#unresolved.size > 0 || !this.isWhole()) return undefined;
+    if (this.#seals.busy || this.#unresolved.size > 0 || !this.isWhole()) return undefined;
     // forEach, not a spread of the map's entries: a checkpoint of 100k items took ~20-40 ms
     // to copy them through the iterator, all of it a pause of the event loop.
     const items: [string, ItemState][] = [];
@@ -532,29 +521,12 @@ export class Repository {
         }
         this.#chains.recordHistory(sealed.block.session, sealed.block.seq, sealed.hash);
       }
-      // Not unshift(...blocks): a spread of that many arguments can overflow the stack.
-      this.#blocks = blocks.map(heldBlock).concat(this.#blocks);
+      this.#blocks.addHistory(blocks);
       this.#history = undefined;
     }).finally(() => {
       this.#hydrating = undefined;
     });
     return this.#hydrating;
-  }
-
-  async #seal(commits: Commit[]): Promise<void> {
-    const { session, publicKey, signer, suite } = this.#ctx;
-    const tip = this.#chains.tip(session);
-    const blocks = await sealBlocks(
-      { session, publicKey, seq: (tip?.seq ?? 0) + 1, prev: tip?.hash ?? "", commits },
-      signer,
-      suite,
-      sealing.maxBlockBody,
-    );
-    for (const sealed of blocks) {
-      this.#recordBlock(sealed, "next");
-      this.#persist(sealed);
-      this.#blockListeners.emit(sealed, SEALED_HERE);
-    }
   }
 
   #persist(sealed: SealedBlock): void {
@@ -607,8 +579,7 @@ export class Repository {
   async #blocksSince(since: VersionVector): Promise<HeldBlock[]> {
     await this.#ensureHistory();
     await this.flush();
-    if (!this.#blocksInOrder) this.#orderBlocks();
-    return this.#blocks.filter((held) => held.seq > (since[held.session] ?? 0));
+    return this.#blocks.since(since);
   }
 
   /**
@@ -628,13 +599,13 @@ export class Repository {
       let sealed: SealedBlock | undefined;
       try {
         sealed = await decodeBlock(frame, this.#ctx.suite);
-        await this.#authenticate(sealed);
+        await this.#verifier.authenticate(sealed);
         // A close that began during those awaits has flushed what it stores: refused, not lost.
         this.#checkOpen();
         const place = this.#chains.place(sealed);
         if (place === "duplicate") duplicates++;
         else {
-          this.#applyBlock(sealed, this.#checkCommits(sealed, false), place);
+          this.#applyBlock(sealed, this.#verifier.check(sealed, false), place);
           this.#persist(sealed);
           this.#blockListeners.emit(sealed, origin, frame);
           applied++;
@@ -654,84 +625,6 @@ export class Repository {
     return { applied, commits, duplicates, rejected };
   }
 
-  async #authenticate(sealed: SealedBlock): Promise<void> {
-    if (!this.#ctx.signer) return; // trusted mode
-    const { session, publicKey } = sealed.block;
-    const trusted = session === this.#ctx.session || this.#ctx.isTrusted(session, publicKey) ||
-      this.#writers.has(toBase64Url(publicKey));
-    if (!trusted) {
-      throw new CairnError(
-        "E_UNTRUSTED_SESSION",
-        `block by session ${session}, which is not trusted`,
-      );
-    }
-    await verifyBlock(sealed, this.#ctx.suite);
-  }
-
-  /**
-   * Graph rules for incoming commits: known parents of the same key, stamped before the child;
-   * and values matching their schema — not checked again for blocks from our own storage
-   * (`stored`), whose values were checked when they first entered.
-   *
-   * Returns the commits that must wait, each with a parent it waits for: a parent held back, or
-   * — in a stored block only, after damage — a parent not held at all. Undefined when every
-   * commit can apply, the usual case.
-   */
-  #checkCommits(sealed: SealedBlock, stored: boolean): Map<Commit, string> | undefined {
-    if (!stored) this.#checkClock(sealed);
-    const inBlock = new Map<string, Commit>();
-    let waits: Map<Commit, string> | undefined;
-    let texts: BlockTextCheck | undefined;
-    for (const commit of sealed.block.commits) {
-      const id = commitId(commit);
-      if (this.#graph.has(id) || this.#heldBack.has(id)) throw badCommit(id, "is already held");
-      const seen = new Set<string>();
-      for (const parentId of commit.parents) {
-        if (seen.has(parentId)) throw badCommit(id, `names parent ${parentId} twice`);
-        seen.add(parentId);
-        const parent = inBlock.get(parentId) ?? this.#heldLeaf(commit.key, parentId) ??
-          this.#graph.get(parentId) ?? this.#heldBack.get(parentId);
-        if (!parent && !stored) throw badCommit(id, `names unknown parent ${parentId}`);
-        if (parent) {
-          if (parent.key !== commit.key) {
-            throw badCommit(id, `has parent ${parentId} of another key`);
-          }
-          if (compareStamps(parent, commit) >= 0) {
-            throw badCommit(id, `is not stamped after parent ${parentId}`);
-          }
-        }
-        const mustWait = !parent || this.#heldBack.has(parentId) || waits?.has(parent);
-        if (mustWait && !waits?.has(commit)) (waits ??= new Map()).set(commit, parentId);
-      }
-      if (!stored) this.#checkValue(commit, id);
-      // Text edits of a commit that waits are checked when what it waits for has come.
-      if (!waits?.has(commit)) this.#texts.check(commit, texts ??= new Map());
-      inBlock.set(id, commit);
-    }
-    return waits;
-  }
-
-  /**
-   * A block from a peer whose newest commit is stamped too far ahead of our clock is refused
-   * (E_CLOCK_AHEAD): it would win every merge against edits made meanwhile, and a signed stamp
-   * cannot be clamped. The chain keeps its place, so the next exchange sends the block again and
-   * it applies once our clock has caught up. Not asked of our own storage: what was accepted
-   * once always opens.
-   */
-  #checkClock(sealed: SealedBlock): void {
-    let newest = 0;
-    for (const commit of sealed.block.commits) if (commit.hlc > newest) newest = commit.hlc;
-    const clock = this.#ctx.clock;
-    if (clock.admits(newest)) return;
-    const { session, seq } = sealed.block;
-    throw new CairnError(
-      "E_CLOCK_AHEAD",
-      `block ${session}/${seq} is stamped ${duration(hlcToMillis(newest) - Date.now())} ahead ` +
-        `of this clock (at most ${duration(clock.maxAheadMillis)}); it applies once the clock ` +
-        `has caught up`,
-    );
-  }
-
   /** The leaf `id` of the item `key`, if it is one: found without decoding history. */
   #heldLeaf(key: string, id: string): Commit | undefined {
     const state = this.#state(key);
@@ -739,31 +632,6 @@ export class Repository {
     const sole = soleLeaf(state);
     if (sole !== undefined) return commitId(sole) === id ? sole : undefined;
     return state.leaves.find((leaf) => commitId(leaf) === id);
-  }
-
-  /** Values of known schemas must match them; unknown schemas are checked when registered and read. */
-  #checkValue(commit: Commit, id: string): void {
-    const schema = this.#ctx.registry.get(commit.schema);
-    if (!schema) return;
-    const text = this.#texts.fieldsOf(commit.schema);
-    try {
-      if (commit.kind === "value") schema.fromWire(withoutTextEdits(commit.value, text));
-      else if (commit.kind === "delta") {
-        for (const field in commit.set) {
-          // Text edits are checked against the field's document (#texts.check).
-          if (!text.includes(field) || !Array.isArray(commit.set[field])) {
-            schema.fieldFromWire(field, commit.set[field]);
-          }
-        }
-        for (const field of commit.unset) {
-          if (!Object.hasOwn(schema.fields, field)) {
-            throw new Error(`unsets unknown field ${field}`);
-          }
-        }
-      }
-    } catch (err) {
-      throw badCommit(id, `does not match schema ${commit.schema}: ${(err as Error).message}`);
-    }
   }
 
   /**
@@ -828,21 +696,6 @@ export class Repository {
   /** Whether no block is known to be missing and no commit waits for one. */
   isWhole(): boolean {
     return this.#chains.whole && this.#heldBack.size === 0;
-  }
-
-  /** Puts the held blocks back in a causal order after a lost block came back. */
-  #orderBlocks(): void {
-    this.#blocks = causalOrder(this.#blocks, (held) => this.#parentsIn(held));
-    this.#blocksInOrder = true;
-  }
-
-  /** The parent ids of a held block's commits. */
-  *#parentsIn(held: HeldBlock): Iterable<string> {
-    for (let seq = held.firstCommitSeq; seq <= held.lastCommitSeq; seq++) {
-      const id = `${held.session}.${seq}`;
-      const commit = this.#graph.get(id) ?? this.#heldBack.get(id);
-      if (commit) yield* commit.parents;
-    }
   }
 
   #applyRemoteCommit(commit: Commit, applyText = true): void {
@@ -949,10 +802,8 @@ export class Repository {
     if (session === this.#ctx.session) {
       this.#commitSeq = Math.max(this.#commitSeq, commits[commits.length - 1].seq);
     }
-    const held = heldBlock(sealed);
-    this.#blocks.push(held);
-    if (place === "gap") this.#blocksInOrder = false;
-    this.#graph.keepEncoded(sealed.block, held.body, sealed.commitOffsets);
+    this.#blocks.add(sealed, place === "gap");
+    this.#graph.keepEncoded(sealed.block, sealed.body, sealed.commitOffsets);
     this.#chains.record(sealed);
   }
 }
@@ -964,24 +815,6 @@ export class Repository {
  */
 function heldKey(state: ItemState): string {
   return (soleLeaf(state) ?? state.leaves[0]).key;
-}
-
-/** What the repository keeps of a block once it is applied: enough to export it. */
-interface HeldBlock {
-  readonly session: string;
-  readonly seq: number;
-  /** Its commits' seqs, first to last: where a lost block's commits belong (block_order.ts). */
-  readonly firstCommitSeq: number;
-  readonly lastCommitSeq: number;
-  readonly body: Uint8Array;
-  readonly signature: Uint8Array;
-}
-
-function heldBlock({ block, body }: SealedBlock): HeldBlock {
-  const { session, seq, commits, signature } = block;
-  const firstCommitSeq = commits[0].seq;
-  const lastCommitSeq = commits[commits.length - 1].seq;
-  return { session, seq, firstCommitSeq, lastCommitSeq, body, signature };
 }
 
 /** The ids of a state's leaves: the parents of the next commit on its key. */
@@ -1006,27 +839,4 @@ function changeEvent(
 function mayHoldTextEdits(wire: FieldRecord | undefined): boolean {
   for (const field in wire) if (Array.isArray(wire[field])) return true;
   return false;
-}
-
-/** A value record with its text edits (operation lists) standing as empty texts, for a check. */
-function withoutTextEdits(value: FieldRecord, textFields: readonly string[]): FieldRecord {
-  let plain: FieldRecord | undefined;
-  for (const field of textFields) {
-    if (!Array.isArray(value[field])) continue;
-    plain ??= { ...value };
-    plain[field] = "";
-  }
-  return plain ?? value;
-}
-
-/** A duration for a message: "7 minutes", "3 hours", "36525 days". */
-function duration(ms: number): string {
-  const minutes = Math.max(1, Math.round(ms / 60_000));
-  if (minutes < 120) return `${minutes} minutes`;
-  const hours = Math.round(minutes / 60);
-  return hours < 48 ? `${hours} hours` : `${Math.round(hours / 24)} days`;
-}
-
-function badCommit(id: string, why: string): CairnError {
-  return new CairnError("E_BAD_COMMIT", `commit ${id} ${why}`);
 }

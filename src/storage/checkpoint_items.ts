@@ -9,7 +9,8 @@
  */
 import { type Commit, type FieldRecord, makeCommit } from "../core/commit.ts";
 import { unpackBytes } from "../core/commit_codec.ts";
-import type { Attachments, ItemSnapshot, RestoredItems } from "../core/snapshot.ts";
+import type { Attachments, ItemState } from "../core/item_state.ts";
+import type { RestoredItems } from "../core/snapshot.ts";
 import type { TextColumn } from "./columns.ts";
 import { KeyIndex } from "./key_index.ts";
 import { MsgpackCheck } from "./msgpack_check.ts";
@@ -213,7 +214,7 @@ export class CheckpointTable implements RestoredItems {
 }
 
 /** An item restored from a checkpoint: value and leaves decoded on first access, then kept. */
-export class CheckpointItem implements ItemSnapshot {
+export class CheckpointItem implements ItemState {
   readonly schema: string;
   readonly deltas: number;
   readonly table: CheckpointTable;

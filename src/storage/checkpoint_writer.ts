@@ -5,7 +5,7 @@
  */
 import type { Commit } from "../core/commit.ts";
 import { packValue } from "../core/commit_codec.ts";
-import type { ItemSnapshot } from "../core/snapshot.ts";
+import type { ItemState } from "../core/item_state.ts";
 import type { ByteWriter } from "./columns.ts";
 import {
   CheckpointItem,
@@ -96,7 +96,7 @@ export class CheckpointWriter {
     };
   }
 
-  add(key: string, item: ItemSnapshot): void {
+  add(key: string, item: ItemState): void {
     this.#keys.push(key);
     this.#itemSchema.push(this.schemas.indexOf(item.schema));
     // Stored plus one: 0 means unknown (Infinity).
@@ -147,7 +147,7 @@ export class CheckpointWriter {
     }
   }
 
-  #addCommit(leaf: Commit, item: ItemSnapshot): void {
+  #addCommit(leaf: Commit, item: ItemState): void {
     let kind = LEAF_DELETE;
     if (leaf.kind === "delta") {
       kind = LEAF_DELTA;

@@ -1,7 +1,7 @@
 /** A repository stand-in for query-layer tests: a map of item values and change listeners. */
 import type { FieldRecord } from "../../src/core/commit.ts";
 import type { ItemChange } from "../../src/repo/change_listeners.ts";
-import type { ItemValue } from "../../src/repo/leaf_merge.ts";
+import type { ItemValue } from "../../src/core/item_state.ts";
 import type { QuerySource } from "../../src/query/registry.ts";
 
 export class FakeSource implements QuerySource {

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { FieldRecord, WireValue } from "../../src/core/commit.ts";
-import type { ItemValue } from "../../src/repo/leaf_merge.ts";
+import type { ItemValue } from "../../src/core/item_state.ts";
 import { compileFilter } from "../../src/query/filter.ts";
 import { candidateKeys, planAccess } from "../../src/query/planner.ts";
 import { QueryRegistry } from "../../src/query/registry.ts";

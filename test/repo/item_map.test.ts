@@ -1,17 +1,18 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import type { ItemSnapshot, RestoredItems } from "../../src/core/snapshot.ts";
+import type { ItemState } from "../../src/core/item_state.ts";
+import type { RestoredItems } from "../../src/core/snapshot.ts";
 import { GeneratedKeys } from "../../src/repo/generated_keys.ts";
 import { ItemMap } from "../../src/repo/item_map.ts";
 
-function state(tag: string, live: boolean): ItemSnapshot {
+function state(tag: string, live: boolean): ItemState {
   return { leaves: [], wire: live ? { tag } : undefined, schema: "s@1", deltas: 0 };
 }
 
 /** Restored items as storage would hand them over, counting the states it had to make. */
 function restoredItems(entries: readonly [string, boolean][]) {
-  const made: (ItemSnapshot | undefined)[] = [];
+  const made: (ItemState | undefined)[] = [];
   const items: RestoredItems & { made: number } = {
     count: entries.length,
     liveCount: entries.filter(([, live]) => live).length,
@@ -84,9 +85,9 @@ const keyArb = fc.constantFrom(
  * insertion order, then generated ones by their number.
  */
 function documentedOrder(
-  model: Map<string, ItemSnapshot>,
+  model: Map<string, ItemState>,
   restoredCount: number,
-): [string, ItemSnapshot][] {
+): [string, ItemState][] {
   const entries = [...model];
   const restored = entries.slice(0, restoredCount);
   const later = entries.slice(restoredCount);
@@ -105,7 +106,7 @@ test("an item map behaves as a Map: restored entries first, generated keys last"
       (restored, steps, withRestored) => {
         const items = withRestored ? restoredItems(restored) : undefined;
         const map = new ItemMap(items, generatedKeys);
-        const model = new Map<string, ItemSnapshot>();
+        const model = new Map<string, ItemState>();
         if (items) restored.forEach((_, i) => model.set(items.keyAt(i), items.itemAt(i)));
         steps.forEach(([key, isSet, live], step) => {
           if (isSet) {
@@ -121,7 +122,7 @@ test("an item map behaves as a Map: restored entries first, generated keys last"
         assert.deepEqual([...map], expected);
         assert.deepEqual([...map.keys()], expected.map(([key]) => key));
         assert.deepEqual([...map.values()], expected.map(([, value]) => value));
-        const seen: [string, ItemSnapshot][] = [];
+        const seen: [string, ItemState][] = [];
         map.forEach((value, key, self) => {
           assert.equal(self, map);
           seen.push([key, value]);

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { isCairnError } from "../../src/core/errors.ts";
 import type { Commit, FieldRecord } from "../../src/core/commit.ts";
-import type { ItemSnapshot, RepositorySnapshot } from "../../src/core/snapshot.ts";
+import type { ItemState } from "../../src/core/item_state.ts";
+import type { RepositorySnapshot } from "../../src/core/snapshot.ts";
 import { assertFieldRecord } from "../../src/core/wire_validation.ts";
 import {
   type Checkpoint,
@@ -36,7 +37,7 @@ const decode = (file: Uint8Array) => decodeCheckpoint(file, OWNER);
 
 interface Item {
   key: string;
-  state: ItemSnapshot;
+  state: ItemState;
 }
 
 /**
@@ -86,7 +87,7 @@ const snapshotArb: fc.Arbitrary<RepositorySnapshot> = fc.record({
 }));
 
 /** An item as plain data to compare; `live` as the checkpoint tells it, or from its value. */
-function plain(key: string, state: ItemSnapshot, live = state.wire !== undefined) {
+function plain(key: string, state: ItemState, live = state.wire !== undefined) {
   const { wire, schema, deltas } = state;
   return { key, live, wire, schema, deltas, leaves: state.leaves.map((leaf) => ({ ...leaf })) };
 }
@@ -268,7 +269,7 @@ test("re-encoding restored items copies their bytes: the same file, read or not"
     fc.asyncProperty(snapshotArb, fc.boolean(), async (snapshot, read) => {
       const file = await encode(snapshot);
       const { items, tips, commitSeq } = await decode(file);
-      const restored: [string, ItemSnapshot][] = [];
+      const restored: [string, ItemState][] = [];
       for (let i = 0; i < items.count; i++) {
         const state = items.itemAt(i);
         if (read) void state.wire, state.leaves;
@@ -286,7 +287,7 @@ test("restored and changed items together re-encode to what they hold", async ()
       const { items } = await decode(await encode(first));
       const keys = new Set(first.items.map(([key]) => key));
       // Every other restored item, then the second snapshot's items under other keys.
-      const mixed: (readonly [string, ItemSnapshot])[] = [];
+      const mixed: (readonly [string, ItemState])[] = [];
       for (let i = 0; i < items.count; i += 2) mixed.push([items.keyAt(i), items.itemAt(i)]);
       for (const [key, state] of second.items) if (!keys.has(key)) mixed.push([key, state]);
       const snapshot = { commitSeq: 1, tips: new Map(), items: mixed };
@@ -321,7 +322,7 @@ test("the common item costs no leaf value: its one leaf's full value is the item
 
 /** A checkpoint of realistic content: deltas, deletes, several leaves, parents. */
 function sampleFile(): Promise<Uint8Array> {
-  const items: [string, ItemSnapshot][] = [];
+  const items: [string, ItemState][] = [];
   for (let i = 0; i < 40; i++) {
     const key = `item-${i}`;
     const wire = {
@@ -353,7 +354,7 @@ function sampleFile(): Promise<Uint8Array> {
 /** Decodes, then reads everything the way a repository would: it must all work. */
 async function readAll(file: Uint8Array): Promise<void> {
   const { items, leaf } = await decode(file);
-  const restored: [string, ItemSnapshot][] = [];
+  const restored: [string, ItemState][] = [];
   for (let i = 0; i < items.count; i++) {
     const state = items.itemAt(i);
     const key = items.keyAt(i);

@@ -1,0 +1,171 @@
+/**
+ * The checks a block passes before anything of it applies: whether its author may write here and
+ * its signature holds (`authenticate`), and whether its commits fit the history held (`check`):
+ * known parents of the same key stamped before the child, values that match their schema, text
+ * edits on characters that exist, and — for a peer's block — stamps not too far ahead of our
+ * clock. A block that fails any of them is refused whole.
+ */
+import { type BlockSigner, type SealedBlock, verifyBlock } from "../core/block.ts";
+import { type Commit, commitId, type FieldRecord } from "../core/commit.ts";
+import { CairnError } from "../core/errors.ts";
+import { hlcToMillis, type HybridClock } from "../core/hlc.ts";
+import { compareStamps } from "../core/merge/types.ts";
+import type { SchemaRegistry } from "../core/schema.ts";
+import type { CryptoSuite } from "../core/signing.ts";
+import type { CommitGraph } from "./commit_graph.ts";
+import type { HeldBackCommits } from "./held_back.ts";
+import type { BlockTextCheck, TextFields } from "./text_fields.ts";
+
+/** What the checks read of the repository they guard. */
+export interface VerifierHost {
+  readonly session: string;
+  /** null in trusted mode: blocks are neither signed nor verified. */
+  readonly signer: BlockSigner | null;
+  readonly suite: CryptoSuite;
+  readonly registry: SchemaRegistry;
+  readonly clock: HybridClock;
+  /** Whether blocks by this session (other than the own one) may enter. */
+  isTrusted(session: string, publicKey: Uint8Array): boolean;
+  /** Commits applied. */
+  readonly graph: Pick<CommitGraph, "has" | "get">;
+  /** Commits held back for missing history. */
+  readonly heldBack: Pick<HeldBackCommits, "has" | "get">;
+  /** The leaf `id` of the item `key`, if it is one: found without decoding history. */
+  leaf(key: string, id: string): Commit | undefined;
+  readonly texts: Pick<TextFields, "check" | "fieldsOf">;
+}
+
+export class BlockVerifier {
+  readonly #host: VerifierHost;
+
+  constructor(host: VerifierHost) {
+    this.#host = host;
+  }
+
+  /** E_UNTRUSTED_SESSION unless the block's author may write here; then its signature. */
+  async authenticate(sealed: SealedBlock): Promise<void> {
+    const host = this.#host;
+    if (!host.signer) return; // trusted mode
+    const { session, publicKey } = sealed.block;
+    if (session !== host.session && !host.isTrusted(session, publicKey)) {
+      throw new CairnError(
+        "E_UNTRUSTED_SESSION",
+        `block by session ${session}, which is not trusted`,
+      );
+    }
+    await verifyBlock(sealed, host.suite);
+  }
+
+  /**
+   * Graph rules for incoming commits: known parents of the same key, stamped before the child;
+   * and values matching their schema — not checked again for blocks from our own storage
+   * (`stored`), whose values were checked when they first entered.
+   *
+   * Returns the commits that must wait, each with a parent it waits for: a parent held back, or
+   * — in a stored block only, after damage — a parent not held at all. Undefined when every
+   * commit can apply, the usual case.
+   */
+  check(sealed: SealedBlock, stored: boolean): Map<Commit, string> | undefined {
+    const host = this.#host;
+    if (!stored) this.#checkClock(sealed);
+    const inBlock = new Map<string, Commit>();
+    let waits: Map<Commit, string> | undefined;
+    let texts: BlockTextCheck | undefined;
+    for (const commit of sealed.block.commits) {
+      const id = commitId(commit);
+      if (host.graph.has(id) || host.heldBack.has(id)) throw badCommit(id, "is already held");
+      const seen = new Set<string>();
+      for (const parentId of commit.parents) {
+        if (seen.has(parentId)) throw badCommit(id, `names parent ${parentId} twice`);
+        seen.add(parentId);
+        const parent = inBlock.get(parentId) ?? host.leaf(commit.key, parentId) ??
+          host.graph.get(parentId) ?? host.heldBack.get(parentId);
+        if (!parent && !stored) throw badCommit(id, `names unknown parent ${parentId}`);
+        if (parent) {
+          if (parent.key !== commit.key) {
+            throw badCommit(id, `has parent ${parentId} of another key`);
+          }
+          if (compareStamps(parent, commit) >= 0) {
+            throw badCommit(id, `is not stamped after parent ${parentId}`);
+          }
+        }
+        const mustWait = !parent || host.heldBack.has(parentId) || waits?.has(parent);
+        if (mustWait && !waits?.has(commit)) (waits ??= new Map()).set(commit, parentId);
+      }
+      if (!stored) this.#checkValue(commit, id);
+      // Text edits of a commit that waits are checked when what it waits for has come.
+      if (!waits?.has(commit)) host.texts.check(commit, texts ??= new Map());
+      inBlock.set(id, commit);
+    }
+    return waits;
+  }
+
+  /**
+   * A block from a peer whose newest commit is stamped too far ahead of our clock is refused
+   * (E_CLOCK_AHEAD): it would win every merge against edits made meanwhile, and a signed stamp
+   * cannot be clamped. The chain keeps its place, so the next exchange sends the block again and
+   * it applies once our clock has caught up. Not asked of our own storage: what was accepted
+   * once always opens.
+   */
+  #checkClock(sealed: SealedBlock): void {
+    let newest = 0;
+    for (const commit of sealed.block.commits) if (commit.hlc > newest) newest = commit.hlc;
+    const clock = this.#host.clock;
+    if (clock.admits(newest)) return;
+    const { session, seq } = sealed.block;
+    throw new CairnError(
+      "E_CLOCK_AHEAD",
+      `block ${session}/${seq} is stamped ${duration(hlcToMillis(newest) - Date.now())} ahead ` +
+        `of this clock (at most ${duration(clock.maxAheadMillis)}); it applies once the clock ` +
+        `has caught up`,
+    );
+  }
+
+  /** Values of known schemas must match them; unknown schemas are checked when registered and read. */
+  #checkValue(commit: Commit, id: string): void {
+    const schema = this.#host.registry.get(commit.schema);
+    if (!schema) return;
+    const text = this.#host.texts.fieldsOf(commit.schema);
+    try {
+      if (commit.kind === "value") schema.fromWire(withoutTextEdits(commit.value, text));
+      else if (commit.kind === "delta") {
+        for (const field in commit.set) {
+          // Text edits are checked against the field's document (TextFields.check).
+          if (!text.includes(field) || !Array.isArray(commit.set[field])) {
+            schema.fieldFromWire(field, commit.set[field]);
+          }
+        }
+        for (const field of commit.unset) {
+          if (!Object.hasOwn(schema.fields, field)) {
+            throw new Error(`unsets unknown field ${field}`);
+          }
+        }
+      }
+    } catch (err) {
+      throw badCommit(id, `does not match schema ${commit.schema}: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** A value record with its text edits (operation lists) standing as empty texts, for a check. */
+function withoutTextEdits(value: FieldRecord, textFields: readonly string[]): FieldRecord {
+  let plain: FieldRecord | undefined;
+  for (const field of textFields) {
+    if (!Array.isArray(value[field])) continue;
+    plain ??= { ...value };
+    plain[field] = "";
+  }
+  return plain ?? value;
+}
+
+/** A duration for a message: "7 minutes", "3 hours", "36525 days". */
+function duration(ms: number): string {
+  const minutes = Math.max(1, Math.round(ms / 60_000));
+  if (minutes < 120) return `${minutes} minutes`;
+  const hours = Math.round(minutes / 60);
+  return hours < 48 ? `${hours} hours` : `${Math.round(hours / 24)} days`;
+}
+
+function badCommit(id: string, why: string): CairnError {
+  return new CairnError("E_BAD_COMMIT", `commit ${id} ${why}`);
+}
