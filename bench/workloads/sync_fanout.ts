@@ -69,7 +69,10 @@ const S02: TextWorkload<TextCtx> = {
       const host = syncHost(ctx);
       const first = await serverAndPeer(host, "cairn");
       const count = variant.processes as number;
-      const peers = [first.peer, ...Array.from({ length: count - 1 }, () => host.startPeer())];
+      // In the bench page, the page holds one process's share of the clients.
+      const own = host.ownPeer ? [host.ownPeer()] : [];
+      const others = Array.from({ length: count - 1 - own.length }, () => host.startPeer());
+      const peers = [first.peer, ...own, ...others];
       const clients = split(variant.clients as number, count);
       const writers = split(WRITERS, count);
       await Promise.all(peers.map((peer, p) =>

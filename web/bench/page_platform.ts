@@ -1,16 +1,21 @@
 /**
  * The Platform the suite runs on in the bench page: Chromium's version, OPFS locations and
  * sizes, heap figures (through the runner's DevTools session when it drives the page), the trace
- * files (from the server), and the SQLite worker for the SQLite sides.
+ * files (from the server), the SQLite worker for the SQLite sides, and, when the runner drives
+ * the page, the sync rows' processes, which it starts for the page.
  */
 import type { Platform } from "../../bench/entry/suite.ts";
 import type { Message } from "../../bench/lib/types.ts";
+import { bridgedSyncHost, type BridgeFunction } from "../../bench/sync/host_bridge.ts";
+import { ownPeer } from "../../bench/sync/own_peer.ts";
+import { saveBlocksToOpfs } from "./opfs_block_file.ts";
 import type { SqliteWorker } from "./worker_client.ts";
 
 /** What the runner (bench/drivers/browser.ts) exposes to the page when it drives it. */
 export interface Driver {
   __benchEmit?: (message: Message) => Promise<void>;
   __benchHeap?: () => Promise<number>;
+  __benchSync?: BridgeFunction;
 }
 
 export const driver = globalThis as unknown as Driver;
@@ -74,6 +79,8 @@ export function pagePlatform(worker: SqliteWorker, wasmVersion: string): Platfor
     fileSizes,
     readData,
     gc() {},
+    syncHost: driver.__benchSync &&
+      bridgedSyncHost(driver.__benchSync, saveBlocksToOpfs, () => ownPeer()),
     // Redrawing the charts after a row happens here, between cells, not inside the next one.
     settle: drawn,
     runSqlite: (_contender, workload, variant, plan, progress) =>
