@@ -10,10 +10,8 @@ export function ownPeer(peer: Pick<PeerRequests, "handle" | "close"> = new PeerR
   let queue: Promise<unknown> = Promise.resolve();
   let stopped: Promise<void> | undefined;
   const request = <T>(message: Request): Promise<T> => {
-    const reply = queue.then(() => {
-      if (stopped) throw new Error(`own peer: stopped before ${message.op}`);
-      return peer.handle(message);
-    });
+    if (stopped) return Promise.reject(new Error(`own peer: stopped before ${message.op}`));
+    const reply = queue.then(() => peer.handle(message));
     queue = reply.catch(() => {});
     return reply as Promise<T>;
   };

@@ -142,6 +142,11 @@ const S03: TextWorkload<TextCtx> = {
     "process (opening the database included), no server.",
   fairness: "The file variant does the client's part of catch-up (verify and import every " +
     "block) without the network and the server: the difference is what syncing adds.",
+  runtimeNotes: {
+    browser: "S03 in Chromium: the new client is the bench page, its database in memory as on " +
+      "Deno and Node (not on OPFS); the repository was written by a Deno client process; the " +
+      "from-a-file variant reads its file from OPFS.",
+  },
   targets: [{ contender: "cairn", atMost: 1_000 }],
   context: "issue #16 targets ≤ 1 s for the bulk-written repository on loopback (the target " +
     "is shown on every size; it applies to that one). Written one item at a time, the " +
@@ -186,6 +191,10 @@ const S03_BYTES: TextWorkload<TextCtx> = {
     "percentage of the repository's log: the bytes of every block as `exportBlocks` gives them.",
   fairness: "Both figures count the same blocks; the wire adds frame headers and the protocol's " +
     "own messages.",
+  runtimeNotes: {
+    browser: "S03b in Chromium: the new client is the bench page (in memory); its bytes are " +
+      "counted at the page's WebSocket.",
+  },
   targets: [{ contender: "cairn", atMost: 120 }],
   context: "issue #16: bytes ≤ 1.2× the log.",
   text: side({
@@ -287,6 +296,10 @@ const S04: TextWorkload<TextCtx> = {
     "and reconnects with the cursor it holds. Counted: the new connection's WebSocket payload " +
     "bytes, both ways, at the client (handshake, subscribe, members, the one block, synced).",
   fairness: RECONNECT_FAIRNESS,
+  runtimeNotes: {
+    browser: "S04 in Chromium: the reconnecting client is the bench page (in memory), its bytes " +
+      "counted at the page's WebSocket; the writer of the change is a Deno client process.",
+  },
   text: reconnectSide((cost) => kB(cost.bytes)),
 };
 
@@ -299,6 +312,10 @@ const S04_CPU: TextWorkload<TextCtx> = {
     "(`process.cpuUsage()`, asked over its control channel just before the client is let back " +
     "and again once it is synced), the two control requests included.",
   fairness: RECONNECT_FAIRNESS,
+  runtimeNotes: {
+    browser: "S04b in Chromium: the reconnecting client is the bench page; the page asks the " +
+      "server for its CPU time through the runner (one more hop each way, outside the server).",
+  },
   text: reconnectSide((cost) => cost.serverCpuUs / 1000),
 };
 

@@ -62,6 +62,12 @@ const S02: TextWorkload<TextCtx> = {
     "steps; the latency table has every delivery of every sample (µs).",
   fairness: "The bench process only starts the samples and collects the figures; it holds no " +
     "client. Every client, writer or not, receives every other client's writes.",
+  runtimeNotes: {
+    browser: "S02 in Chromium: the bench page holds one process's share of the clients (and of " +
+      "the writers), in memory; the other processes are Deno client processes. Delivery " +
+      "latency compares `Date.now()` taken in the page with that of the Deno processes: the " +
+      "same system clock.",
+  },
   context: "issue #16 asks for 100 clients, 10 writing, with delivery p99 ≤ 50 ms (read from " +
     "the latency table), and how it grows from 10 to 100 to 500 clients.",
   text: side({

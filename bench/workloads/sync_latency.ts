@@ -131,6 +131,13 @@ const S01: TextWorkload<TextCtx> = {
     "same server runtime (Deno), the same client runtime, the same message size; the floor does " +
     "no database work. One clock: the bench process starts and stops the timer, so no clocks of " +
     "two processes are compared.",
+  runtimeNotes: {
+    browser: "S01 in Chromium: the observer (the timed client and its live query; the floor's " +
+      "receiving socket) is the bench page; the writer is a Deno client process. The page hands " +
+      "it each write through the runner (a call of a function the runner exposed to the page, " +
+      "then the line on the writer's stdin), a hop Cairn and the floor both pay; the page takes " +
+      "both time stamps.",
+  },
   targets: [{ contender: "cairn", atMost: 5 }],
   context: "issue #16 targets p50 ≤ 5 ms and p99 ≤ 50 ms on loopback (the p99 is in the " +
     "latency table); GoatDB reports 700–1,000 ms end to end (cited, not run).",
