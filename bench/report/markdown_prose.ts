@@ -170,15 +170,16 @@ export function statisticsSection(): string[] {
     "measured (Deno runs `bench/sync/peer_process.ts`, Node its bundle), driven by JSON lines " +
     "on their stdin; the client that is timed is the bench's own process. In Chromium the " +
     "timed client is the bench page's own Cairn client (in memory, as on Deno and Node), and " +
-    "the runner starts the server and the other clients for it, as Deno processes: the page " +
-    "calls a function the runner exposed to it, which hands each request on to the process " +
-    "(`bench/sync/host_bridge.ts`); in S02 the page also holds one process's share of the " +
-    "clients itself. Each row's notes say which client is the page. One clock: the bench " +
-    "process (in Chromium, the page) starts the timer when it hands a request to another " +
-    "process and stops it when its own client sees the result, both stamps taken by " +
-    "`performance.now()` in that one process, so no two processes' clocks are ever compared " +
-    "(the stdin hop, and in Chromium the hop through the runner before it, is inside every " +
-    "figure, the floor's too). S02 alone compares times taken in different processes: " +
+    "the runner starts the server and the other clients for it, as Deno processes, when the " +
+    "page calls a function the runner exposed to it (`bench/sync/host_bridge.ts`); the page " +
+    "then drives each client process over that process's control socket (a WebSocket on " +
+    "loopback taking the requests of its stdin), and the server through the runner. In S02 " +
+    "the page also holds one process's share of the clients itself. Each row's notes say which " +
+    "client is the page. One clock: the bench process (in Chromium, the page) starts the timer " +
+    "when it hands a request to another process and stops it when its own client sees the " +
+    "result, both stamps taken by `performance.now()` in that one process, so no two " +
+    "processes' clocks are ever compared (the hop to the other process, its stdin or its " +
+    "control socket, is inside every figure, the floor's too). S02 alone compares times taken in different processes: " +
     "`Date.now()`, the one system clock every process (and the page) reads, in 1 ms steps " +
     "(`performance.timeOrigin` plus `performance.now()` would be finer, but each process's " +
     "monotonic clock may drift from the wall clock it started from). Bytes: the timed " +
@@ -239,7 +240,8 @@ export function codeSection(): string[] {
     "raw WebSocket relay), the client process (`peer_process.ts`, its requests in " +
     "`peer_requests.ts`), the JSON-lines channel to them, the timed client (`observer.ts`) and " +
     "its byte-counting WebSocket, and for the bench page the bridge to the processes the " +
-    "runner starts (`host_bridge.ts`) and its own share of S02's clients (`own_peer.ts`); the " +
+    "runner starts (`host_bridge.ts`), their control sockets (`control_socket.ts`, " +
+    "`control_client.ts`) and the page's own share of S02's clients (`own_peer.ts`); the " +
     "rows are " +
     "`bench/workloads/sync_latency.ts`, `sync_fanout.ts` (with `bench/sync/fan_out_clients.ts`) " +
     "and `sync_catchup.ts`.",

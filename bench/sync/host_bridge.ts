@@ -2,8 +2,9 @@
  * The sync rows' processes for a client that cannot start any (the bench page): the runner
  * (bench/drivers/browser.ts) holds a `SyncHost` that starts them and answers the page's calls
  * through `bridgeCalls`; the page's `bridgedSyncHost` turns each process into a handle it drives
- * with those calls. Calls are JSON, one function exposed to the page; replies keep the order of
- * each process's requests because the runner hands them on in the order they come. Runs
+ * with those calls, or, once started, through its control socket, which spares the hop
+ * through the runner. Calls are JSON, one function exposed to the page; replies keep the order
+ * of each process's requests because the runner hands them on in the order they come. Runs
  * unchanged on Deno, Node and in Chromium.
  */
 import type { BlockFile, ServerKind, SyncHost } from "./host.ts";
@@ -65,24 +66,39 @@ function bridgedProcess(call: BridgeFunction, id: number): HelperProcess {
   };
 }
 
+/** What stays with the page. */
+export interface PageSide {
+  /** Block files, where the page keeps them. */
+  saveBlocks(frames: readonly Uint8Array[]): Promise<BlockFile>;
+  /** The page's own clients, driven as a client process is. */
+  ownPeer?(): HelperProcess;
+  /**
+   * Drives a client process through its control socket at `url` (control_client.ts) rather
+   * than through the runner; `stop` ends the process.
+   */
+  controlSocket?(url: string, label: string, stop: () => Promise<void>): Promise<HelperProcess>;
+}
+
 /**
- * The page's side: servers and client processes started by the runner through `call`; block
- * files where the page keeps them (`saveBlocks`); `ownPeer`, the page's own clients, if given.
+ * The page's side: servers and client processes started by the runner through `call`; each
+ * client process then driven over its control socket, when the page can open one.
  */
-export function bridgedSyncHost(
-  call: BridgeFunction,
-  saveBlocks: (frames: readonly Uint8Array[]) => Promise<BlockFile>,
-  ownPeer?: () => HelperProcess,
-): SyncHost {
+export function bridgedSyncHost(call: BridgeFunction, page: PageSide): SyncHost {
+  const startPeer = async (): Promise<HelperProcess> => {
+    const { id } = await call({ op: "startPeer" }) as { id: number };
+    const viaRunner = bridgedProcess(call, id);
+    if (!page.controlSocket) return viaRunner;
+    const url = await viaRunner.request<string>({ op: "control" });
+    return await page.controlSocket(url, `client process ${id}`, () => viaRunner.stop());
+  };
   return {
     async startServer(kind) {
       const { id, url } = await call({ op: "startServer", kind }) as { id: number; url: string };
       return { process: bridgedProcess(call, id), url };
     },
     startPeer() {
-      // The id comes back later; requests wait for it, in the order they were made.
-      const started = call({ op: "startPeer" }) as Promise<{ id: number }>;
-      const helper = started.then(({ id }) => bridgedProcess(call, id));
+      // The process comes later; requests wait for it, in the order they were made.
+      const helper = startPeer();
       return {
         pid: 0,
         request: async (message) => (await helper).request(message),
@@ -92,7 +108,7 @@ export function bridgedSyncHost(
         stop: async () => (await helper).stop(),
       };
     },
-    saveBlocks,
-    ownPeer,
+    saveBlocks: (frames) => page.saveBlocks(frames),
+    ownPeer: page.ownPeer && (() => page.ownPeer!()),
   };
 }

@@ -134,9 +134,9 @@ const S01: TextWorkload<TextCtx> = {
   runtimeNotes: {
     browser: "S01 in Chromium: the observer (the timed client and its live query; the floor's " +
       "receiving socket) is the bench page; the writer is a Deno client process. The page hands " +
-      "it each write through the runner (a call of a function the runner exposed to the page, " +
-      "then the line on the writer's stdin), a hop Cairn and the floor both pay; the page takes " +
-      "both time stamps.",
+      "it each write over the writer's control socket (a WebSocket on loopback taking the " +
+      "requests Deno and Node write on its stdin), not through the runner; the page takes both " +
+      "time stamps (`performance.now()`).",
   },
   targets: [{ contender: "cairn", atMost: 5 }],
   context: "issue #16 targets p50 ≤ 5 ms and p99 ≤ 50 ms on loopback (the p99 is in the " +

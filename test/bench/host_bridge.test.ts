@@ -52,7 +52,7 @@ function bridged(host: SyncHost): SyncHost {
   const calls = bridgeCalls(host);
   return bridgedSyncHost(
     async (call) => JSON.parse(JSON.stringify(await calls(JSON.parse(JSON.stringify(call))))),
-    () => Promise.resolve(pageFile),
+    { saveBlocks: () => Promise.resolve(pageFile) },
   );
 }
 

@@ -8,6 +8,7 @@ import type { Platform } from "../../bench/entry/suite.ts";
 import type { Message } from "../../bench/lib/types.ts";
 import { bridgedSyncHost, type BridgeFunction } from "../../bench/sync/host_bridge.ts";
 import { ownPeer } from "../../bench/sync/own_peer.ts";
+import { controlSocket } from "../../bench/sync/control_client.ts";
 import { saveBlocksToOpfs } from "./opfs_block_file.ts";
 import type { SqliteWorker } from "./worker_client.ts";
 
@@ -79,8 +80,11 @@ export function pagePlatform(worker: SqliteWorker, wasmVersion: string): Platfor
     fileSizes,
     readData,
     gc() {},
-    syncHost: driver.__benchSync &&
-      bridgedSyncHost(driver.__benchSync, saveBlocksToOpfs, () => ownPeer()),
+    syncHost: driver.__benchSync && bridgedSyncHost(driver.__benchSync, {
+      saveBlocks: saveBlocksToOpfs,
+      ownPeer: () => ownPeer(),
+      controlSocket,
+    }),
     // Redrawing the charts after a row happens here, between cells, not inside the next one.
     settle: drawn,
     runSqlite: (_contender, workload, variant, plan, progress) =>
