@@ -169,7 +169,8 @@ export function statisticsSection(): string[] {
     "true`, on a fresh directory, loopback); the other clients in processes of the runtime " +
     "measured (Deno runs `bench/sync/peer_process.ts`, Node its bundle), driven by JSON lines " +
     "on their stdin; the client that is timed is the bench's own process. In Chromium the " +
-    "timed client is the bench page's own Cairn client (in memory, as on Deno and Node), and " +
+    "timed client is the bench page's own Cairn client (in memory as on Deno and Node, but " +
+    "S03's new client, which keeps its database on OPFS as an app would), and " +
     "the runner starts the server and the other clients for it, as Deno processes, when the " +
     "page calls a function the runner exposed to it (`bench/sync/host_bridge.ts`); the page " +
     "then drives each client process over that process's control socket (a WebSocket on " +

@@ -21,6 +21,11 @@ export interface SyncHost {
    * the page itself, driven as a client process is (bench/sync/own_peer.ts).
    */
   ownPeer?(): HelperProcess;
+  /**
+   * Where S03's new client keeps its database, a fresh place each time (the bench page: an
+   * OPFS directory, as an app would); absent: in memory.
+   */
+  catchUpLocation?(): string;
   /** Writes frames to a new local file (block_file.ts). */
   saveBlocks(frames: readonly Uint8Array[]): Promise<BlockFile>;
 }

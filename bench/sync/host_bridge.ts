@@ -77,6 +77,8 @@ export interface PageSide {
    * than through the runner; `stop` ends the process.
    */
   controlSocket?(url: string, label: string, stop: () => Promise<void>): Promise<HelperProcess>;
+  /** Where S03's new client keeps its database. */
+  catchUpLocation?(): string;
 }
 
 /**
@@ -110,5 +112,6 @@ export function bridgedSyncHost(call: BridgeFunction, page: PageSide): SyncHost 
     },
     saveBlocks: (frames) => page.saveBlocks(frames),
     ownPeer: page.ownPeer && (() => page.ownPeer!()),
+    catchUpLocation: page.catchUpLocation && (() => page.catchUpLocation!()),
   };
 }

@@ -69,13 +69,18 @@ function drawn(): Promise<void> {
 
 let locations = 0;
 
+/** A new OPFS directory for a Cairn database. */
+function storageLocation(): string {
+  return `cairn-bench/${Date.now().toString(36)}-${++locations}`;
+}
+
 export function pagePlatform(worker: SqliteWorker, wasmVersion: string): Platform {
   return {
     runtime: "browser",
     version: chromeVersion(),
     engine: "Chromium",
     sqliteVersions: () => Promise.resolve({ wasm: wasmVersion }),
-    storageLocation: () => `cairn-bench/${Date.now().toString(36)}-${++locations}`,
+    storageLocation,
     heapBytes,
     fileSizes,
     readData,
@@ -84,6 +89,7 @@ export function pagePlatform(worker: SqliteWorker, wasmVersion: string): Platfor
       saveBlocks: saveBlocksToOpfs,
       ownPeer: () => ownPeer(),
       controlSocket,
+      catchUpLocation: storageLocation,
     }),
     // Redrawing the charts after a row happens here, between cells, not inside the next one.
     settle: drawn,
