@@ -169,8 +169,8 @@ export function statisticsSection(): string[] {
     "true`, on a fresh directory, loopback); the other clients in processes of the runtime " +
     "measured (Deno runs `bench/sync/peer_process.ts`, Node its bundle), driven by JSON lines " +
     "on their stdin; the client that is timed is the bench's own process. In Chromium the " +
-    "timed client is the bench page's own Cairn client (in memory as on Deno and Node, but " +
-    "S03's new client, which keeps its database on OPFS as an app would), and " +
+    "timed client is the bench page's own Cairn client (in memory as on Deno and Node, except " +
+    "S03's new client, whose database is on OPFS as an app would keep it), and " +
     "the runner starts the server and the other clients for it, as Deno processes, when the " +
     "page calls a function the runner exposed to it (`bench/sync/host_bridge.ts`); the page " +
     "then drives each client process over that process's control socket (a WebSocket on " +
@@ -204,7 +204,8 @@ export function pageSection(): string[] {
     "Pick runtimes, contenders and workloads to show; load any envelope (or a JSON the page " +
     "downloaded) to compare side by side. It redraws between rows, never inside one, but its " +
     "figures are for looking: the ones above come from the runner, whose page draws nothing " +
-    "until the run ends.",
+    "until the run ends. The sync rows run only under the runner, which starts their server " +
+    "and other clients: run by hand, the page shows them n/a.",
     "",
     "![The bench page with the committed run](benchmarks/page-results.png)",
     "",
