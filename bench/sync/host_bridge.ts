@@ -61,7 +61,8 @@ function bridgedProcess(call: BridgeFunction, id: number): HelperProcess {
   return {
     pid: id,
     request: <T>(message: Request) => call({ op: "request", id, message }) as Promise<T>,
-    post: (message) => void call({ op: "post", id, message }),
+    // As on a process's stdin, a post's failure is not reported: the next request's is.
+    post: (message) => void call({ op: "post", id, message }).catch(() => {}),
     stop: () => stopped ??= call({ op: "stop", id }).then(() => {}),
   };
 }
@@ -105,7 +106,7 @@ export function bridgedSyncHost(call: BridgeFunction, page: PageSide): SyncHost 
         pid: 0,
         request: async (message) => (await helper).request(message),
         post(message) {
-          helper.then((h) => h.post(message));
+          helper.then((h) => h.post(message), () => {});
         },
         stop: async () => (await helper).stop(),
       };
