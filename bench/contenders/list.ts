@@ -140,10 +140,10 @@ export const CONTENDERS: readonly ContenderInfo[] = [
     short: "WebSocket",
     label: "Raw WebSocket relay",
     family: "transport",
-    runtimes: SERVER,
+    runtimes: ALL,
     requires: [],
-    description: "The floor of the sync rows: the runtime's own WebSocket client, sending one " +
-      "binary message of the size Cairn's live frame has, through a relay on the same Deno " +
+    description: "The floor of the sync rows: the runtime's own WebSocket client (in Chromium, " +
+      "the page's), sending one binary message of the size Cairn's live frame has, through a relay on the same Deno " +
       "server (`Deno.serve`, `Deno.upgradeWebSocket`) that forwards it to the other sockets. " +
       "No database, no signing, no storage. Sync rows only.",
   },

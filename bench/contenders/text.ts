@@ -26,14 +26,17 @@ export interface TextCtx {
   /** JS heap plus ArrayBuffer memory in use, after a full GC where the runtime allows. */
   heapBytes(): Promise<number | undefined>;
   gc(): void;
-  /** Processes for the sync rows (S01–S04), which share this context; absent in the browser. */
+  /**
+   * Processes for the sync rows (S01–S04), which share this context; absent in a bench page
+   * that the runner does not drive.
+   */
   syncHost?: SyncHost;
 }
 
 export interface TextPlatform extends CairnPlatform {
   /** A file of bench/data/. */
   readData(file: string): Promise<Uint8Array>;
-  /** Starts the sync rows' server and client processes (Deno and Node only). */
+  /** Starts the sync rows' server and client processes (the bench page: through the runner). */
   syncHost?: SyncHost;
 }
 

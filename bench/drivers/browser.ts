@@ -1,12 +1,16 @@
 /**
  * Runs the bench page (web/bench/) in headless Chromium with a fresh persistent profile
  * (scripts/lib/chromium.ts), served on 127.0.0.1 with COOP/COEP. The page reports through
- * exposed functions; heap figures come from the DevTools protocol (after a forced GC).
+ * exposed functions; heap figures come from the DevTools protocol (after a forced GC); the sync
+ * rows' server and other clients are Deno processes started here for the page
+ * (bench/sync/host_bridge.ts).
  */
 import { launchChromium } from "../../scripts/lib/chromium.ts";
 import { serveStatic } from "../../scripts/lib/static_server.ts";
 import type { RuntimeResult } from "../lib/envelope.ts";
 import type { Message, Settings } from "../lib/types.ts";
+import { bridgeCalls } from "../sync/host_bridge.ts";
+import { processSyncHost } from "../sync/processes.ts";
 import { buildBrowserBench } from "./build.ts";
 import type { Collector } from "./collect.ts";
 
@@ -31,6 +35,7 @@ export async function runBrowserRuntime(
   await buildBrowserBench();
   const server = await serveStatic(".");
   const browser = await launchChromium();
+  const syncHost = processSyncHost("deno");
   let problem: string | undefined;
   try {
     const page = await browser.context.newPage();
@@ -53,6 +58,7 @@ export async function runBrowserRuntime(
       // backingStorageSize: ArrayBuffer contents, which usedSize leaves out.
       return usage.usedSize + (usage.backingStorageSize ?? 0);
     });
+    await page.exposeFunction("__benchSync", bridgeCalls(syncHost));
     await page.goto(benchPageUrl(server.origin, settings));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = await Promise.race([
@@ -65,6 +71,7 @@ export async function runBrowserRuntime(
     problem = String((err as Error)?.stack ?? err);
   } finally {
     await browser.close();
+    await syncHost.stopAll();
     await server.close();
   }
   return collector.finish(problem);

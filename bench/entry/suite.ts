@@ -181,7 +181,7 @@ async function runCell(
         : undefined,
       note: contender.family === "cairn" && !features.storage && !isTextWorkload(workload)
         ? "Cairn: in memory, no disk yet"
-        : undefined,
+        : workload.runtimeNotes?.[platform.runtime],
       ms: performance.now() - started,
     };
   } catch (err) {

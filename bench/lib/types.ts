@@ -104,6 +104,11 @@ interface WorkloadInfo {
   variants(quick: boolean): Variant[];
   /** Why the comparison is fair (or where it is not). */
   fairness: string;
+  /**
+   * What differs in one runtime (in Chromium, which client is the page), given with every row
+   * of the workload there (the notes under its table).
+   */
+  runtimeNotes?: Partial<Record<RuntimeName, string>>;
   /** False when the two sides measure different things (memory): no ratio is shown. */
   comparable?: boolean;
   /**

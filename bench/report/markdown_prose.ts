@@ -86,6 +86,7 @@ export function workloadSection(): string[] {
       "",
       ...sidesText(w),
       `- **Fairness:** ${w.fairness}`,
+      ...Object.values(w.runtimeNotes ?? {}).map((note) => `- **Note:** ${note}`),
       ...(w.differentWork
         ? [`- **Kept out of charts and summaries:** the ratio compares ${w.differentWork}.`]
         : []),
@@ -167,18 +168,28 @@ export function statisticsSection(): string[] {
     "- Sync rows: the server runs in a Deno process of its own (`createSyncServer`, `open: " +
     "true`, on a fresh directory, loopback); the other clients in processes of the runtime " +
     "measured (Deno runs `bench/sync/peer_process.ts`, Node its bundle), driven by JSON lines " +
-    "on their stdin; the client that is timed is the bench's own process. One clock: the " +
-    "bench process starts the timer when it hands a request to another process and stops it " +
-    "when its own client sees the result, so no two processes' clocks are ever compared (the " +
-    "stdin hop is inside every figure, the floor's too). S02 alone compares times taken in " +
-    "different processes: `Date.now()`, the one system clock every process reads, in 1 ms " +
-    "steps (`performance.timeOrigin` plus `performance.now()` would be finer, but each " +
-    "process's monotonic clock may drift from the wall clock it started from). Bytes: the timed client's WebSocket " +
-    "payload bytes, every message both ways, counted by a WebSocket subclass it is given " +
-    "(`bench/sync/byte_count.ts`); WebSocket and TCP headers are not counted. Server CPU: " +
-    "`process.cpuUsage()` of the server process, asked over its stdin. Browser clients are " +
-    "not built yet: the sync rows show n/a in Chromium. Rows that read a big repository share " +
-    "it: it is written once per process, by the first row that needs it, in its untimed setup.",
+    "on their stdin; the client that is timed is the bench's own process. In Chromium the " +
+    "timed client is the bench page's own Cairn client (in memory as on Deno and Node, except " +
+    "S03's new client, whose database is on OPFS as an app would keep it), and " +
+    "the runner starts the server and the other clients for it, as Deno processes, when the " +
+    "page calls a function the runner exposed to it (`bench/sync/host_bridge.ts`); the page " +
+    "then drives each client process over that process's control socket (a WebSocket on " +
+    "loopback taking the requests of its stdin), and the server through the runner. In S02 " +
+    "the page also holds one process's share of the clients itself. Each row's notes say which " +
+    "client is the page. One clock: the bench process (in Chromium, the page) starts the timer " +
+    "when it hands a request to another process and stops it when its own client sees the " +
+    "result, both stamps taken by `performance.now()` in that one process, so no two " +
+    "processes' clocks are ever compared (the hop to the other process, its stdin or its " +
+    "control socket, is inside every figure, the floor's too). S02 alone compares times taken in different processes: " +
+    "`Date.now()`, the one system clock every process (and the page) reads, in 1 ms steps " +
+    "(`performance.timeOrigin` plus `performance.now()` would be finer, but each process's " +
+    "monotonic clock may drift from the wall clock it started from). Bytes: the timed " +
+    "client's WebSocket payload bytes, every message both ways, counted by a wrapper around " +
+    "the socket it opens, given through the client's socket seam (`bench/sync/byte_count.ts`; " +
+    "in Chromium, around the page's own WebSocket); WebSocket and TCP headers are not counted. " +
+    "Server CPU: `process.cpuUsage()` of the server process, asked over its stdin (from the " +
+    "page, through the runner). Rows that read a big repository share it: it is written once " +
+    "per run of a runtime, by the first row that needs it, in its untimed setup.",
     "",
   ];
 }
@@ -193,7 +204,8 @@ export function pageSection(): string[] {
     "Pick runtimes, contenders and workloads to show; load any envelope (or a JSON the page " +
     "downloaded) to compare side by side. It redraws between rows, never inside one, but its " +
     "figures are for looking: the ones above come from the runner, whose page draws nothing " +
-    "until the run ends.",
+    "until the run ends. The sync rows run only under the runner, which starts their server " +
+    "and other clients: run by hand, the page shows them n/a.",
     "",
     "![The bench page with the committed run](benchmarks/page-results.png)",
     "",
@@ -227,8 +239,12 @@ export function codeSection(): string[] {
     "its time estimate; the editing traces (`traces.ts`, files in `bench/data/` with their " +
     "licence), the replay plan of a concurrent trace and the crdt-benchmarks edits.",
     "- `bench/sync/`: the sync rows' processes — the server (`server_process.ts`, also the " +
-    "raw WebSocket relay), the client process (`peer_process.ts`), the JSON-lines channel to " +
-    "them, the timed client (`observer.ts`) and its byte-counting WebSocket; the rows are " +
+    "raw WebSocket relay), the client process (`peer_process.ts`, its requests in " +
+    "`peer_requests.ts`), the JSON-lines channel to them, the timed client (`observer.ts`) and " +
+    "its byte-counting WebSocket, and for the bench page the bridge to the processes the " +
+    "runner starts (`host_bridge.ts`), their control sockets (`control_socket.ts`, " +
+    "`control_client.ts`) and the page's own share of S02's clients (`own_peer.ts`); the " +
+    "rows are " +
     "`bench/workloads/sync_latency.ts`, `sync_fanout.ts` (with `bench/sync/fan_out_clients.ts`) " +
     "and `sync_catchup.ts`.",
     "- `bench/report/`: what a run shows — table lines, ratios, charts, the console table, this " +

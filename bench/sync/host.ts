@@ -1,7 +1,7 @@
 /**
  * What the sync rows need from the runtime they measure: processes. Deno and Node start the
- * server and client processes (bench/sync/processes.ts); the browser page has no such host yet,
- * and the sync rows say so. Types only: runs unchanged in every runtime.
+ * server and client processes (bench/sync/processes.ts); the bench page cannot, so the runner
+ * starts them for it (bench/sync/host_bridge.ts). Types only: runs unchanged in every runtime.
  */
 import type { HelperProcess } from "./line_channel.ts";
 
@@ -11,8 +11,21 @@ export type ServerKind = "cairn" | "relay";
 export interface SyncHost {
   /** A server in its own Deno process, listening on loopback. */
   startServer(kind: ServerKind): Promise<{ process: HelperProcess; url: string }>;
-  /** A client process of the runtime being measured (bench/sync/peer_process.ts). */
+  /**
+   * A client process (bench/sync/peer_process.ts) of the runtime being measured; for the bench
+   * page, whose clients cannot have processes of their own, a Deno one.
+   */
   startPeer(): HelperProcess;
+  /**
+   * Where the runtime measured is the page (whose other clients are Deno processes): clients in
+   * the page itself, driven as a client process is (bench/sync/own_peer.ts).
+   */
+  ownPeer?(): HelperProcess;
+  /**
+   * Where S03's new client keeps its database, a fresh place each time (the bench page: an
+   * OPFS directory, as an app would); absent: in memory.
+   */
+  catchUpLocation?(): string;
   /** Writes frames to a new local file (block_file.ts). */
   saveBlocks(frames: readonly Uint8Array[]): Promise<BlockFile>;
 }

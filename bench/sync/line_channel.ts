@@ -6,6 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
+import { Replies } from "./replies.ts";
 
 export const REPLY_PREFIX = "@@sync ";
 
@@ -23,12 +24,9 @@ export interface HelperProcess {
 
 export function startHelper(command: string, args: string[], label: string): HelperProcess {
   const child = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"] });
-  type Waiting = { resolve(value: unknown): void; reject(error: Error): void };
-  const waiting: Waiting[] = [];
+  const replies = new Replies(label, (text) => child.stdin!.write(text + "\n"));
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
-  child.on("exit", (code) => {
-    for (const w of waiting.splice(0)) w.reject(new Error(`${label} exited (${code})`));
-  });
+  child.on("exit", (code) => replies.failAll(`exited (${code})`));
   let buffered = "";
   child.stdout!.setEncoding("utf8");
   child.stdout!.on("data", (chunk: string) => {
@@ -37,64 +35,51 @@ export function startHelper(command: string, args: string[], label: string): Hel
     while ((end = buffered.indexOf("\n")) >= 0) {
       const line = buffered.slice(0, end);
       buffered = buffered.slice(end + 1);
-      if (!line.startsWith(REPLY_PREFIX)) {
-        if (line.trim()) console.error(`[${label}] ${line}`);
-        continue;
-      }
-      const reply = JSON.parse(line.slice(REPLY_PREFIX.length));
-      const w = waiting.shift();
-      if (!w) continue;
-      if ("error" in reply) w.reject(new Error(`${label}: ${reply.error}`));
-      else w.resolve(reply.value);
+      if (line.startsWith(REPLY_PREFIX)) replies.settle(line.slice(REPLY_PREFIX.length));
+      else if (line.trim()) console.error(`[${label}] ${line}`);
     }
   });
-  const ignored: Waiting = { resolve() {}, reject() {} };
-  const post = (message: Request, w: Waiting = ignored) => {
-    waiting.push(w);
-    child.stdin!.write(JSON.stringify(message) + "\n");
-  };
-  return {
-    pid: child.pid!,
-    post: (message) => post(message),
-    request: <T>(message: Request) =>
-      new Promise<T>((resolve, reject) =>
-        post(message, { resolve: resolve as (v: unknown) => void, reject })
-      ),
-    async stop() {
-      if (!child.stdin!.writableEnded) child.stdin!.end();
-      await exited;
-    },
-  };
+  return replies.helper(child.pid!, async () => {
+    if (!child.stdin!.writableEnded) child.stdin!.end();
+    await exited;
+  });
 }
+
+/** Answers one request, the reply (as JSON text) to `reply`, in the order requests came. */
+export type Answer = (message: Request, reply: (text: string) => void) => void;
 
 /**
  * The child's side: answers each request line with `handle`, one at a time, in order; exits
- * when stdin closes (after `onEnd`).
+ * when stdin closes (after `onEnd`). Returns the answering function, for requests that come
+ * another way (a control socket) to join the same queue.
  */
 export function serveRequests(
   handle: (message: Request) => unknown,
   onEnd: () => Promise<void>,
-): void {
+): Answer {
   let buffered = "";
   let queue = Promise.resolve();
-  const reply = (body: object) => process.stdout.write(`${REPLY_PREFIX}${JSON.stringify(body)}\n`);
+  const answer: Answer = (message, reply) => {
+    queue = queue.then(async () => {
+      try {
+        reply(JSON.stringify({ value: (await handle(message)) ?? null }));
+      } catch (err) {
+        reply(JSON.stringify({ error: String((err as Error)?.stack ?? err) }));
+      }
+    });
+  };
+  const toStdout = (text: string) => process.stdout.write(`${REPLY_PREFIX}${text}\n`);
   process.stdin.setEncoding("utf8");
   process.stdin.on("data", (chunk: string) => {
     buffered += chunk;
     let end: number;
     while ((end = buffered.indexOf("\n")) >= 0) {
-      const message = JSON.parse(buffered.slice(0, end)) as Request;
+      answer(JSON.parse(buffered.slice(0, end)) as Request, toStdout);
       buffered = buffered.slice(end + 1);
-      queue = queue.then(async () => {
-        try {
-          reply({ value: (await handle(message)) ?? null });
-        } catch (err) {
-          reply({ error: String((err as Error)?.stack ?? err) });
-        }
-      });
     }
   });
   process.stdin.on("end", () => {
     queue = queue.then(onEnd).then(() => process.exit(0));
   });
+  return answer;
 }

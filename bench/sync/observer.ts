@@ -1,6 +1,7 @@
 /**
- * The client the sync rows time, in the bench's own process (the runtime being measured): an
- * in-memory Cairn database (signed, default profile) with the bench repository, linked to a
+ * The client the sync rows time, in the bench's own process (the runtime being measured): a
+ * Cairn database (signed, default profile; in memory, or at `path`) with the bench repository,
+ * linked to a
  * server through the socket the client opens anyway, its payload bytes counted (byte_count.ts,
  * through the client's socket seam, `syncWith`).
  */
@@ -20,9 +21,9 @@ export interface Observer {
   close(): Promise<void>;
 }
 
-export async function openObserver(url: string): Promise<Observer> {
+export async function openObserver(url: string, path?: string): Promise<Observer> {
   const { open, sockets } = countingSockets(openWebSocket);
-  const db = await Cairn.open({ schemas: [ItemSchema] });
+  const db = await Cairn.open({ schemas: [ItemSchema], path });
   const repo = await db.open(REPO_PATH);
   // Reconnect at once when a row lets a dropped link back online.
   const link = syncWith(db, url, { backoff: { initialMs: 1, maxMs: 1 } }, { socket: open });

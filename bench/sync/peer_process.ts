@@ -1,147 +1,15 @@
 /**
  * A sync client in a process of its own, in the runtime being benchmarked (Deno runs this file;
- * Node runs it bundled, build/bench/sync_peer.mjs). Driven by requests (bench/sync/line_channel.ts):
- *
- * - `open {url, transport}`: "cairn" — an in-memory database (signed, the default profile) with
- *   the bench repository, linked by `sync` and synced (replies its session's public key); "raw"
- *   — a bare WebSocket to the relay.
- * - `write {i, bytes}`: Cairn creates item i (sealed into its own block this tick and pushed);
- *   raw sends one binary message of `bytes` bytes. Replies at once, without waiting for an ack.
- * - `bulk {from, n}`: n items in one tick (one write, sealed in capped blocks), then `synced`.
- * - `separate {from, n}`: n items, each sealed into its own block, then `synced`; the loop
- *   lets the event loop run every `YIELD_EVERY` writes, as an app writing over time would, so
- *   the link pushes as it goes (without it nothing is sent until the loop ends).
- * - `sessions {url, from, n, sessions}`: n items written by `sessions` databases of their own
- *   (each a new session, its share in one tick), whose blocks one more database imports and
- *   pushes: the server holds blocks of `sessions` authors. (Linking each session itself would
- *   have it catch up on everything written before it: quadratic in the sessions.)
- * - `synced`: waits until the server holds every block written here.
- * - `clients {url, count, writers, name}`, `fanOut {ms, intervalMs?}`, `drain {items}`: S02's
- *   many clients in this process (fan_out_clients.ts); with `intervalMs` the writers are paced.
+ * Node runs it bundled, build/bench/sync_peer.mjs): the requests of peer_requests.ts, one JSON
+ * line each on stdin (bench/sync/line_channel.ts). One more, `control`: opens a control socket
+ * (control_socket.ts) taking the same requests, and replies its URL.
  */
-import { Cairn, type RepositoryHandle, sync, type SyncLink } from "../../src/mod.ts";
-import { ItemSchema, REPO_PATH } from "../contenders/cairn.ts";
-import { itemKey, itemValues } from "../lib/items.ts";
-import { FanOutClients } from "./fan_out_clients.ts";
-import { type Request, serveRequests } from "./line_channel.ts";
-import { type ClientWebSocket, openClientWebSocket } from "../../src/runtime/websocket.ts";
+import { listenForRequests } from "./control_socket.ts";
+import { serveRequests } from "./line_channel.ts";
+import { PeerRequests } from "./peer_requests.ts";
 
-interface CairnPeer {
-  db: Cairn;
-  repo: RepositoryHandle;
-  link: SyncLink;
-}
-
-async function openCairn(url: string): Promise<CairnPeer> {
-  const db = await Cairn.open({ schemas: [ItemSchema] });
-  const repo = await db.open(REPO_PATH);
-  return { db, repo, link: await linked(db, url) };
-}
-
-async function closeCairn(peer: CairnPeer): Promise<void> {
-  await peer.link.close();
-  await peer.db.close();
-}
-
-/** The socket the sync client opens (runtime/websocket.ts): the floor travels as Cairn does. */
-function openRaw(url: string): Promise<ClientWebSocket> {
-  const socket = openClientWebSocket(url);
-  socket.binaryType = "arraybuffer";
-  return new Promise((resolve, reject) => {
-    socket.onopen = () => resolve(socket);
-    socket.onerror = () => reject(new Error(`cannot connect to ${url}`));
-  });
-}
-
-function create(repo: RepositoryHandle, from: number, n: number): void {
-  for (let i = from; i < from + n; i++) {
-    repo.create(ItemSchema, itemValues(i), { key: itemKey(i) });
-  }
-}
-
-/** Separate writes between two turns of the event loop. */
-const YIELD_EVERY = 100;
-
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
-
-async function writeBySessions(url: string, from: number, n: number, sessions: number) {
-  const relay = await Cairn.open({ schemas: [ItemSchema] });
-  const relayRepo = await relay.open(REPO_PATH);
-  for (let s = 0; s < sessions; s++) {
-    const db = await Cairn.open({ schemas: [ItemSchema] });
-    const repo = await db.open(REPO_PATH);
-    const start = from + Math.floor((n * s) / sessions);
-    create(repo, start, from + Math.floor((n * (s + 1)) / sessions) - start);
-    await repo.flush();
-    await relay.trust(db.session.publicKey);
-    await relayRepo.importBlocks(await repo.exportBlocks());
-    await db.close();
-  }
-  await closeCairn({ db: relay, repo: relayRepo, link: await linked(relay, url) });
-}
-
-/** A link of `db` to `url`, once the server holds every block `db` has. */
-async function linked(db: Cairn, url: string): Promise<SyncLink> {
-  const link = sync(db, url);
-  await link.synced();
-  return link;
-}
-
-let cairn: CairnPeer | undefined;
-let raw: ClientWebSocket | undefined;
-let fanOut: FanOutClients | undefined;
-
-function opened(): CairnPeer {
-  if (!cairn) throw new Error("open a Cairn link first");
-  return cairn;
-}
-
-async function handle(message: Request): Promise<unknown> {
-  const { from = 0, n = 0 } = message as { from?: number; n?: number };
-  switch (message.op) {
-    case "open":
-      if (message.transport === "raw") raw = await openRaw(message.url as string);
-      else {
-        cairn = await openCairn(message.url as string);
-        return cairn.db.session.publicKey;
-      }
-      return;
-    case "write":
-      if (raw) raw.send(new Uint8Array(message.bytes as number));
-      else create(opened().repo, message.i as number, 1);
-      return;
-    case "bulk":
-      create(opened().repo, from, n);
-      return await opened().link.synced();
-    case "separate":
-      for (let i = from; i < from + n; i++) {
-        create(opened().repo, i, 1);
-        await opened().repo.flush();
-        if ((i - from) % YIELD_EVERY === YIELD_EVERY - 1) await nextTurn();
-      }
-      return await opened().link.synced();
-    case "sessions":
-      return await writeBySessions(message.url as string, from, n, message.sessions as number);
-    case "synced":
-      return await opened().link.synced();
-    case "clients":
-      fanOut = new FanOutClients(message.writers as number, message.name as string);
-      return await fanOut.open(message.url as string, message.count as number);
-    case "fanOut":
-      return message.intervalMs === undefined
-        ? await fanOut!.write(message.ms as number)
-        : await fanOut!.writePaced(message.ms as number, message.intervalMs as number);
-    case "drain":
-      return await fanOut!.drain(message.items as number);
-    default:
-      throw new Error(`unknown request ${message.op}`);
-  }
-}
-
-serveRequests(handle, async () => {
-  raw?.close();
-  await fanOut?.close();
-  if (cairn) await closeCairn(cairn);
-});
+const peer = new PeerRequests();
+const answer = serveRequests(
+  (message) => message.op === "control" ? listenForRequests(answer) : peer.handle(message),
+  () => peer.close(),
+);

@@ -74,8 +74,8 @@ function seedOf(variant: Variant): Seed {
 }
 
 /** A new observer, from opening its database until it is synced and holds every item. */
-async function caughtUp(url: string, items: number): Promise<Observer> {
-  const observer = await openObserver(url);
+async function caughtUp(url: string, items: number, path?: string): Promise<Observer> {
+  const observer = await openObserver(url, path);
   await observer.link.synced();
   await observer.holds(items);
   return observer;
@@ -107,14 +107,21 @@ function catchUpVariants(withFile: boolean) {
 interface CatchUp {
   url: string;
   items: number;
+  /** Where the new client keeps its database (SyncHost.catchUpLocation); none: in memory. */
+  location?(): string | undefined;
   /** For the file variant: the blocks a caught-up client exported, and their writer. */
   file?: { blocks: BlockFile; writer: string };
 }
 
-/** Opens a database trusting the writer, imports the file's blocks. */
-async function importFromFile(file: BlockFile, writer: string, items: number): Promise<number> {
+/** Opens a database trusting the writer (at `path`, or in memory), imports the file's blocks. */
+async function importFromFile(
+  file: BlockFile,
+  writer: string,
+  items: number,
+  path?: string,
+): Promise<number> {
   const start = now();
-  const db = await Cairn.open({ schemas: [ItemSchema], trust: [writer] });
+  const db = await Cairn.open({ schemas: [ItemSchema], trust: [writer], path });
   const repo = await db.open(REPO_PATH);
   await repo.importBlocks(await file.load());
   const ms = now() - start;
@@ -142,6 +149,12 @@ const S03: TextWorkload<TextCtx> = {
     "process (opening the database included), no server.",
   fairness: "The file variant does the client's part of catch-up (verify and import every " +
     "block) without the network and the server: the difference is what syncing adds.",
+  runtimeNotes: {
+    browser: "S03 in Chromium: the new client is the bench page, its database on OPFS (a new " +
+      "directory each sample, relaxed durability), as an app would keep it (on Deno and Node: " +
+      "in memory); the from-a-file variant reads its file from OPFS and imports into a " +
+      "database on OPFS as well. The repository was written by a Deno client process.",
+  },
   targets: [{ contender: "cairn", atMost: 1_000 }],
   context: "issue #16 targets ≤ 1 s for the bulk-written repository on loopback (the target " +
     "is shown on every size; it applies to that one). Written one item at a time, the " +
@@ -153,18 +166,21 @@ const S03: TextWorkload<TextCtx> = {
     async setup(ctx: TextCtx, variant: Variant): Promise<CatchUp> {
       const host = syncHost(ctx);
       const { processes: { url }, writer } = await seededServer(host, seedOf(variant));
-      if (variant.source !== "file") return { url, items: variant.items };
+      const location = () => host.catchUpLocation?.();
+      if (variant.source !== "file") return { url, items: variant.items, location };
       const observer = await caughtUp(url, variant.items);
       const frames = await observer.repo.exportBlocks();
       await observer.close();
-      return { url, items: variant.items, file: { blocks: await host.saveBlocks(frames), writer } };
+      const blocks = await host.saveBlocks(frames);
+      return { url, items: variant.items, location, file: { blocks, writer } };
     },
     async sample(state: CatchUp): Promise<number> {
+      const path = state.location?.();
       if (state.file) {
-        return await importFromFile(state.file.blocks, state.file.writer, state.items);
+        return await importFromFile(state.file.blocks, state.file.writer, state.items, path);
       }
       const start = now();
-      const observer = await caughtUp(state.url, state.items);
+      const observer = await caughtUp(state.url, state.items, path);
       const ms = now() - start;
       await observer.close();
       return ms;
@@ -186,6 +202,10 @@ const S03_BYTES: TextWorkload<TextCtx> = {
     "percentage of the repository's log: the bytes of every block as `exportBlocks` gives them.",
   fairness: "Both figures count the same blocks; the wire adds frame headers and the protocol's " +
     "own messages.",
+  runtimeNotes: {
+    browser: "S03b in Chromium: the new client is the bench page (in memory); its bytes are " +
+      "counted at the page's WebSocket.",
+  },
   targets: [{ contender: "cairn", atMost: 120 }],
   context: "issue #16: bytes ≤ 1.2× the log.",
   text: side({
@@ -287,6 +307,10 @@ const S04: TextWorkload<TextCtx> = {
     "and reconnects with the cursor it holds. Counted: the new connection's WebSocket payload " +
     "bytes, both ways, at the client (handshake, subscribe, members, the one block, synced).",
   fairness: RECONNECT_FAIRNESS,
+  runtimeNotes: {
+    browser: "S04 in Chromium: the reconnecting client is the bench page (in memory), its bytes " +
+      "counted at the page's WebSocket; the writer of the change is a Deno client process.",
+  },
   text: reconnectSide((cost) => kB(cost.bytes)),
 };
 
@@ -299,6 +323,10 @@ const S04_CPU: TextWorkload<TextCtx> = {
     "(`process.cpuUsage()`, asked over its control channel just before the client is let back " +
     "and again once it is synced), the two control requests included.",
   fairness: RECONNECT_FAIRNESS,
+  runtimeNotes: {
+    browser: "S04b in Chromium: the reconnecting client is the bench page; the page asks the " +
+      "server for its CPU time through the runner (one more hop each way, outside the server).",
+  },
   text: reconnectSide((cost) => cost.serverCpuUs / 1000),
 };
 

@@ -1,6 +1,7 @@
 /**
  * What the sync rows (S01–S04) share: the fields of every such row, the process host they need
- * (Deno and Node; not built for the browser page yet), and a server with one client process.
+ * (Deno and Node start processes; the bench page has the runner start them), and a server with
+ * one client process.
  */
 import type { TextCtx } from "../contenders/text.ts";
 import { NotApplicable } from "../lib/types.ts";
@@ -17,7 +18,8 @@ export const SYNC_ROW = {
 export function syncHost(ctx: TextCtx): SyncHost {
   if (!ctx.syncHost) {
     throw new NotApplicable(
-      "sync clients in Chromium pages are not built yet: this page cannot start the server",
+      "the bench page runs the sync rows only when the runner drives it: it starts the server " +
+        "and the other clients' processes",
     );
   }
   return ctx.syncHost;

@@ -133,6 +133,13 @@ const S01: TextWorkload<TextCtx> = {
     "two processes are compared. Writes follow one another at once, which keeps this " +
     "machine's disk warm: an fsync right after another took 0.1 ms (p50), one after 200 ms " +
     "idle 1.1 ms; S02b, whose writers are paced, shows latencies after idle gaps.",
+  runtimeNotes: {
+    browser: "S01 in Chromium: the observer (the timed client and its live query; the floor's " +
+      "receiving socket) is the bench page; the writer is a Deno client process. The page hands " +
+      "it each write over the writer's control socket (a WebSocket on loopback taking the " +
+      "requests Deno and Node write on its stdin), not through the runner; the page takes both " +
+      "time stamps (`performance.now()`).",
+  },
   targets: [{ contender: "cairn", atMost: 5 }],
   context: "issue #16 targets p50 ≤ 5 ms and p99 ≤ 50 ms on loopback (the p99 is in the " +
     "latency table); GoatDB reports 700–1,000 ms end to end (cited, not run).",

@@ -1,16 +1,22 @@
 /**
  * The Platform the suite runs on in the bench page: Chromium's version, OPFS locations and
  * sizes, heap figures (through the runner's DevTools session when it drives the page), the trace
- * files (from the server), and the SQLite worker for the SQLite sides.
+ * files (from the server), the SQLite worker for the SQLite sides, and, when the runner drives
+ * the page, the sync rows' processes, which it starts for the page.
  */
 import type { Platform } from "../../bench/entry/suite.ts";
 import type { Message } from "../../bench/lib/types.ts";
+import { bridgedSyncHost, type BridgeFunction } from "../../bench/sync/host_bridge.ts";
+import { ownPeer } from "../../bench/sync/own_peer.ts";
+import { controlSocket } from "../../bench/sync/control_client.ts";
+import { saveBlocksToOpfs } from "./opfs_block_file.ts";
 import type { SqliteWorker } from "./worker_client.ts";
 
 /** What the runner (bench/drivers/browser.ts) exposes to the page when it drives it. */
 export interface Driver {
   __benchEmit?: (message: Message) => Promise<void>;
   __benchHeap?: () => Promise<number>;
+  __benchSync?: BridgeFunction;
 }
 
 export const driver = globalThis as unknown as Driver;
@@ -63,17 +69,28 @@ function drawn(): Promise<void> {
 
 let locations = 0;
 
+/** A new OPFS directory for a Cairn database. */
+function storageLocation(): string {
+  return `cairn-bench/${Date.now().toString(36)}-${++locations}`;
+}
+
 export function pagePlatform(worker: SqliteWorker, wasmVersion: string): Platform {
   return {
     runtime: "browser",
     version: chromeVersion(),
     engine: "Chromium",
     sqliteVersions: () => Promise.resolve({ wasm: wasmVersion }),
-    storageLocation: () => `cairn-bench/${Date.now().toString(36)}-${++locations}`,
+    storageLocation,
     heapBytes,
     fileSizes,
     readData,
     gc() {},
+    syncHost: driver.__benchSync && bridgedSyncHost(driver.__benchSync, {
+      saveBlocks: saveBlocksToOpfs,
+      ownPeer: () => ownPeer(),
+      controlSocket,
+      catchUpLocation: storageLocation,
+    }),
     // Redrawing the charts after a row happens here, between cells, not inside the next one.
     settle: drawn,
     runSqlite: (_contender, workload, variant, plan, progress) =>
