@@ -8,7 +8,8 @@
  */
 import { Cairn, defineSchema, type Item, type RepositoryHandle } from "../../src/mod.ts";
 import { itemKey, itemValues } from "../lib/items.ts";
-import type { Feature } from "../lib/types.ts";
+import { type Feature, NotApplicable } from "../lib/types.ts";
+import type { FreshReply, FreshRunner, FreshTask } from "../fresh/protocol.ts";
 import { hasTextApi } from "./text_cairn.ts";
 
 export type { Cairn, Item, RepositoryHandle };
@@ -52,6 +53,8 @@ export interface CairnCtx {
   /** Bytes of all files of a database at `location`. */
   storedBytes(location: string): Promise<number>;
   gc(): void;
+  /** Runs `task` on the database at `location` in a fresh process of this runtime. */
+  inFreshProcess(task: FreshTask, location: string): Promise<FreshReply>;
 }
 
 /** What the platform does for Cairn's sides: storage places, their files, memory figures. */
@@ -61,6 +64,8 @@ export interface CairnPlatform {
   /** Size of each file in a storage location (a directory, an OPFS directory), by name. */
   fileSizes(location: string): Promise<Record<string, number>>;
   gc(): void;
+  /** Starts fresh processes of this runtime (Deno and Node; absent in the browser). */
+  freshProcess?: FreshRunner;
 }
 
 /** The options `Cairn.open` gets for a contender: the issue #4 shape, path only with storage. */
@@ -84,8 +89,17 @@ export function cairnCtx(
     storedBytes: async (location) =>
       Object.values(await platform.fileSizes(location)).reduce((sum, size) => sum + size, 0),
     gc: () => platform.gc(),
+    inFreshProcess(task, location) {
+      if (!platform.freshProcess) throw new NotApplicable(NO_FRESH_PROCESS);
+      return platform.freshProcess({ side: "cairn", task, contender, location });
+    },
   };
 }
+
+/** Why a row measured in a fresh process has no figure in the browser. */
+export const NO_FRESH_PROCESS = "measured in a fresh process, which the bench starts on Deno and " +
+  "Node only (a fresh page per sample is not wired into the browser runner): a figure taken in " +
+  "the page would count what earlier rows left behind";
 
 /** A database and its bench repository. */
 export async function openRepo(

@@ -4,6 +4,7 @@
  * the browser worker). Also the table every SQLite side uses and the statements on it.
  */
 import { itemKey, itemValues, tagsJson } from "./items.ts";
+import type { FreshReply, FreshTask } from "../fresh/protocol.ts";
 
 export type SqlValue = string | number | null;
 export type SqlRow = Record<string, SqlValue>;
@@ -39,6 +40,11 @@ export interface SqlEngine {
 
 export interface SqlCtx {
   engine: SqlEngine;
+  /**
+   * Runs `task` on the database `name` of this engine in a fresh process of the runtime; absent
+   * where there is none (the browser, SQLite WASM in memory).
+   */
+  inFreshProcess?(task: FreshTask, name: string): Promise<FreshReply>;
   /** Resident set size of the process, where the runtime can tell. */
   rssBytes(): number | undefined;
   gc(): void;
