@@ -50,6 +50,34 @@ export interface SqlCtx {
   gc(): void;
 }
 
+/** What Chromium's W01/W02 do after opening a database in a SQLite worker the page started. */
+export interface OpenSteps {
+  createTable?: boolean;
+  prepareSelect?: boolean;
+}
+
+/** SQLite WASM on OPFS in a worker the page started for one sample. */
+export interface WorkerSqlite {
+  /** Opens (creating when missing) the database `name`, then the steps; it stays open. */
+  open(name: string, steps: OpenSteps): Promise<void>;
+  /** Closes what is open, removes `remove` if given, lets go of the pool and ends the worker. */
+  stop(remove?: string): Promise<void>;
+}
+
+/** What a SQLite side run by the page itself gets (see `SqlWorkload.sqliteInPage`). */
+export interface PageSqlCtx {
+  /** A new worker that loads SQLite WASM and installs the OPFS pool `pool` (kept if it exists). */
+  startWorker(pool: string): Promise<WorkerSqlite>;
+}
+
+/** `open` of a WorkerSqlite, inside its worker. */
+export function openWithSteps(engine: SqlEngine, name: string, steps: OpenSteps): SqlDatabase {
+  const db = engine.open(name);
+  if (steps.createTable) db.exec(CREATE_TABLE);
+  if (steps.prepareSelect) db.prepare(SELECT_TITLE).finalize();
+  return db;
+}
+
 export const CREATE_TABLE =
   "CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, title TEXT NOT NULL, " +
   "count INTEGER NOT NULL, tags TEXT NOT NULL)";
