@@ -8,7 +8,7 @@
  */
 import { Cairn, defineSchema, type Item, type RepositoryHandle } from "../../src/mod.ts";
 import { itemKey, itemValues } from "../lib/items.ts";
-import { type Feature, NotApplicable } from "../lib/types.ts";
+import type { Feature } from "../lib/types.ts";
 import type { FreshReply, FreshRunner, FreshTask } from "../fresh/protocol.ts";
 import { hasTextApi } from "./text_cairn.ts";
 
@@ -53,8 +53,11 @@ export interface CairnCtx {
   /** Bytes of all files of a database at `location`. */
   storedBytes(location: string): Promise<number>;
   gc(): void;
-  /** Runs `task` on the database at `location` in a fresh process of this runtime. */
-  inFreshProcess(task: FreshTask, location: string): Promise<FreshReply>;
+  /**
+   * Runs `task` on the database at `location` in a fresh process of this runtime; absent where
+   * there is none (the browser).
+   */
+  inFreshProcess?(task: FreshTask, location: string): Promise<FreshReply>;
 }
 
 /** What the platform does for Cairn's sides: storage places, their files, memory figures. */
@@ -89,17 +92,10 @@ export function cairnCtx(
     storedBytes: async (location) =>
       Object.values(await platform.fileSizes(location)).reduce((sum, size) => sum + size, 0),
     gc: () => platform.gc(),
-    inFreshProcess(task, location) {
-      if (!platform.freshProcess) throw new NotApplicable(NO_FRESH_PROCESS);
-      return platform.freshProcess({ side: "cairn", task, contender, location });
-    },
+    inFreshProcess: platform.freshProcess &&
+      ((task, location) => platform.freshProcess!({ side: "cairn", task, contender, location })),
   };
 }
-
-/** Why a row measured in a fresh process has no figure in the browser. */
-export const NO_FRESH_PROCESS = "measured in a fresh process, which the bench starts on Deno and " +
-  "Node only (a fresh page per sample is not wired into the browser runner): a figure taken in " +
-  "the page would count what earlier rows left behind";
 
 /** A database and its bench repository. */
 export async function openRepo(

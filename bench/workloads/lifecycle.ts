@@ -9,11 +9,12 @@ import {
   uniqueName,
 } from "../lib/sql.ts";
 import { now, perOpUs } from "../lib/timer.ts";
-import { NotApplicable, side, type Variant } from "../lib/types.ts";
+import { side, type Variant } from "../lib/types.ts";
 import type { OpenReply } from "../fresh/protocol.ts";
 import {
   big,
   CAIRN_MAP,
+  freshProcess,
   itemsLabel,
   requirePersistent,
   SqlBenchWorkload,
@@ -153,8 +154,11 @@ const openEmpty: SqlBenchWorkload = {
   sqliteInPage: inNewWorker({ prepareSelect: true }),
 };
 
-/** "100k items" (a warm JIT: the bench's process has run every row before), and the first
- *  open in a fresh process, which is what an application sees when it starts. */
+/**
+ * "100k items" (a warm JIT: the bench's process has run every row before), and the first open
+ * in a fresh process, which is what an application sees when it starts. A fresh process has
+ * nothing to warm up: its warm-up samples start none.
+ */
 function openVariants(quick: boolean): Variant[] {
   const items = big(quick);
   return [
@@ -188,14 +192,15 @@ const openFull: SqlBenchWorkload = {
     "process both run their open code for the first time.",
   cairn: side({
     requires: ["storage"],
-    async setup(ctx, variant) {
+    async setup(ctx, variant, plan) {
+      const run = variant.fresh === 1 ? freshProcess(ctx.inFreshProcess) : undefined;
       const { db, repo, location } = await openRepo(ctx);
       await fillRepo(repo, 0, variant.items);
       await db.close();
-      return { ctx, location: location!, fresh: variant.fresh === 1 };
+      return { ctx, location: location!, run, warmup: plan.warmup };
     },
-    async sample({ ctx, location, fresh }) {
-      if (fresh) return ((await ctx.inFreshProcess("open", location)) as OpenReply).ms;
+    async sample({ ctx, location, run, warmup }, index) {
+      if (run) return index < warmup ? 0 : ((await run("open", location)) as OpenReply).ms;
       const start = now();
       const db = await ctx.openDb(location);
       const repo = await db.open(REPO_PATH);
@@ -206,18 +211,15 @@ const openFull: SqlBenchWorkload = {
     },
   }),
   sqlite: side({
-    setup(ctx, variant) {
+    setup(ctx, variant, plan) {
       requirePersistent(ctx);
-      const fresh = variant.fresh === 1;
-      if (fresh && !ctx.inFreshProcess) {
-        throw new NotApplicable("no fresh process for this engine here");
-      }
+      const run = variant.fresh === 1 ? freshProcess(ctx.inFreshProcess) : undefined;
       const name = uniqueName("w03");
       freshDatabase(ctx.engine, name, variant.items).close();
-      return { ctx, name, fresh };
+      return { ctx, name, run, warmup: plan.warmup };
     },
-    async sample({ ctx, name, fresh }) {
-      if (fresh) return ((await ctx.inFreshProcess!("open", name)) as OpenReply).ms;
+    async sample({ ctx, name, run, warmup }, index) {
+      if (run) return index < warmup ? 0 : ((await run("open", name)) as OpenReply).ms;
       const start = now();
       const db = ctx.engine.open(name);
       const select = db.prepare(SELECT_TITLE);

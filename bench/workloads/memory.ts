@@ -4,11 +4,11 @@
  * every value; heap and RSS each.
  */
 import { type CairnCtx, filledRepo } from "../contenders/cairn.ts";
-import type { MemoryPoint, MemoryReply } from "../fresh/protocol.ts";
+import type { FreshReply, MemoryPoint, MemoryReply } from "../fresh/protocol.ts";
 import { countLabel } from "../lib/format.ts";
 import { freshDatabase, type SqlCtx, uniqueName } from "../lib/sql.ts";
 import { NotApplicable, side, type Variant } from "../lib/types.ts";
-import { big, PER_ITEM, requirePersistent, SqlBenchWorkload } from "./common.ts";
+import { big, freshProcess, PER_ITEM, requirePersistent, SqlBenchWorkload } from "./common.ts";
 
 type Point = keyof MemoryReply;
 type Measure = keyof MemoryPoint;
@@ -37,6 +37,33 @@ function perItem(reply: MemoryReply, variant: Variant): number {
   return reply[variant.point as Point][variant.measure as Measure] / variant.items;
 }
 
+/**
+ * The four variants are four readings of the same fresh processes: a contender's first variant
+ * runs them (one per sample, on one database) and keeps their replies, the next ones read them,
+ * and the last one lets them go.
+ */
+const readings = new Map<string, Promise<MemoryReply[]>>();
+
+function readingsOf(
+  key: string,
+  variant: Variant,
+  take: () => Promise<MemoryReply[]>,
+): Promise<MemoryReply[]> {
+  let found = readings.get(key);
+  if (!found) readings.set(key, found = take());
+  if (variant.point === "afterRead" && variant.measure === "rss") readings.delete(key);
+  return found;
+}
+
+async function inProcesses(
+  samples: number,
+  run: () => Promise<FreshReply>,
+): Promise<MemoryReply[]> {
+  const replies: MemoryReply[] = [];
+  for (let i = 0; i < samples; i++) replies.push(await run() as MemoryReply);
+  return replies;
+}
+
 const memory: SqlBenchWorkload = {
   id: "M01.v3",
   title: "Memory per item",
@@ -49,8 +76,9 @@ const memory: SqlBenchWorkload = {
       "items written and closed before: heap (JS heap plus ArrayBuffer memory, after a full GC) " +
       "and RSS, minus the same just before `Cairn.open`, divided by N — once just after " +
       '`db.open("/bench/items")` (values not read yet: they stay checkpoint bytes until first ' +
-      "read), once after reading title, count and tags of every item. A new process per sample; " +
-      "every sample is kept in the envelope.",
+      "read), once after reading title, count and tags of every item. A new process per sample " +
+      "(the four variants are readings of the same processes); every sample is kept in the " +
+      "envelope.",
     sqlite: "The same fresh process on a database file of N items written and closed before: RSS " +
       "minus the same before opening, divided by N — after opening the connection and preparing " +
       "`SELECT id, title, count, tags FROM items`, then after reading every row. The heap " +
@@ -62,34 +90,38 @@ const memory: SqlBenchWorkload = {
     "ratio. Chromium has no fresh process here: n/a.",
   cairn: side({
     requires: ["storage"],
-    async setup(ctx: CairnCtx, variant) {
-      const { db, location } = await filledRepo(ctx, variant.items);
-      await db.close();
-      return { ctx, variant, location: location! };
+    async setup(ctx: CairnCtx, variant, plan) {
+      const run = freshProcess(ctx.inFreshProcess);
+      const replies = await readingsOf(`cairn ${ctx.contender}`, variant, async () => {
+        const { db, location } = await filledRepo(ctx, variant.items);
+        await db.close();
+        return inProcesses(plan.samples, () => run("memory", location!));
+      });
+      return { replies, variant };
     },
-    async sample({ ctx, variant, location }) {
-      const reply = await ctx.inFreshProcess("memory", location);
-      return perItem(reply as MemoryReply, variant);
-    },
+    sample: ({ replies, variant }, index) => perItem(replies[index], variant),
   }),
   sqlite: side({
-    setup(ctx: SqlCtx, variant) {
+    async setup(ctx: SqlCtx, variant, plan) {
       requirePersistent(ctx);
+      const run = freshProcess(ctx.inFreshProcess);
       if (variant.measure === "heap") {
         throw new NotApplicable(
           "SQLite allocates outside the JS heap (the RSS variants count its memory)",
         );
       }
-      if (!ctx.inFreshProcess) throw new NotApplicable("no fresh process for this engine here");
-      const name = uniqueName("m01");
-      freshDatabase(ctx.engine, name, variant.items).close();
-      return { ctx, variant, name };
+      const replies = await readingsOf(`sqlite ${ctx.engine.id}`, variant, async () => {
+        const name = uniqueName("m01");
+        freshDatabase(ctx.engine, name, variant.items).close();
+        try {
+          return await inProcesses(plan.samples, () => run("memory", name));
+        } finally {
+          ctx.engine.remove(name);
+        }
+      });
+      return { replies, variant };
     },
-    async sample({ ctx, variant, name }) {
-      const reply = await ctx.inFreshProcess!("memory", name);
-      return perItem(reply as MemoryReply, variant);
-    },
-    teardown: ({ ctx, name }) => ctx.engine.remove(name),
+    sample: ({ replies, variant }, index) => perItem(replies[index], variant),
   }),
 };
 
