@@ -246,3 +246,23 @@ test("text rows compare Cairn with Yjs, then Automerge, and say which targets ar
   );
   assert.ok(renderRuntimeTable("deno", result).includes("↳ targets: Cairn ≤ 3× Yjs: missed"));
 });
+
+test("rows of a workload this code no longer knows keep their table figures, out of charts", () => {
+  const retired = (contender: string, samples: number[]): Row => ({
+    workload: "M01.v2",
+    variant: "100k items",
+    contender,
+    status: "ok",
+    unit: "B/item",
+    better: "lower",
+    samples,
+    ms: 10,
+  });
+  // The retired in-process memory row: SQLite's figure saw nothing, so a ratio would be ∞.
+  const old = envelope([retired("cairn", around(105)), retired("sqlite-wal", [0, 0, 0])]);
+  const rt = runtimeLinesOf(old, "deno")!;
+  assert.equal(rt.lines[0].family, "other");
+  assert.equal(summaryChart(rt, ["cairn"]), undefined, "no summary from a retired row");
+  assert.equal(familyChart(rt, "other", ["cairn"]), undefined, "nor a chart");
+  assert.equal(textTable(rt.lines, INFO.contenders).rows[0][3], "105 ±1%");
+});
