@@ -69,7 +69,8 @@ const createInstance: SqlBenchWorkload = {
   variants: () => [{ label: "new", items: 0 }],
   timed: {
     cairn: "`await Cairn.open(options)`: a new session (Ed25519 key pair), an empty schema " +
-      "registry; with storage, also the database directory.",
+      "registry; with storage, also the database directory (in Chromium: starting the storage " +
+      "worker that owns it).",
     sqlite: "Opening a connection to a new database file (`new DatabaseSync(path)` / " +
       '`new oo1.DB(path, "c")`) and applying the profile\'s pragmas. ' + IN_CHROMIUM,
   },
@@ -112,7 +113,8 @@ const openEmpty: SqlBenchWorkload = {
   variants: () => [{ label: "empty", items: 0 }],
   timed: {
     cairn: '`await Cairn.open(options)` then `await db.open("/bench/items")` on an empty ' +
-      "repository (with storage: one created and closed before the clock starts).",
+      "repository (with storage: one created and closed before the clock starts; in Chromium " +
+      "`Cairn.open` starts the storage worker that owns it).",
     sqlite: "Opening a connection to an existing database holding the empty items table, " +
       "applying the pragmas and preparing `SELECT title FROM items WHERE id = ?` (reads the " +
       "schema). " + IN_CHROMIUM,
