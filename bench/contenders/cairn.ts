@@ -9,6 +9,7 @@
 import { Cairn, defineSchema, type Item, type RepositoryHandle } from "../../src/mod.ts";
 import { itemKey, itemValues } from "../lib/items.ts";
 import type { Feature } from "../lib/types.ts";
+import type { FreshReply, FreshRunner, FreshTask } from "../fresh/protocol.ts";
 import { hasTextApi } from "./text_cairn.ts";
 
 export type { Cairn, Item, RepositoryHandle };
@@ -52,6 +53,11 @@ export interface CairnCtx {
   /** Bytes of all files of a database at `location`. */
   storedBytes(location: string): Promise<number>;
   gc(): void;
+  /**
+   * Runs `task` on the database at `location` in a fresh process of this runtime; absent where
+   * there is none (the browser).
+   */
+  inFreshProcess?(task: FreshTask, location: string): Promise<FreshReply>;
 }
 
 /** What the platform does for Cairn's sides: storage places, their files, memory figures. */
@@ -61,6 +67,8 @@ export interface CairnPlatform {
   /** Size of each file in a storage location (a directory, an OPFS directory), by name. */
   fileSizes(location: string): Promise<Record<string, number>>;
   gc(): void;
+  /** Starts fresh processes of this runtime (Deno and Node; absent in the browser). */
+  freshProcess?: FreshRunner;
 }
 
 /** The options `Cairn.open` gets for a contender: the issue #4 shape, path only with storage. */
@@ -84,6 +92,8 @@ export function cairnCtx(
     storedBytes: async (location) =>
       Object.values(await platform.fileSizes(location)).reduce((sum, size) => sum + size, 0),
     gc: () => platform.gc(),
+    inFreshProcess: platform.freshProcess &&
+      ((task, location) => platform.freshProcess!({ side: "cairn", task, contender, location })),
   };
 }
 

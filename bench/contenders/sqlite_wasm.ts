@@ -32,12 +32,19 @@ export async function wasmMemoryEngine(): Promise<SqlEngine> {
 
 const OPFS_PRAGMAS = "PRAGMA locking_mode=EXCLUSIVE;";
 
-/** Databases on OPFS through the opfs-sahpool VFS (worker only). */
-export async function wasmOpfsEngine(): Promise<SqlEngine> {
+/** The bench worker's pool of OPFS files, emptied when the worker starts. */
+export const BENCH_POOL = "cairn-bench";
+
+/**
+ * Databases on OPFS through the opfs-sahpool VFS (worker only), in the pool `pool`: the bench
+ * worker's own, emptied first, or one kept from an earlier worker (Chromium's W01/W02 start a
+ * worker per sample on a pool prepared before the clock).
+ */
+export async function wasmOpfsEngine(pool = BENCH_POOL): Promise<SqlEngine & { stop(): void }> {
   const sqlite3 = await loadSqliteWasm();
-  const pool = await sqlite3.installOpfsSAHPoolVfs({
-    name: "cairn-bench",
-    clearOnInit: true,
+  const vfs = await sqlite3.installOpfsSAHPoolVfs({
+    name: pool,
+    clearOnInit: pool === BENCH_POOL,
     initialCapacity: 16,
   });
   const file = (name: string) => `/${name}.sqlite3`;
@@ -46,15 +53,17 @@ export async function wasmOpfsEngine(): Promise<SqlEngine> {
     persistent: true,
     pragmas: OPFS_PRAGMAS,
     open(name) {
-      const db = new sqlite3.oo1.DB({ filename: file(name), flags: "c", vfs: pool.vfsName });
+      const db = new sqlite3.oo1.DB({ filename: file(name), flags: "c", vfs: vfs.vfsName });
       db.exec(OPFS_PRAGMAS);
       return wrapDatabase(db);
     },
     remove(name) {
-      pool.unlink(file(name));
-      pool.unlink(`${file(name)}-journal`);
+      vfs.unlink(file(name));
+      vfs.unlink(`${file(name)}-journal`);
     },
     wasmMemoryBytes: () => sqlite3.wasm.heap8u().byteLength,
+    /** Lets go of the pool's files, so that another worker can install it. */
+    stop: () => void vfs.pauseVfs(),
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * esbuild bundles for the runtimes that do not run the TypeScript directly: the Node entry
- * (build/bench/server.mjs) with the sync rows' client process (build/bench/sync_peer.mjs), and
+ * (build/bench/server.mjs) with the sync rows' client process (build/bench/sync_peer.mjs) and the
+ * fresh process of rows measured in one (build/bench/fresh_probe.mjs), and
  * the browser page with its SQLite worker and Cairn's OPFS storage worker (build/bench/).
  */
 import * as esbuild from "esbuild";
@@ -19,8 +20,13 @@ const SQLITE_WASM_URL = "/node_modules/@sqlite.org/sqlite-wasm/dist/index.mjs";
 export async function buildNodeBench(): Promise<string> {
   await esbuild.build({
     ...NODE_BUNDLE,
-    // The sync rows' client process (bench/sync/processes.ts starts it from this name).
-    entryPoints: { server: "bench/entry/server.ts", sync_peer: "bench/sync/peer_process.ts" },
+    // The sync rows' client process (bench/sync/processes.ts starts it from this name) and the
+    // fresh process of the rows measured in one (bench/fresh/spawn.ts).
+    entryPoints: {
+      server: "bench/entry/server.ts",
+      sync_peer: "bench/sync/peer_process.ts",
+      fresh_probe: "bench/fresh/probe.ts",
+    },
     outdir: OUT,
     outExtension: { ".js": ".mjs" },
   });

@@ -15,6 +15,7 @@ import { type Platform, runSuite } from "./suite.ts";
 import type { Message, Settings } from "../lib/types.ts";
 import { MESSAGE_PREFIX } from "./prefix.ts";
 import { processSyncHost } from "../sync/processes.ts";
+import { freshRunner } from "../fresh/spawn.ts";
 
 const isDeno = "Deno" in globalThis;
 
@@ -37,8 +38,13 @@ async function main(): Promise<void> {
   }
   engines.set("sqlite-wasm-mem", await wasmMemoryEngine());
   const syncHost = processSyncHost(isDeno ? "deno" : "node");
+  const freshProcess = freshRunner(isDeno ? "deno" : "node");
   const sqlCtx = (engine: SqlEngine): SqlCtx => ({
     engine,
+    inFreshProcess: NATIVE_IDS.includes(engine.id)
+      ? (task, name) =>
+        freshProcess({ side: "sqlite", task, engine: engine.id, dir: join(root, engine.id), name })
+      : undefined,
     rssBytes: () => process.memoryUsage.rss(),
     gc,
   });
@@ -69,6 +75,7 @@ async function main(): Promise<void> {
     readData: (file) => Promise.resolve(readFileSync(join("bench", "data", file))),
     gc,
     syncHost,
+    freshProcess,
     runSqlite(contender, workload, variant, plan, progress) {
       const engine = engines.get(contender);
       if (!engine) throw new Error(`no SQLite contender ${contender} here`);

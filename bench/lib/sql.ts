@@ -4,6 +4,7 @@
  * the browser worker). Also the table every SQLite side uses and the statements on it.
  */
 import { itemKey, itemValues, tagsJson } from "./items.ts";
+import type { FreshReply, FreshTask } from "../fresh/protocol.ts";
 
 export type SqlValue = string | number | null;
 export type SqlRow = Record<string, SqlValue>;
@@ -39,9 +40,42 @@ export interface SqlEngine {
 
 export interface SqlCtx {
   engine: SqlEngine;
+  /**
+   * Runs `task` on the database `name` of this engine in a fresh process of the runtime; absent
+   * where there is none (the browser, SQLite WASM in memory).
+   */
+  inFreshProcess?(task: FreshTask, name: string): Promise<FreshReply>;
   /** Resident set size of the process, where the runtime can tell. */
   rssBytes(): number | undefined;
   gc(): void;
+}
+
+/** What Chromium's W01/W02 do after opening a database in a SQLite worker the page started. */
+export interface OpenSteps {
+  createTable?: boolean;
+  prepareSelect?: boolean;
+}
+
+/** SQLite WASM on OPFS in a worker the page started for one sample. */
+export interface WorkerSqlite {
+  /** Opens (creating when missing) the database `name`, then the steps; it stays open. */
+  open(name: string, steps: OpenSteps): Promise<void>;
+  /** Closes what is open, removes `remove` if given, lets go of the pool and ends the worker. */
+  stop(remove?: string): Promise<void>;
+}
+
+/** What a SQLite side run by the page itself gets (see `SqlWorkload.sqliteInPage`). */
+export interface PageSqlCtx {
+  /** A new worker that loads SQLite WASM and installs the OPFS pool `pool` (kept if it exists). */
+  startWorker(pool: string): Promise<WorkerSqlite>;
+}
+
+/** `open` of a WorkerSqlite, inside its worker. */
+export function openWithSteps(engine: SqlEngine, name: string, steps: OpenSteps): SqlDatabase {
+  const db = engine.open(name);
+  if (steps.createTable) db.exec(CREATE_TABLE);
+  if (steps.prepareSelect) db.prepare(SELECT_TITLE).finalize();
+  return db;
 }
 
 export const CREATE_TABLE =

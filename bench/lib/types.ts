@@ -4,6 +4,7 @@
  * rows and the messages a runtime sends back to the runner.
  * Pure types and a few constants: this module runs unchanged on Deno, Node and in Chromium.
  */
+import type { PageSqlCtx } from "./sql.ts";
 
 export type RuntimeName = "deno" | "node" | "browser";
 export const RUNTIMES: readonly RuntimeName[] = ["deno", "node", "browser"];
@@ -132,6 +133,12 @@ export interface SqlWorkload<CairnCtx = unknown, SqlCtx = unknown> extends Workl
   indexes: { cairn: string; sqlite: string };
   cairn: Side<CairnCtx>;
   sqlite: Side<SqlCtx>;
+  /**
+   * The SQLite side as the bench page runs it itself in Chromium, where the work to count differs
+   * (W01/W02: Cairn.open starts a storage worker, so SQLite's side starts its worker and loads
+   * its WebAssembly inside the clock too). Absent: the page's SQLite worker runs `sqlite`.
+   */
+  sqliteInPage?: Side<PageSqlCtx>;
 }
 
 /**

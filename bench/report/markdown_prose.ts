@@ -26,8 +26,8 @@ export function expectationsSection(): string[] {
     "- **Cairn loads a repository whole**: reads, counts, keys and cached query results are " +
     "memory lookups, so they win by orders of magnitude. Opening maps the checkpoint and " +
     "decodes each value on first access (W03), so the first full pass over all values (W10) " +
-    "pays that decoding, and memory per item grows as values are read (M01 is taken just " +
-    "after opening).",
+    "pays that decoding, and memory per item grows as values are read (M01 shows both " +
+    "points, each in a fresh process).",
     "- **Warm query rows (W13, W15) measure the design, not a faster scan**: Cairn hands back " +
     "a result cached until an item changes, SQLite runs the query again. The same holds for " +
     "Count (W17): Cairn reads a counter it keeps, SQLite counts rows. These rows stay in the " +
@@ -159,10 +159,13 @@ export function statisticsSection(): string[] {
     "break, and its text gives the true value.",
     "- Latency tables time single operations (≥ 20k for point reads; every operation of the " +
     "mixed workload).",
-    "- Memory: Cairn's JS heap plus ArrayBuffer memory after a forced GC (Deno and Node: " +
-    "`--expose-gc`, heap used + external; Chromium: the DevTools protocol, heap used + backing " +
-    "stores); SQLite: process RSS (native) or WebAssembly memory growth (WASM). Where a " +
-    "sample saw no growth the cell shows n/a: that measure cannot see SQLite's share.",
+    "- Memory (M01): measured in a fresh process of the runtime (`bench/fresh/probe.ts`; Deno " +
+    "and Node, started with `--expose-gc`), one per sample, so nothing earlier rows left behind " +
+    "counts: heap (heap used + external, after a forced GC) and RSS above the figures just " +
+    "before opening, right after opening and after reading every value. SQLite's heap cells " +
+    "are n/a (it allocates outside the JS heap); an RSS sample that saw no growth shows n/a. " +
+    "Chromium has no fresh process here: n/a. Text rows: the heap after a forced GC in the " +
+    "bench's own process (Chromium: the DevTools protocol, heap used + backing stores).",
     "- Disk: all files of the database after close, divided by the items it holds; for text " +
     "rows, Cairn's log and checkpoint files apart.",
     "- Sync rows: the server runs in a Deno process of its own (`createSyncServer`, `open: " +

@@ -232,9 +232,13 @@ export function shortId(workload: string): string {
   return workload.split(".")[0];
 }
 
-/** Lines whose ratios go into charts and summaries: comparable work that has a ratio. */
+/**
+ * Lines whose ratios go into charts and summaries: comparable work that has a ratio, of a
+ * workload this code still knows (an older run's retired row cannot say whether its sides
+ * compare alike, e.g. a memory row whose SQLite figure saw nothing).
+ */
 export function charted(line: Line): boolean {
-  return line.ratios.size > 0 && !line.differentWork;
+  return line.ratios.size > 0 && !line.differentWork && line.family !== "other";
 }
 
 /** Lines grouped by family, in the order of FAMILIES; families without lines are left out. */

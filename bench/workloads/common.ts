@@ -34,6 +34,21 @@ export function requirePersistent(ctx: SqlCtx): void {
   }
 }
 
+/**
+ * A side's fresh-process runner; n/a where the runtime has none (the browser, SQLite WASM in
+ * memory).
+ */
+export function freshProcess<T>(run: T | undefined): T {
+  if (!run) {
+    throw new NotApplicable(
+      "measured in a fresh process, which the bench starts on Deno and Node only (a fresh page " +
+        "per sample is not wired into the browser runner): a figure taken in the page would " +
+        "count what earlier rows left behind",
+    );
+  }
+  return run;
+}
+
 /** Heap bytes in use after a full GC; a row where they cannot be measured does not apply. */
 export async function heap(ctx: { gc(): void; heapBytes(): Promise<number | undefined> }) {
   ctx.gc();

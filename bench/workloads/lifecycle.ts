@@ -1,20 +1,66 @@
 /** W01–W03: creating an instance and opening a database, empty or holding many items. */
 import { fillRepo, ItemSchema, openRepo, REPO_PATH } from "../contenders/cairn.ts";
 import { itemKey, sink } from "../lib/items.ts";
-import { freshDatabase, SELECT_TITLE, uniqueName } from "../lib/sql.ts";
+import {
+  freshDatabase,
+  type OpenSteps,
+  type PageSqlCtx,
+  SELECT_TITLE,
+  uniqueName,
+} from "../lib/sql.ts";
 import { now, perOpUs } from "../lib/timer.ts";
-import { side } from "../lib/types.ts";
+import { side, type Variant } from "../lib/types.ts";
+import type { OpenReply } from "../fresh/protocol.ts";
 import {
   big,
   CAIRN_MAP,
+  freshProcess,
   itemsLabel,
   requirePersistent,
   SqlBenchWorkload,
   SQLITE_PK,
 } from "./common.ts";
 
+const IN_CHROMIUM = "In Chromium the clock also covers starting a new worker, loading SQLite " +
+  "WASM in it and installing its OPFS pool (opfs-sahpool, on files a worker made before the " +
+  "clock), then the open in that worker.";
+
+const COUNTED_ALIKE = "In Chromium both sides start a worker and open their files inside the " +
+  "clock: `Cairn.open({ path })` starts the storage worker that owns its OPFS directory, so " +
+  "SQLite's side starts its own worker and loads its WebAssembly there too (the bench's " +
+  "long-lived SQLite worker is not used for these rows).";
+
+/**
+ * Chromium's SQLite side of W01 (`steps` empty: a new database each sample) and W02 (an existing
+ * database with the items table, then preparing the select): before the clock a worker prepares
+ * the OPFS pool (and W02's database) and ends; inside it a new worker starts, loads SQLite WASM,
+ * installs the pool and opens. Closing, removing and ending the worker happen after the clock.
+ */
+function inNewWorker(steps: OpenSteps) {
+  const existing = steps.prepareSelect === true;
+  return side({
+    async setup(ctx: PageSqlCtx) {
+      const pool = uniqueName("pool");
+      const name = uniqueName("open");
+      const worker = await ctx.startWorker(pool);
+      if (existing) await worker.open(name, { createTable: true });
+      await worker.stop();
+      return { ctx, pool, name };
+    },
+    async sample({ ctx, pool, name }) {
+      const opened = existing ? name : uniqueName("w01");
+      const start = now();
+      const worker = await ctx.startWorker(pool);
+      await worker.open(opened, steps);
+      const elapsed = now() - start;
+      await worker.stop(existing ? undefined : opened);
+      return perOpUs(elapsed, 1);
+    },
+  });
+}
+
 const createInstance: SqlBenchWorkload = {
-  id: "W01.v1",
+  id: "W01.v2",
   title: "Create instance",
   family: "startup",
   unit: "µs/op",
@@ -23,12 +69,14 @@ const createInstance: SqlBenchWorkload = {
   variants: () => [{ label: "new", items: 0 }],
   timed: {
     cairn: "`await Cairn.open(options)`: a new session (Ed25519 key pair), an empty schema " +
-      "registry; with storage, also the database directory.",
+      "registry; with storage, also the database directory (in Chromium: starting the storage " +
+      "worker that owns it).",
     sqlite: "Opening a connection to a new database file (`new DatabaseSync(path)` / " +
-      '`new oo1.DB(path, "c")`) and applying the profile\'s pragmas.',
+      '`new oo1.DB(path, "c")`) and applying the profile\'s pragmas. ' + IN_CHROMIUM,
   },
   indexes: { cairn: "none", sqlite: "none" },
-  fairness: "Both sides create an empty store ready for use; closing happens outside the clock.",
+  fairness: "Both sides create an empty store ready for use; closing happens outside the clock. " +
+    COUNTED_ALIKE,
   cairn: side({
     setup: (ctx) => ctx,
     async sample(ctx) {
@@ -52,10 +100,11 @@ const createInstance: SqlBenchWorkload = {
       return perOpUs(elapsed, 1);
     },
   }),
+  sqliteInPage: inNewWorker({}),
 };
 
 const openEmpty: SqlBenchWorkload = {
-  id: "W02.v1",
+  id: "W02.v2",
   title: "Open database (empty)",
   family: "startup",
   unit: "µs/op",
@@ -64,14 +113,15 @@ const openEmpty: SqlBenchWorkload = {
   variants: () => [{ label: "empty", items: 0 }],
   timed: {
     cairn: '`await Cairn.open(options)` then `await db.open("/bench/items")` on an empty ' +
-      "repository (with storage: one created and closed before the clock starts).",
+      "repository (with storage: one created and closed before the clock starts; in Chromium " +
+      "`Cairn.open` starts the storage worker that owns it).",
     sqlite: "Opening a connection to an existing database holding the empty items table, " +
       "applying the pragmas and preparing `SELECT title FROM items WHERE id = ?` (reads the " +
-      "schema).",
+      "schema). " + IN_CHROMIUM,
   },
   indexes: { cairn: CAIRN_MAP, sqlite: SQLITE_PK },
   fairness: "Both sides end ready to read an item. Cairn without storage opens a new in-memory " +
-    "repository; SQLite opens a file.",
+    "repository; SQLite opens a file. " + COUNTED_ALIKE,
   cairn: side({
     setup: (ctx) => ctx,
     async sample(ctx) {
@@ -103,7 +153,21 @@ const openEmpty: SqlBenchWorkload = {
     },
     teardown: ({ engine, name }) => engine.remove(name),
   }),
+  sqliteInPage: inNewWorker({ prepareSelect: true }),
 };
+
+/**
+ * "100k items" (a warm JIT: the bench's process has run every row before), and the first open
+ * in a fresh process, which is what an application sees when it starts. A fresh process has
+ * nothing to warm up: its warm-up samples start none.
+ */
+function openVariants(quick: boolean): Variant[] {
+  const items = big(quick);
+  return [
+    { label: itemsLabel(items), items },
+    { label: `${itemsLabel(items)}, fresh process`, items, fresh: 1 },
+  ];
+}
 
 const openFull: SqlBenchWorkload = {
   id: "W03.v1",
@@ -112,25 +176,33 @@ const openFull: SqlBenchWorkload = {
   unit: "ms",
   better: "lower",
   scale: "ms",
-  variants: (quick) => [{ label: itemsLabel(big(quick)), items: big(quick) }],
+  variants: openVariants,
   timed: {
     cairn: '`await Cairn.open(options)`, `await db.open("/bench/items")` on a repository of ' +
-      "N items written and closed before, then reading one item's title.",
+      "N items written and closed before, then reading one item's title. The plain variant " +
+      "runs in the bench's own process, whose JIT is warm from earlier rows and samples; the " +
+      '"fresh process" variant times the same steps as the first open in a new process of the ' +
+      "runtime (modules loaded, nothing run yet; one process per sample; starting the process " +
+      "and loading modules are outside the clock).",
     sqlite: "Opening a connection to a database file of N items, applying the pragmas, " +
-      "preparing `SELECT title FROM items WHERE id = ?` and reading one title.",
+      'preparing `SELECT title FROM items WHERE id = ?` and reading one title; the "fresh ' +
+      'process" variant does the same as the first open in a new process, timed the same way.',
   },
   indexes: { cairn: CAIRN_MAP, sqlite: SQLITE_PK },
   fairness: "Both sides end having answered one read. SQLite reads pages lazily, Cairn loads " +
-    "the repository whole (that is its design: every later read is in memory).",
+    "the repository whole (that is its design: every later read is in memory). In a fresh " +
+    "process both run their open code for the first time.",
   cairn: side({
     requires: ["storage"],
-    async setup(ctx, variant) {
+    async setup(ctx, variant, plan) {
+      const run = variant.fresh === 1 ? freshProcess(ctx.inFreshProcess) : undefined;
       const { db, repo, location } = await openRepo(ctx);
       await fillRepo(repo, 0, variant.items);
       await db.close();
-      return { ctx, location };
+      return { ctx, location: location!, run, warmup: plan.warmup };
     },
-    async sample({ ctx, location }) {
+    async sample({ ctx, location, run, warmup }, index) {
+      if (run) return index < warmup ? 0 : ((await run("open", location)) as OpenReply).ms;
       const start = now();
       const db = await ctx.openDb(location);
       const repo = await db.open(REPO_PATH);
@@ -141,15 +213,17 @@ const openFull: SqlBenchWorkload = {
     },
   }),
   sqlite: side({
-    setup(ctx, variant) {
+    setup(ctx, variant, plan) {
       requirePersistent(ctx);
+      const run = variant.fresh === 1 ? freshProcess(ctx.inFreshProcess) : undefined;
       const name = uniqueName("w03");
       freshDatabase(ctx.engine, name, variant.items).close();
-      return { engine: ctx.engine, name };
+      return { ctx, name, run, warmup: plan.warmup };
     },
-    sample({ engine, name }) {
+    async sample({ ctx, name, run, warmup }, index) {
+      if (run) return index < warmup ? 0 : ((await run("open", name)) as OpenReply).ms;
       const start = now();
-      const db = engine.open(name);
+      const db = ctx.engine.open(name);
       const select = db.prepare(SELECT_TITLE);
       sink.value += String(select.get(itemKey(0))!.title).length;
       const elapsed = now() - start;
@@ -157,7 +231,7 @@ const openFull: SqlBenchWorkload = {
       db.close();
       return elapsed;
     },
-    teardown: ({ engine, name }) => engine.remove(name),
+    teardown: ({ ctx, name }) => ctx.engine.remove(name),
   }),
 };
 

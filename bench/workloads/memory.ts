@@ -1,68 +1,127 @@
-/** M01: memory held per item once N items are loaded. */
-import { type CairnCtx, fillRepo, openRepo, REPO_PATH } from "../contenders/cairn.ts";
+/**
+ * M01: memory held per item, measured in a fresh process (bench/fresh/probe.ts) so that nothing
+ * an earlier row or sample left behind counts: just after opening N items, and after reading
+ * every value; heap and RSS each.
+ */
+import { type CairnCtx, filledRepo } from "../contenders/cairn.ts";
+import type { FreshReply, MemoryPoint, MemoryReply } from "../fresh/protocol.ts";
+import { countLabel } from "../lib/format.ts";
 import { freshDatabase, type SqlCtx, uniqueName } from "../lib/sql.ts";
-import { NotApplicable, side } from "../lib/types.ts";
-import { sink } from "../lib/items.ts";
-import { heap, PER_ITEM, SqlBenchWorkload } from "./common.ts";
+import { NotApplicable, side, type Variant } from "../lib/types.ts";
+import { big, freshProcess, PER_ITEM, requirePersistent, SqlBenchWorkload } from "./common.ts";
+
+type Point = keyof MemoryReply;
+type Measure = keyof MemoryPoint;
+
+const POINTS: readonly [Point, string][] = [
+  ["afterOpen", "after open"],
+  ["afterRead", "every value read"],
+];
+const MEASURES: readonly [Measure, string][] = [["heap", "heap"], ["rss", "RSS"]];
+
+/** "100k items · after open · heap", for each point and measure. */
+function memoryVariants(quick: boolean): Variant[] {
+  const items = big(quick);
+  return POINTS.flatMap(([point, pointLabel]) =>
+    MEASURES.map(([measure, measureLabel]) => ({
+      label: `${countLabel(items)} items · ${pointLabel} · ${measureLabel}`,
+      items,
+      point,
+      measure,
+    }))
+  );
+}
+
+/** The figure a variant asks for, per item. */
+function perItem(reply: MemoryReply, variant: Variant): number {
+  return reply[variant.point as Point][variant.measure as Measure] / variant.items;
+}
+
+/**
+ * The four variants are four readings of the same fresh processes: a contender's first variant
+ * runs them (one per sample, on one database) and keeps their replies, the next ones read them,
+ * and the last one lets them go.
+ */
+const readings = new Map<string, Promise<MemoryReply[]>>();
+
+function readingsOf(
+  key: string,
+  variant: Variant,
+  take: () => Promise<MemoryReply[]>,
+): Promise<MemoryReply[]> {
+  let found = readings.get(key);
+  if (!found) readings.set(key, found = take());
+  if (variant.point === "afterRead" && variant.measure === "rss") readings.delete(key);
+  return found;
+}
+
+async function inProcesses(
+  samples: number,
+  run: () => Promise<FreshReply>,
+): Promise<MemoryReply[]> {
+  const replies: MemoryReply[] = [];
+  for (let i = 0; i < samples; i++) replies.push(await run() as MemoryReply);
+  return replies;
+}
 
 const memory: SqlBenchWorkload = {
-  id: "M01.v2",
+  id: "M01.v3",
   title: "Memory per item",
   ...PER_ITEM,
-  zeroSample: "SQLite reuses memory the process already holds, and RSS and WebAssembly memory " +
-    "change in whole pages, so this measure cannot see SQLite's share",
+  variants: memoryVariants,
+  zeroSample: "RSS changes in whole pages and SQLite reuses memory the process already holds " +
+    "(its page cache is at most 2 MiB by default), so this sample did not see SQLite's share",
   timed: {
-    cairn: "JS heap plus ArrayBuffer memory in use (after a full GC) with the repository open " +
-      "holding N items, minus the same before, divided by N. With storage: just after opening N " +
-      "items written earlier (values not read yet: they stay checkpoint bytes until first read); " +
-      "without: after writing them (commit graph included).",
-    sqlite: "Memory after writing N items and scanning them once, minus before, divided by N: " +
-      "process RSS for native SQLite, the growth of the WebAssembly memory for SQLite WASM. " +
-      "Rough: SQLite keeps a file database on disk and caches at most its page cache (2 MiB by " +
-      "default), and reuses memory it already holds, so figures near 0 are expected.",
+    cairn: "In a fresh process (Deno or Node, nothing else run in it) on a repository of N " +
+      "items written and closed before: heap (JS heap plus ArrayBuffer memory, after a full GC) " +
+      "and RSS, minus the same just before `Cairn.open`, divided by N — once just after " +
+      '`db.open("/bench/items")` (values not read yet: they stay checkpoint bytes until first ' +
+      "read), once after reading title, count and tags of every item. A new process per sample " +
+      "(the four variants are readings of the same processes); every sample is kept in the " +
+      "envelope.",
+    sqlite: "The same fresh process on a database file of N items written and closed before: RSS " +
+      "minus the same before opening, divided by N — after opening the connection and preparing " +
+      "`SELECT id, title, count, tags FROM items`, then after reading every row. The heap " +
+      "variants are n/a: SQLite allocates outside the JS heap.",
   },
   indexes: { cairn: "none", sqlite: "primary-key index on id" },
-  fairness: "Different measures (JS heap vs. RSS or WASM memory): shown side by side, never as " +
-    "a ratio. Runs first in each runtime, before other rows have grown the process.",
+  fairness: "The same process, the same two points and the same measure on both sides; heap " +
+    "only where it holds the engine's data (Cairn). Memory is shown side by side, never as a " +
+    "ratio. Chromium has no fresh process here: n/a.",
   cairn: side({
-    setup: (ctx: CairnCtx, variant) => ({ ctx, items: variant.items }),
-    async sample({ ctx, items }) {
-      let location: string | undefined;
-      if (ctx.features.storage) {
-        const written = await openRepo(ctx);
-        await fillRepo(written.repo, 0, items);
-        await written.db.close();
-        location = written.location;
-      }
-      const before = await heap(ctx);
-      const db = await ctx.openDb(location ?? ctx.newLocation());
-      const repo = await db.open(REPO_PATH);
-      if (!ctx.features.storage) await fillRepo(repo, 0, items);
-      const after = await heap(ctx);
-      sink.value += repo.count();
-      await db.close();
-      return (after - before) / items;
+    requires: ["storage"],
+    async setup(ctx: CairnCtx, variant, plan) {
+      const run = freshProcess(ctx.inFreshProcess);
+      const replies = await readingsOf(`cairn ${ctx.contender}`, variant, async () => {
+        const { db, location } = await filledRepo(ctx, variant.items);
+        await db.close();
+        return inProcesses(plan.samples, () => run("memory", location!));
+      });
+      return { replies, variant };
     },
+    sample: ({ replies, variant }, index) => perItem(replies[index], variant),
   }),
   sqlite: side({
-    setup: (ctx: SqlCtx, variant) => ({ ctx, items: variant.items }),
-    sample({ ctx, items }) {
-      ctx.gc();
-      const measure = () => ctx.engine.wasmMemoryBytes?.() ?? ctx.rssBytes();
-      const before = measure();
-      if (before === undefined) throw new NotApplicable("memory is not measurable here");
-      const name = uniqueName("m01");
-      const db = freshDatabase(ctx.engine, name, items);
-      const scan = db.prepare("SELECT id, title, count, tags FROM items");
-      scan.each([], (row) => {
-        sink.value += String(row.id).length;
+    async setup(ctx: SqlCtx, variant, plan) {
+      requirePersistent(ctx);
+      const run = freshProcess(ctx.inFreshProcess);
+      if (variant.measure === "heap") {
+        throw new NotApplicable(
+          "SQLite allocates outside the JS heap (the RSS variants count its memory)",
+        );
+      }
+      const replies = await readingsOf(`sqlite ${ctx.engine.id}`, variant, async () => {
+        const name = uniqueName("m01");
+        freshDatabase(ctx.engine, name, variant.items).close();
+        try {
+          return await inProcesses(plan.samples, () => run("memory", name));
+        } finally {
+          ctx.engine.remove(name);
+        }
       });
-      const after = measure()!;
-      scan.finalize();
-      db.close();
-      ctx.engine.remove(name);
-      return (after - before) / items;
+      return { replies, variant };
     },
+    sample: ({ replies, variant }, index) => perItem(replies[index], variant),
   }),
 };
 

@@ -1,6 +1,7 @@
 /**
- * W12–W16: filter queries, filter + sort, and live-query updates. The Cairn side needs issue #5's
- * `repo.query`; until it exists these rows say so and only SQLite runs.
+ * W12–W16, W20: filter queries (indexed, and on a fresh open without an index), filter + sort,
+ * and live-query updates. The Cairn side needs issue #5's `repo.query`; until it exists these
+ * rows say so and only SQLite runs.
  */
 import {
   type CairnCtx,
@@ -9,6 +10,7 @@ import {
   ItemSchema,
   type OpenQuery,
   openQuery,
+  openRepo,
   type RepositoryHandle,
 } from "../contenders/cairn.ts";
 import { itemKey, sink } from "../lib/items.ts";
@@ -24,7 +26,7 @@ import {
 } from "../lib/sql.ts";
 import { now, perOpLoop } from "../lib/timer.ts";
 import { side, type Variant } from "../lib/types.ts";
-import { big, minSampleMs, SqlBenchWorkload } from "./common.ts";
+import { big, minSampleMs, requirePersistent, SqlBenchWorkload } from "./common.ts";
 import { countLabel } from "../lib/format.ts";
 
 const FILTER = "SELECT id, title, count FROM items WHERE count < ?";
@@ -120,12 +122,14 @@ function coldPair(
     scale: "us",
     variants,
     timed: {
-      cairn:
+      cairn: "Setup: the repository the setup wrote, still open (every value in memory as an " +
+        'object), with `repo.createIndex("count")`. Timed: ' +
         `\`repo.query({ schema, where: { count: { lt: R } }${
           sortByTitle ? ', sortBy: "title"' : ""
         } })\`, a query not asked before, until its results are complete (\`await ready\`, ` +
         "reading `results`).",
-      sqlite: `Preparing \`${sql}\` and running it once, collecting the rows into an array.`,
+      sqlite: "Setup: the database the setup wrote, same connection, with the index on count. " +
+        `Timed: preparing \`${sql}\` and running it once, collecting the rows into an array.`,
     },
     indexes: INDEXES,
     fairness: "Both start with nothing compiled or cached for this query; SQLite's page cache is " +
@@ -309,10 +313,75 @@ const liveUpdate: SqlBenchWorkload = {
   }),
 };
 
+/**
+ * W20: the filter as a first query meets it: on a repository just opened from disk (values still
+ * checkpoint bytes) with no index, against SQLite scanning a table without one.
+ */
+const filterFreshOpen: SqlBenchWorkload = {
+  id: "W20.v1",
+  title: "Filter query, fresh open, no index",
+  family: "queries",
+  unit: "µs",
+  better: "lower",
+  scale: "us",
+  variants: (quick) => [variant(big(quick), big(quick) / 100, quick)],
+  timed: {
+    cairn: "Setup per sample, untimed: `Cairn.open` and `db.open` on a repository of N items " +
+      "written and closed before, no index declared (values not read yet). Timed: " +
+      "`repo.query({ schema, where: { count: { lt: R } } })` until its results are complete " +
+      "(`await ready`, reading `results`): a scan of every item.",
+    sqlite: "Setup per sample, untimed: a new connection (empty page cache) to a database of N " +
+      "items with no index on count. Timed: preparing `" + FILTER + "` and running it once, " +
+      "collecting the rows into an array: a table scan.",
+  },
+  indexes: { cairn: "none", sqlite: "primary-key index on id (not usable: a table scan)" },
+  fairness: "Both scan every item of a store just opened, with nothing cached for the query. " +
+    "The OS file cache is warm on both sides.",
+  cairn: side({
+    requires: ["storage", "query"],
+    async setup(ctx: CairnCtx, variant) {
+      const { db, location } = await filledRepo(ctx, variant.items);
+      await db.close();
+      return { ctx, location, variant };
+    },
+    async sample({ ctx, location, variant }, index) {
+      const { db, repo } = await openRepo(ctx, location);
+      const start = now();
+      const query = await openQuery(repo, { countBelow: coldBound({ variant }, index) });
+      sink.value += query.results().length;
+      const elapsed = now() - start;
+      query.close();
+      await db.close();
+      return elapsed * 1000;
+    },
+  }),
+  sqlite: side({
+    setup(ctx: SqlCtx, variant) {
+      requirePersistent(ctx);
+      const name = uniqueName("w20");
+      freshDatabase(ctx.engine, name, variant.items).close();
+      return { ctx, name, variant };
+    },
+    sample({ ctx, name, variant }, index) {
+      const db = ctx.engine.open(name);
+      const start = now();
+      const statement = db.prepare(FILTER);
+      sink.value += runSql(statement, coldBound({ variant }, index)).length;
+      const elapsed = now() - start;
+      statement.finalize();
+      db.close();
+      return elapsed * 1000;
+    },
+    teardown: ({ ctx, name }) => ctx.engine.remove(name),
+  }),
+};
+
 export const QUERIES = [
-  coldPair("W12.v1", "Filter query, cold", false, filterVariants),
+  coldPair("W12.v1", "Filter query, cold, indexed", false, filterVariants),
   warmPair("W13.v1", "Filter query, warm", false, filterVariants),
-  coldPair("W14.v1", "Filter + sort query, cold", true, smallVariant),
+  coldPair("W14.v1", "Filter + sort query, cold, indexed", true, smallVariant),
   warmPair("W15.v1", "Filter + sort query, warm", true, smallVariant),
   liveUpdate,
 ];
+
+export const FRESH_FILTER = [filterFreshOpen];

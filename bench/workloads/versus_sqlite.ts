@@ -9,7 +9,7 @@ import { LIFECYCLE } from "./lifecycle.ts";
 import { MEMORY } from "./memory.ts";
 import { MIXED } from "./mixed.ts";
 import { POINT } from "./point.ts";
-import { QUERIES } from "./queries.ts";
+import { FRESH_FILTER, QUERIES } from "./queries.ts";
 
 /** Memory runs first, before other rows have grown the heap and the process. */
 export const SQL_WORKLOADS: readonly SqlBenchWorkload[] = [
@@ -20,6 +20,7 @@ export const SQL_WORKLOADS: readonly SqlBenchWorkload[] = [
   ...QUERIES,
   ...WHOLE,
   ...MIXED,
+  ...FRESH_FILTER,
   ...DISK,
 ];
 

@@ -1,16 +1,18 @@
 /**
  * The Platform the suite runs on in the bench page: Chromium's version, OPFS locations and
  * sizes, heap figures (through the runner's DevTools session when it drives the page), the trace
- * files (from the server), the SQLite worker for the SQLite sides, and, when the runner drives
- * the page, the sync rows' processes, which it starts for the page.
+ * files (from the server), the SQLite worker for the SQLite sides (or, for the rows that start
+ * a SQLite worker inside the clock, the page itself), and, when the runner drives the page, the
+ * sync rows' processes, which it starts for the page.
  */
 import type { Platform } from "../../bench/entry/suite.ts";
 import type { Message } from "../../bench/lib/types.ts";
+import { runSide } from "../../bench/lib/measure.ts";
 import { bridgedSyncHost, type BridgeFunction } from "../../bench/sync/host_bridge.ts";
 import { ownPeer } from "../../bench/sync/own_peer.ts";
 import { controlSocket } from "../../bench/sync/control_client.ts";
 import { saveBlocksToOpfs } from "./opfs_block_file.ts";
-import type { SqliteWorker } from "./worker_client.ts";
+import { type SqliteWorker, startSqliteWorker } from "./worker_client.ts";
 
 /** What the runner (bench/drivers/browser.ts) exposes to the page when it drives it. */
 export interface Driver {
@@ -94,6 +96,14 @@ export function pagePlatform(worker: SqliteWorker, wasmVersion: string): Platfor
     // Redrawing the charts after a row happens here, between cells, not inside the next one.
     settle: drawn,
     runSqlite: (_contender, workload, variant, plan, progress) =>
-      worker.run(workload.id, variant, plan, progress),
+      workload.sqliteInPage
+        ? runSide(
+          workload.sqliteInPage,
+          { startWorker: startSqliteWorker },
+          variant,
+          plan,
+          progress,
+        )
+        : worker.run(workload.id, variant, plan, progress),
   };
 }

@@ -5,11 +5,18 @@
 /// <reference lib="webworker" />
 import { wasmOpfsEngine, wasmSqliteVersion } from "../../bench/contenders/sqlite_wasm.ts";
 import { runSide } from "../../bench/lib/measure.ts";
-import type { SqlCtx, SqlEngine } from "../../bench/lib/sql.ts";
+import {
+  openWithSteps,
+  type SqlCtx,
+  type SqlDatabase,
+  type SqlEngine,
+} from "../../bench/lib/sql.ts";
 import { sqlWorkloadById } from "../../bench/workloads/versus_sqlite.ts";
 import type { WorkerReply, WorkerRequest } from "./worker_client.ts";
 
-let engine: Promise<SqlEngine> | undefined;
+let engine: Promise<SqlEngine & { stop(): void }> | undefined;
+/** The database a page's `open` request left open (Chromium's W01/W02), closed by `stop`. */
+let opened: SqlDatabase | undefined;
 
 function reply(message: WorkerReply): void {
   (self as unknown as Worker).postMessage(message);
@@ -17,11 +24,22 @@ function reply(message: WorkerReply): void {
 
 self.onmessage = async ({ data }: MessageEvent<WorkerRequest>) => {
   try {
-    engine ??= wasmOpfsEngine();
+    engine ??= wasmOpfsEngine(data.type === "init" ? data.pool : undefined);
     const ctx: SqlCtx = { engine: await engine, rssBytes: () => undefined, gc() {} };
-    if (data.type === "init") {
-      reply({ id: data.id, type: "ready", version: await wasmSqliteVersion() });
-      return;
+    switch (data.type) {
+      case "init":
+        reply({ id: data.id, type: "ready", version: await wasmSqliteVersion() });
+        return;
+      case "open":
+        opened = openWithSteps(ctx.engine, data.name, data.steps);
+        reply({ id: data.id, type: "done" });
+        return;
+      case "stop":
+        opened?.close();
+        if (data.remove) ctx.engine.remove(data.remove);
+        (await engine).stop();
+        reply({ id: data.id, type: "done" });
+        return;
     }
     const result = await runSide(
       sqlWorkloadById(data.workload).sqlite,

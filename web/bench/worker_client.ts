@@ -4,13 +4,17 @@
  */
 import type { Progress, SideResult } from "../../bench/lib/measure.ts";
 import { NotApplicable, type Plan, type Variant } from "../../bench/lib/types.ts";
+import type { OpenSteps, WorkerSqlite } from "../../bench/lib/sql.ts";
 
 export type WorkerRequest =
-  | { id: number; type: "init" }
-  | { id: number; type: "run"; workload: string; variant: Variant; plan: Plan };
+  | { id: number; type: "init"; pool?: string }
+  | { id: number; type: "run"; workload: string; variant: Variant; plan: Plan }
+  | { id: number; type: "open"; name: string; steps: OpenSteps }
+  | { id: number; type: "stop"; remove?: string };
 
 export type WorkerReply =
   | { id: number; type: "ready"; version: string }
+  | { id: number; type: "done" }
   | { id: number; type: "progress"; phase: string; i: number; n: number }
   | { id: number; type: "result"; result: SideResult }
   | { id: number; type: "error"; name: string; message: string };
@@ -36,11 +40,30 @@ export class SqliteWorker {
     };
   }
 
-  /** Loads SQLite WASM and installs the opfs-sahpool VFS; resolves with SQLite's version. */
-  async init(): Promise<string> {
-    const reply = await this.#send({ id: this.#nextId++, type: "init" });
+  /**
+   * Loads SQLite WASM and installs the opfs-sahpool VFS on the pool `pool` (by default the
+   * bench's, emptied); resolves with SQLite's version.
+   */
+  async init(pool?: string): Promise<string> {
+    const reply = await this.#send({ id: this.#nextId++, type: "init", pool });
     if (reply.type !== "ready") throw failure(reply);
     return reply.version;
+  }
+
+  async #expectDone(request: WorkerRequest): Promise<void> {
+    const reply = await this.#send(request);
+    if (reply.type !== "done") throw failure(reply);
+  }
+
+  /** Opens the database `name` and takes the steps; it stays open until `stop`. */
+  open(name: string, steps: OpenSteps): Promise<void> {
+    return this.#expectDone({ id: this.#nextId++, type: "open", name, steps });
+  }
+
+  /** Ends the worker once it has closed its database and let go of its pool. */
+  async stop(remove?: string): Promise<void> {
+    await this.#expectDone({ id: this.#nextId++, type: "stop", remove });
+    this.#worker.terminate();
   }
 
   async run(workload: string, variant: Variant, plan: Plan, progress: Progress) {
@@ -58,6 +81,16 @@ export class SqliteWorker {
       this.#worker.postMessage(request);
     });
   }
+}
+
+/** A new SQLite worker on the OPFS pool `pool`, for one sample of Chromium's W01/W02. */
+export async function startSqliteWorker(pool: string): Promise<WorkerSqlite> {
+  const worker = new SqliteWorker();
+  await worker.init(pool);
+  return {
+    open: (name, steps) => worker.open(name, steps),
+    stop: (remove) => worker.stop(remove),
+  };
 }
 
 function failure(reply: WorkerReply): Error {
