@@ -17,7 +17,6 @@ export interface PooledClient extends PostgresClient {
 export interface PostgresPool extends PostgresClient {
   connect(): Promise<PooledClient>;
   end(): Promise<void>;
-  on(event: "error", listener: (err: Error) => void): unknown;
 }
 
 /** A connection of its own (LISTEN needs one that stays open). */
@@ -47,7 +46,45 @@ export async function loadDriver(): Promise<PostgresDriver> {
     );
   }
   return {
-    pool: (url, max) => new pg.Pool({ connectionString: url, max }),
-    connection: (url) => new pg.Client({ connectionString: url }),
+    pool: (url, max) => lenientPool(new pg.Pool({ connectionString: url, max })),
+    connection: (url) => {
+      const connection = new pg.Client({ connectionString: url });
+      // Lost while no query runs: node-postgres emits "error", fatal to the process when
+      // nobody listens. The listener's own handler (added once listening) reconnects.
+      connection.on("error", () => {});
+      return connection;
+    },
+  };
+}
+
+interface DriverClient extends PooledClient {
+  on(event: "error", listener: () => void): unknown;
+  off(event: "error", listener: () => void): unknown;
+}
+
+/**
+ * A connection lost (PostgreSQL restarted) emits "error" when no query of it runs: idle in the
+ * pool, or checked out between two statements. Nobody listening would end the process; the
+ * next query on it fails instead, and the transaction is retried on another.
+ */
+function lenientPool(
+  pool: PostgresPool & { on(event: "error", listener: () => void): unknown },
+): PostgresPool {
+  const ignore = () => {};
+  pool.on("error", ignore);
+  return {
+    query: (text, values) => pool.query(text, values),
+    end: () => pool.end(),
+    connect: async () => {
+      const client = await pool.connect() as DriverClient;
+      client.on("error", ignore);
+      return {
+        query: (text, values) => client.query(text, values),
+        release: (err) => {
+          client.off("error", ignore);
+          client.release(err);
+        },
+      };
+    },
   };
 }

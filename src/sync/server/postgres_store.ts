@@ -111,7 +111,6 @@ class PostgresStore implements SyncStore {
   static async open(url: string, maxConnections: number): Promise<PostgresStore> {
     const driver = await loadDriver();
     const pool = driver.pool(url, maxConnections);
-    pool.on("error", () => {}); // an idle connection lost: the next query opens another
     try {
       const client = await pool.connect();
       let identity;
