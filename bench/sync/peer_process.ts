@@ -127,7 +127,11 @@ async function handle(message: Request): Promise<unknown> {
     case "synced":
       return await opened().link.synced();
     case "clients":
-      fanOut = new FanOutClients(message.writers as number, message.name as string);
+      fanOut = new FanOutClients(
+        message.writers as number,
+        message.name as string,
+        message.apart === true,
+      );
       return await fanOut.open(message.url as string, message.count as number);
     case "fanOut":
       return await fanOut!.write(message.ms as number);
