@@ -4,11 +4,14 @@
  * another live, a cursor given by one server resumes on another, a server that never held a
  * repository catches a client up from PostgreSQL, and two servers given conflicting blocks at the
  * same place of a chain at once apply exactly one (the other is E_CHAIN_FORK, nothing written).
+ * Bad arguments and a schema newer than the server are refused with a code.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn } from "../../src/db/database.ts";
 import { fromBase64Url } from "../../src/core/bytes.ts";
+import { isCairnError } from "../../src/core/errors.ts";
+import { createSyncServer, postgresStore } from "../../src/server.ts";
 import { withPostgresServers } from "../harness/postgres_servers.ts";
 import {
   asArrays,
@@ -112,18 +115,39 @@ test("postgres store: conflicting blocks pushed to two servers at once: one appl
   });
 });
 
-async function countRows(url: string, repo: string): Promise<{ blocks: number; head: number }> {
+test("postgres store: a bad URL or pool size is E_BAD_ARGUMENT; a newer schema E_UNSUPPORTED_VERSION", async () => {
+  assert.throws(() => postgresStore("mysql://host/db"), (e) => isCairnError(e, "E_BAD_ARGUMENT"));
+  assert.throws(
+    () => postgresStore({ url: "postgres://host/db", maxConnections: 0 }),
+    (e) => isCairnError(e, "E_BAD_ARGUMENT"),
+  );
+  await withPostgresServers(async ({ cluster, server }) => {
+    await (await server()).close(); // creates the schema
+    await query(cluster.url, "UPDATE cairn_schema SET version = 99");
+    await assert.rejects(
+      createSyncServer({ store: postgresStore(cluster.url), port: 0 }),
+      (e) => isCairnError(e, "E_UNSUPPORTED_VERSION"),
+    );
+  });
+});
+
+async function query(url: string, text: string, values: unknown[] = []) {
   const { default: pg } = await import("pg");
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const blocks = await client.query(
-      "SELECT count(*) AS n FROM cairn_blocks WHERE repository = $1",
-      [repo],
-    );
-    const head = await client.query("SELECT head FROM cairn_repositories WHERE path = $1", [repo]);
-    return { blocks: Number(blocks.rows[0].n), head: Number(head.rows[0].head) };
+    return (await client.query(text, values)).rows;
   } finally {
     await client.end();
   }
+}
+
+async function countRows(url: string, repo: string): Promise<{ blocks: number; head: number }> {
+  const [blocks] = await query(
+    url,
+    "SELECT count(*) AS n FROM cairn_blocks WHERE repository = $1",
+    [repo],
+  );
+  const [head] = await query(url, "SELECT head FROM cairn_repositories WHERE path = $1", [repo]);
+  return { blocks: Number(blocks.n), head: Number(head.head) };
 }

@@ -62,6 +62,9 @@ export function postgresStore(options: string | PostgresStoreOptions): SyncStore
   if (typeof url !== "string" || !/^postgres(ql)?:\/\//.test(url)) {
     throw new CairnError("E_BAD_ARGUMENT", "postgresStore needs a postgres:// URL");
   }
+  if (!Number.isInteger(maxConnections) || maxConnections < 1) {
+    throw new CairnError("E_BAD_ARGUMENT", "maxConnections must be a positive integer");
+  }
   return { open: () => PostgresStore.open(url, maxConnections) };
 }
 
