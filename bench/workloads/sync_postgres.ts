@@ -2,23 +2,31 @@
  * The rows of sync servers sharing one PostgreSQL (issue #17), on a throwaway cluster with fsync
  * on, servers in Deno processes of their own:
  * - S05: a write through server A appears in a live query of a client of server B;
- * - S06: pushes per second into one repository and into many, through 1 and 3 servers.
+ * - S06: pushes per second into one repository and into many, through 1 and 3 servers;
+ * - S07: S03 on PostgreSQL: a new client catches up through a server that never held the
+ *   repository, so the server reads and verifies it from PostgreSQL first.
  */
 import type { TextCtx } from "../contenders/text.ts";
 import { countLabel } from "../lib/format.ts";
 import { side, type TextWorkload, type Variant } from "../lib/types.ts";
 import type { SyncHost } from "../sync/host.ts";
 import type { HelperProcess } from "../sync/line_channel.ts";
-import type { BenchWorkload } from "./common.ts";
+import { type BenchWorkload, big, itemsLabel } from "./common.ts";
+import { now } from "../lib/timer.ts";
+import { caughtUp } from "./sync_catchup.ts";
 import { SYNC_ROW, syncHost } from "./sync_common.ts";
 import { split } from "./sync_fanout.ts";
 import { type Latency, liveQueryPair, timed } from "./sync_latency.ts";
 
+interface SharedServers {
+  urls: string[];
+  /** The cluster's URL, for more servers. */
+  database: string;
+  stop(): Promise<void>;
+}
+
 /** A cluster and `count` servers on it; `stop` ends them all. */
-async function sharedServers(
-  host: SyncHost,
-  count: number,
-): Promise<{ urls: string[]; stop(): Promise<void> }> {
+async function sharedServers(host: SyncHost, count: number): Promise<SharedServers> {
   const cluster = await host.startPostgres();
   const servers: HelperProcess[] = [];
   try {
@@ -30,6 +38,7 @@ async function sharedServers(
     }
     return {
       urls,
+      database: cluster.url,
       stop: async () => {
         await Promise.all(servers.map((server) => server.stop()));
         await cluster.stop();
@@ -165,4 +174,57 @@ const S06: TextWorkload<TextCtx> = {
   }),
 };
 
-export const SYNC_POSTGRES: readonly BenchWorkload[] = [S05, S06];
+interface ColdCatchUp {
+  host: SyncHost;
+  servers: SharedServers;
+  peer: HelperProcess;
+  items: number;
+}
+
+const S07: TextWorkload<TextCtx> = {
+  ...SYNC_ROW,
+  id: "S07.v1",
+  title: "Catch-up of a new client from PostgreSQL, through a server that never held it",
+  unit: "ms",
+  better: "lower",
+  scale: "long",
+  variants: (quick): Variant[] => [
+    { label: `${itemsLabel(big(quick))}, 1 bulk write`, items: big(quick) },
+  ],
+  timed: "As S03 (bulk-written repository), but the repository was written through server A " +
+    "on PostgreSQL and the new client is linked to server B, a process started for the sample " +
+    "(before the clock) that has never opened the repository: B reads every block from " +
+    "PostgreSQL and verifies it into its cache, then the client catches up as in S03.",
+  fairness: "S03's figure for the same items is one server on files that holds the repository " +
+    "in memory already; the difference is the cold read and verification through PostgreSQL.",
+  targets: [{ contender: "cairn", atMost: 1_000 }],
+  context: "issue #17 asks for S03 on PostgreSQL.",
+  text: side({
+    async setup(ctx: TextCtx, variant: Variant): Promise<ColdCatchUp> {
+      const host = syncHost(ctx);
+      const servers = await sharedServers(host, 1);
+      const peer = host.startPeer();
+      await peer.request({ op: "open", url: servers.urls[0], transport: "cairn" });
+      await peer.request({ op: "bulk", from: 0, n: variant.items });
+      return { host, servers, peer, items: variant.items };
+    },
+    async sample(state: ColdCatchUp): Promise<number> {
+      const { process, url } = await state.host.startServer("postgres", state.servers.database);
+      try {
+        const start = now();
+        const observer = await caughtUp(url, state.items);
+        const ms = now() - start;
+        await observer.close();
+        return ms;
+      } finally {
+        await process.stop();
+      }
+    },
+    async teardown(state: ColdCatchUp): Promise<void> {
+      await state.peer.stop();
+      await state.servers.stop();
+    },
+  }),
+};
+
+export const SYNC_POSTGRES: readonly BenchWorkload[] = [S05, S06, S07];
