@@ -76,6 +76,13 @@ export class BlockIndex {
     return missing.sort((a, b) => a - b);
   }
 
+  /** Each session's last placed seq (its chain has no gap: the server refuses gaps). */
+  versionVector(): VersionVector {
+    const vector: VersionVector = {};
+    for (const [session, { seqs }] of this.#sessions) vector[session] = seqs[seqs.length - 1];
+    return vector;
+  }
+
   writersAfter(position: number): Writer[] {
     const writers = this.#writers;
     let low = 0;

@@ -107,8 +107,9 @@ export class PostgresRepository implements StoredRepository {
     return Promise.resolve(this.#index.writersAfter(position));
   }
 
+  /** From the index, not the Cairn repository: that may hold blocks of a failed transaction. */
   versionVector(): Promise<VersionVector> {
-    return Promise.resolve(this.#cache!.handle.versionVector());
+    return Promise.resolve(this.#index.versionVector());
   }
 
   onPlacedElsewhere(listener: (result: ApplyResult) => void): () => void {
