@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-time (and idempotent) set-up for a fresh Debian/Ubuntu machine with Node and npm:
-# installs Chromium from apt when it is missing, and the pinned toolchain with `npm ci`.
+# installs Chromium and PostgreSQL (the sync server's shared store: its tests start throwaway
+# clusters) from apt when they are missing, and the pinned toolchain with `npm ci`.
 # Fast when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,16 @@ if [ ! -x "$chromium_bin" ]; then
   if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null
+fi
+
+# initdb and pg_ctl: on PATH, or in Debian's versioned directory (scripts/lib/postgres.ts looks
+# in both).
+if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  echo "setup: installing PostgreSQL (apt-get)…"
+  sudo_cmd=""
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq postgresql >/dev/null
 fi
 
 # npm ci only when node_modules is missing or older than the lock file (npm writes

@@ -23,15 +23,19 @@ export class FanOutClients {
   #latencies: number[] = [];
   #written = 0;
 
-  constructor(writers: number, name: string) {
+  /** Each client in a repository of its own (S06's "many"), instead of all in one. */
+  readonly #apart: boolean;
+
+  constructor(writers: number, name: string, apart = false) {
     this.#writers = writers;
     this.#name = name;
+    this.#apart = apart;
   }
 
   async open(url: string, count: number): Promise<void> {
     for (let c = 0; c < count; c++) {
       const db = await Cairn.open({ schemas: [ItemSchema] });
-      const repo = await db.open(REPO_PATH);
+      const repo = await db.open(this.#apart ? `${REPO_PATH}/${this.#name}-${c}` : REPO_PATH);
       const link = sync(db, url);
       repo.on("change", (change) => {
         if (change.source !== "remote") return;

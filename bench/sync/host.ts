@@ -5,12 +5,20 @@
  */
 import type { HelperProcess } from "./line_channel.ts";
 
-/** "cairn": Cairn's sync server; "relay": a raw WebSocket relay, the floor S01 is compared with. */
-export type ServerKind = "cairn" | "relay";
+/**
+ * "cairn": Cairn's sync server on files; "postgres": one on the PostgreSQL database given;
+ * "relay": a raw WebSocket relay, the floor S01 is compared with.
+ */
+export type ServerKind = "cairn" | "postgres" | "relay";
 
 export interface SyncHost {
-  /** A server in its own Deno process, listening on loopback. */
-  startServer(kind: ServerKind): Promise<{ process: HelperProcess; url: string }>;
+  /** A server in its own Deno process, listening on loopback (`database`: for "postgres"). */
+  startServer(
+    kind: ServerKind,
+    database?: string,
+  ): Promise<{ process: HelperProcess; url: string }>;
+  /** A throwaway PostgreSQL cluster (fsync on), for the rows of servers sharing one. */
+  startPostgres(): Promise<{ url: string; stop(): Promise<void> }>;
   /**
    * A client process (bench/sync/peer_process.ts) of the runtime being measured; for the bench
    * page, whose clients cannot have processes of their own, a Deno one.

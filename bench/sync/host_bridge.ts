@@ -11,7 +11,9 @@ import type { BlockFile, ServerKind, SyncHost } from "./host.ts";
 import type { HelperProcess, Request } from "./line_channel.ts";
 
 export type BridgeCall =
-  | { op: "startServer"; kind: ServerKind }
+  | { op: "startServer"; kind: ServerKind; database?: string }
+  | { op: "startPostgres" }
+  | { op: "stopPostgres"; id: number }
   | { op: "startPeer" }
   | { op: "request" | "post"; id: number; message: Request }
   | { op: "stop"; id: number };
@@ -22,6 +24,7 @@ export type BridgeFunction = (call: BridgeCall) => Promise<unknown>;
 /** The runner's side: every process `host` starts, by id; the answer to each call. */
 export function bridgeCalls(host: SyncHost): BridgeFunction {
   const processes = new Map<number, HelperProcess>();
+  const clusters = new Map<number, () => Promise<void>>();
   let ids = 0;
   const add = (helper: HelperProcess) => {
     processes.set(++ids, helper);
@@ -35,9 +38,18 @@ export function bridgeCalls(host: SyncHost): BridgeFunction {
   return async (call) => {
     switch (call.op) {
       case "startServer": {
-        const { process, url } = await host.startServer(call.kind);
+        const { process, url } = await host.startServer(call.kind, call.database);
         return { id: add(process), url };
       }
+      case "startPostgres": {
+        const { url, stop } = await host.startPostgres();
+        clusters.set(++ids, stop);
+        return { id: ids, url };
+      }
+      case "stopPostgres":
+        await clusters.get(call.id)?.();
+        clusters.delete(call.id);
+        return null;
       case "startPeer":
         return { id: add(host.startPeer()) };
       case "request":
@@ -95,9 +107,14 @@ export function bridgedSyncHost(call: BridgeFunction, page: PageSide): SyncHost 
     return await page.controlSocket(url, `client process ${id}`, () => viaRunner.stop());
   };
   return {
-    async startServer(kind) {
-      const { id, url } = await call({ op: "startServer", kind }) as { id: number; url: string };
+    async startServer(kind, database) {
+      const started = await call({ op: "startServer", kind, database });
+      const { id, url } = started as { id: number; url: string };
       return { process: bridgedProcess(call, id), url };
+    },
+    async startPostgres() {
+      const { id, url } = await call({ op: "startPostgres" }) as { id: number; url: string };
+      return { url, stop: () => call({ op: "stopPostgres", id }).then(() => {}) };
     },
     startPeer() {
       // The process comes later; requests wait for it, in the order they were made.

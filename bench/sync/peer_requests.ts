@@ -135,7 +135,11 @@ export class PeerRequests {
       case "synced":
         return await this.#opened().link.synced();
       case "clients":
-        this.#fanOut = new FanOutClients(message.writers as number, message.name as string);
+        this.#fanOut = new FanOutClients(
+          message.writers as number,
+          message.name as string,
+          message.apart === true,
+        );
         return await this.#fanOut.open(message.url as string, message.count as number);
       case "fanOut":
         return message.intervalMs === undefined

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { decodeBlockFile, encodeBlockFile } from "./block_file.ts";
 import type { ServerKind, SyncHost } from "./host.ts";
 import { type HelperProcess, startHelper } from "./line_channel.ts";
+import { startPostgres } from "../../scripts/lib/postgres.ts";
 
 const DENO = "./node_modules/.bin/deno";
 export const NODE_PEER_BUNDLE = "build/bench/sync_peer.mjs";
@@ -28,13 +29,17 @@ export function processSyncHost(runtime: "deno" | "node"): ProcessSyncHost {
     return helper;
   };
   return {
-    async startServer(kind: ServerKind) {
+    async startServer(kind: ServerKind, database?: string) {
       const helper = start(
         DENO,
-        ["run", "-A", "bench/sync/server_process.ts", kind],
+        ["run", "-A", "bench/sync/server_process.ts", kind, ...(database ? [database] : [])],
         `${kind} server`,
       );
       return { process: helper, url: await helper.request<string>({ op: "url" }) };
+    },
+    async startPostgres() {
+      const cluster = await startPostgres({ fsync: true });
+      return { url: cluster.url, stop: () => cluster.dispose() };
     },
     startPeer() {
       return runtime === "deno"

@@ -1,6 +1,7 @@
 /**
  * The sync rows' server, in a process of its own (Deno): `deno run -A server_process.ts cairn`
- * runs Cairn's sync server (open: anyone may write) on a fresh directory; `… relay` runs the
+ * runs Cairn's sync server (open: anyone may write) on a fresh directory, `… postgres <url>` one
+ * on that PostgreSQL database (the rows of servers sharing one); `… relay` runs the
  * floor S01 is compared with — a raw WebSocket relay on the same `Deno.serve` and
  * `Deno.upgradeWebSocket` the sync server uses, which sends each binary message on to every
  * other connected socket. Requests (bench/sync/line_channel.ts): `url`, `cpu` (this process's
@@ -10,14 +11,19 @@ import process from "node:process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSyncServer } from "../../src/server.ts";
+import { createSyncServer, postgresStore } from "../../src/server.ts";
 import { serveRequests } from "./line_channel.ts";
 
-export type ServerKind = "cairn" | "relay";
+export type ServerKind = "cairn" | "postgres" | "relay";
 
 interface Running {
   url: string;
   close(): Promise<void>;
+}
+
+async function postgresServer(database: string): Promise<Running> {
+  const server = await createSyncServer({ store: postgresStore(database), port: 0, open: true });
+  return { url: server.url, close: () => server.close() };
 }
 
 async function cairnServer(): Promise<Running> {
@@ -54,7 +60,11 @@ function relayServer(): Promise<Running> {
 }
 
 const kind = Deno.args[0] as ServerKind;
-const running = kind === "relay" ? await relayServer() : await cairnServer();
+const running = kind === "relay"
+  ? await relayServer()
+  : kind === "postgres"
+  ? await postgresServer(Deno.args[1])
+  : await cairnServer();
 serveRequests((message) => {
   switch (message.op) {
     case "url":

@@ -6,6 +6,7 @@ import { SQL_WORKLOADS } from "./versus_sqlite.ts";
 import { SYNC_CATCHUP } from "./sync_catchup.ts";
 import { SYNC_FANOUT } from "./sync_fanout.ts";
 import { SYNC_LATENCY } from "./sync_latency.ts";
+import { SYNC_POSTGRES } from "./sync_postgres.ts";
 
 /** The rows against SQLite first (memory leading them), then the text rows, then sync. */
 export const WORKLOADS: readonly BenchWorkload[] = [
@@ -15,4 +16,5 @@ export const WORKLOADS: readonly BenchWorkload[] = [
   ...SYNC_LATENCY,
   ...SYNC_FANOUT,
   ...SYNC_CATCHUP,
+  ...SYNC_POSTGRES,
 ];

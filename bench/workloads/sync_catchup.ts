@@ -74,7 +74,7 @@ function seedOf(variant: Variant): Seed {
 }
 
 /** A new observer, from opening its database until it is synced and holds every item. */
-async function caughtUp(url: string, items: number, path?: string): Promise<Observer> {
+export async function caughtUp(url: string, items: number, path?: string): Promise<Observer> {
   const observer = await openObserver(url, path);
   await observer.link.synced();
   await observer.holds(items);

@@ -11,7 +11,8 @@ import { now } from "../lib/timer.ts";
 import { side, type TextWorkload, type Variant } from "../lib/types.ts";
 import { openObserver } from "../sync/observer.ts";
 import type { BenchWorkload } from "./common.ts";
-import { type ServerAndPeer, serverAndPeer, SYNC_ROW, syncHost } from "./sync_common.ts";
+import { serverAndPeer, SYNC_ROW, syncHost } from "./sync_common.ts";
+import type { HelperProcess } from "../sync/line_channel.ts";
 import { openClientWebSocket } from "../../src/runtime/websocket.ts";
 
 /** Writes whose latency is kept for the percentiles (≥ 1,000, issue #16). */
@@ -19,8 +20,7 @@ function writes(quick: boolean): number {
   return quick ? 100 : 1_000;
 }
 
-interface Pair {
-  processes: ServerAndPeer;
+export interface Pair {
   /** Sends write `i` to the writer process and resolves when the observer sees it. */
   roundTrip(i: number): Promise<void>;
   close(): Promise<void>;
@@ -29,8 +29,22 @@ interface Pair {
 /** A Cairn writer process and the observer here, with a live query over the repository. */
 async function cairnPair(ctx: TextCtx): Promise<Pair & { liveFrameBytes(): Promise<number> }> {
   const processes = await serverAndPeer(syncHost(ctx), "cairn");
-  await processes.peer.request({ op: "open", url: processes.url, transport: "cairn" });
-  const observer = await openObserver(processes.url);
+  return await liveQueryPair(processes.peer, processes.url, processes.url, processes.stop);
+}
+
+/**
+ * The writer process `peer`, linked to `writerUrl`, and an observer here linked to
+ * `observerUrl` (the same server, or another sharing its store) with a live query over the
+ * repository; `stop` ends the processes.
+ */
+export async function liveQueryPair(
+  peer: HelperProcess,
+  writerUrl: string,
+  observerUrl: string,
+  stop: () => Promise<void>,
+): Promise<Pair & { liveFrameBytes(): Promise<number> }> {
+  await peer.request({ op: "open", url: writerUrl, transport: "cairn" });
+  const observer = await openObserver(observerUrl);
   await observer.link.synced();
   const query = observer.repo.query({ schema: ItemSchema });
   let shown = 0;
@@ -42,11 +56,10 @@ async function cairnPair(ctx: TextCtx): Promise<Pair & { liveFrameBytes(): Promi
   const roundTrip = (i: number) =>
     new Promise<void>((resolve) => {
       waiting = { count: shown + 1, resolve };
-      processes.peer.post({ op: "write", i });
+      peer.post({ op: "write", i });
     });
   let next = 0;
   return {
-    processes,
     roundTrip,
     /** Payload bytes the observer receives per write (the message size of the floor). */
     async liveFrameBytes() {
@@ -61,7 +74,7 @@ async function cairnPair(ctx: TextCtx): Promise<Pair & { liveFrameBytes(): Promi
     async close() {
       query.close();
       await observer.close();
-      await processes.stop();
+      await stop();
     },
   };
 }
@@ -82,7 +95,6 @@ async function relayPair(ctx: TextCtx, bytes: number): Promise<Pair> {
   let arrived: (() => void) | undefined;
   socket.onmessage = () => arrived?.();
   return {
-    processes,
     roundTrip: (i) =>
       new Promise<void>((resolve) => {
         arrived = resolve;
@@ -95,14 +107,14 @@ async function relayPair(ctx: TextCtx, bytes: number): Promise<Pair> {
   };
 }
 
-interface Latency {
+export interface Latency {
   pair: Pair;
   next: number;
   /** Writes the latency pass keeps. */
   writes: number;
 }
 
-async function timed(state: Latency): Promise<number> {
+export async function timed(state: Latency): Promise<number> {
   const start = now();
   await state.pair.roundTrip(state.next++);
   return now() - start;

@@ -29,6 +29,8 @@ export const USAGE = `usage: cairndb <command> …
   cairndb import <dir>                         items from an export, from standard input
   cairndb serve --dir <directory> [--port 8787] [--host 127.0.0.1] [--open]
                                                a sync server (see docs/sync.md)
+  cairndb serve --store postgres://… [--port …] one of N sync servers sharing PostgreSQL
+                                               (see docs/deploy.md)
 
 exit codes: 0 done (verify: no problem found), 1 verify found problems, 2 usage error,
             3 the command failed: not a database, E_LOCKED (open elsewhere), an import file

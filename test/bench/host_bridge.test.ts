@@ -29,11 +29,23 @@ class FakeProcess implements HelperProcess {
 
 function fakeHost() {
   const started: FakeProcess[] = [];
+  const clusters: { url: string; stopped: boolean }[] = [];
   const host: SyncHost = {
-    startServer(kind: ServerKind) {
+    startServer(kind: ServerKind, database?: string) {
       const process = new FakeProcess(`${kind} server`);
       started.push(process);
-      return Promise.resolve({ process, url: `ws://127.0.0.1:9/${kind}` });
+      return Promise.resolve({
+        process,
+        url: `ws://127.0.0.1:9/${kind}${database ? `/${database}` : ""}`,
+      });
+    },
+    startPostgres() {
+      const cluster = { url: `postgres://cluster-${clusters.length}`, stopped: false };
+      clusters.push(cluster);
+      return Promise.resolve({
+        url: cluster.url,
+        stop: () => Promise.resolve(void (cluster.stopped = true)),
+      });
     },
     startPeer() {
       const process = new FakeProcess("peer");
@@ -42,7 +54,7 @@ function fakeHost() {
     },
     saveBlocks: () => Promise.reject(new Error("the runner keeps no block files")),
   };
-  return { host, started };
+  return { host, started, clusters };
 }
 
 const pageFile: BlockFile = { load: () => Promise.resolve([]), remove: () => Promise.resolve() };
@@ -95,4 +107,18 @@ test("the bridge refuses a process it does not hold, or no longer holds", async 
 test("block files stay with the page: the bridged host saves them where it was told", async () => {
   const { host } = fakeHost();
   assert.equal(await bridged(host).saveBlocks([new Uint8Array(3)]), pageFile);
+});
+
+test("a bridged PostgreSQL cluster is the runner's: its URL for the servers, and its stop", async () => {
+  const { host, started, clusters } = fakeHost();
+  const page = bridged(host);
+  const [first, second] = [await page.startPostgres(), await page.startPostgres()];
+  assert.deepEqual([first.url, second.url], ["postgres://cluster-0", "postgres://cluster-1"]);
+  const server = await page.startServer("postgres", second.url);
+  assert.equal(server.url, "ws://127.0.0.1:9/postgres/postgres://cluster-1");
+  assert.equal(started.length, 1);
+  await second.stop();
+  assert.deepEqual(clusters.map((c) => c.stopped), [false, true]);
+  await first.stop();
+  assert.deepEqual(clusters.map((c) => c.stopped), [true, true]);
 });

@@ -70,6 +70,11 @@ export class Child {
     }
   }
 
+  /** What the child wrote to standard error so far. */
+  get stderr(): string {
+    return this.#stderr;
+  }
+
   /** Asks the child to stop (SIGTERM): fixtures that serve stop cleanly on it. */
   terminate(): void {
     this.#process.kill("SIGTERM");

@@ -12,24 +12,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Cairn } from "../../src/db/database.ts";
 import type { RepositoryHandle } from "../../src/db/repository_handle.ts";
-import { defineSchema } from "../../src/core/schema.ts";
 import { type SyncLink, syncWith } from "../../src/sync/client.ts";
 import { openWebSocket, type SyncSocket } from "../../src/sync/socket.ts";
 import { createSyncServer, type SyncServer } from "../../src/sync/server/create_server.ts";
 import { envInteger } from "../harness/peers.ts";
-import { seededRandom } from "../harness/random.ts";
+import { contents, Note, Random, referenceMerge, sameVector, write } from "../harness/sync_fuzz.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
-
-const Note = defineSchema({
-  ns: "note",
-  version: 1,
-  fields: {
-    title: { type: "string", required: true },
-    tags: { type: "set" },
-    likes: { type: "counter" },
-    body: { type: "text" },
-  },
-});
 
 const PATH = "/data/notes";
 const SCHEDULES = envInteger("CAIRN_FUZZ") ?? 200;
@@ -37,24 +25,6 @@ const SEED = envInteger("CAIRN_FUZZ_SEED") ?? 20261126;
 /** Small frames and credit make catch-up many frames long, so cuts land in the middle of it. */
 const MAX_FRAME = 4096;
 const LINK_OPTIONS = { maxFrame: MAX_FRAME, backoff: { initialMs: 1, maxMs: 20 } };
-
-/** The few draws a schedule makes, from a seeded generator. */
-class Random {
-  readonly next: () => number;
-  constructor(seed: number) {
-    this.next = seededRandom(seed);
-  }
-  /** An integer in [low, high]. */
-  int(low: number, high: number): number {
-    return low + Math.floor(this.next() * (high - low + 1));
-  }
-  bool(chance: number): boolean {
-    return this.next() < chance;
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[this.int(0, items.length - 1)];
-  }
-}
 
 /** A socket factory whose sockets the test can cut: each closes after a chosen message. */
 class Cutter {
@@ -110,63 +80,6 @@ function connect(replica: Replica, url: string): SyncLink {
   return syncWith(replica.db, url, LINK_OPTIONS, { socket: replica.cutter.open });
 }
 
-/** One random write: create, set, tag, like, edit text, or delete. */
-function write(random: Random, replica: Replica, counter: { n: number }): void {
-  const keys = [...replica.repo.keys()];
-  const n = counter.n++;
-  const choice = keys.length === 0 ? 0 : random.int(0, 6);
-  if (choice === 0) {
-    replica.repo.create(Note, { title: `${replica.name}-${n}`, body: "start" });
-    return;
-  }
-  const item = replica.repo.get(random.pick(keys), Note)!;
-  const body = item.get("body") ?? "";
-  switch (choice) {
-    case 1:
-      item.set("title", `${replica.name}-${n}`);
-      break;
-    case 2:
-      item.set("tags", new Set([`t${random.int(0, 3)}`, `t${random.int(0, 3)}`]));
-      break;
-    case 3:
-      item.set("likes", (item.get("likes") ?? 0) + 1);
-      break;
-    case 4:
-      item.insertText("body", random.int(0, body.length), `<${replica.name}${n}>`);
-      break;
-    case 5:
-      if (body.length > 0) {
-        const at = random.int(0, body.length - 1);
-        item.deleteText("body", at, random.int(1, body.length - at));
-      }
-      break;
-    default:
-      item.delete();
-  }
-}
-
-/** Every item's values, in key order: what replicas must agree on. */
-function contents(repo: RepositoryHandle): [string, unknown][] {
-  return [...repo.keys()].sort().map((key) => {
-    const values = repo.get(key, Note)!.toObject();
-    return [key, { ...values, tags: values.tags && [...values.tags].sort() }];
-  });
-}
-
-/** What merging every block any replica holds gives, computed by a database that saw no sync. */
-async function referenceMerge(replicas: readonly Replica[]) {
-  const reference = await Cairn.open({ schemas: [Note] });
-  for (const { db } of replicas) await reference.trust(db.session.publicKey);
-  const repo = await reference.open(PATH);
-  for (const { repo: source } of replicas) {
-    const report = await repo.importBlocks(await source.exportBlocks(repo.versionVector()));
-    assert.deepEqual(report.rejected, []);
-  }
-  const merged = { contents: contents(repo), versionVector: repo.versionVector() };
-  await reference.close();
-  return merged;
-}
-
 async function settle(replicas: readonly Replica[], reference: { versionVector: object }) {
   // Every replica has pushed all it holds and caught up; then waits for the others' last blocks.
   await Promise.all(replicas.map(({ link }) => link!.synced()));
@@ -176,10 +89,6 @@ async function settle(replicas: readonly Replica[], reference: { versionVector: 
     }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-}
-
-function sameVector(a: object, b: object): boolean {
-  return JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 }
 
 async function schedule(seed: number, dir: string): Promise<void> {
@@ -232,7 +141,7 @@ async function schedule(seed: number, dir: string): Promise<void> {
       if (random.bool(0.5)) await new Promise((resolve) => setTimeout(resolve, random.int(0, 5)));
     }
     for (const replica of replicas) replica.link ??= connect(replica, server.url);
-    const reference = await referenceMerge(replicas);
+    const reference = await referenceMerge(replicas, PATH);
     await settle(replicas, reference);
     for (const replica of replicas) {
       assert.deepEqual(

@@ -28,6 +28,11 @@ export class BlockIndex {
     return blocks !== undefined && blocks.seqs[firstAbove(blocks.seqs, seq - 1)] === seq;
   }
 
+  /** Whether a block of this session is placed already (its first block made it a writer). */
+  hasSession(session: string): boolean {
+    return this.#sessions.has(session);
+  }
+
   /** Places a block at the next position; returns the writer it adds, if it is its first. */
   add(bytes: Uint8Array, session: string, seq: number, publicKey: Uint8Array): Writer | undefined {
     this.#blocks.push(bytes);
@@ -69,6 +74,13 @@ export class BlockIndex {
       }
     }
     return missing.sort((a, b) => a - b);
+  }
+
+  /** Each session's last placed seq (its chain has no gap: the server refuses gaps). */
+  versionVector(): VersionVector {
+    const vector: VersionVector = {};
+    for (const [session, { seqs }] of this.#sessions) vector[session] = seqs[seqs.length - 1];
+    return vector;
   }
 
   writersAfter(position: number): Writer[] {

@@ -1,5 +1,6 @@
 /**
- * `createSyncServer`: the files store, the core and this runtime's WebSocket transport together.
+ * `createSyncServer`: a store (the files store in `dir`, or the one given as `store`), the core
+ * and this runtime's WebSocket transport together.
  */
 import { CairnError } from "../../core/errors.ts";
 import type { AccessRules, Authorize } from "./access.ts";
@@ -8,10 +9,16 @@ import { openFilesStore } from "./files_store.ts";
 import { type Listener, listenNode } from "./node_adapter.ts";
 import { type ServerLimits, SyncServerCore } from "./server_core.ts";
 import type { ConnectionStats } from "./connection.ts";
+import type { SyncStore, SyncStoreSource } from "./store.ts";
 
 export interface SyncServerOptions extends ServerLimits {
-  /** The directory the server keeps its repositories, access rules and identity in. */
-  dir: string;
+  /**
+   * The directory the server keeps its repositories, access rules and identity in (the files
+   * store: one server). Give either `dir` or `store`.
+   */
+  dir?: string;
+  /** Another store, e.g. `postgresStore(url)`: N servers sharing it serve every repository. */
+  store?: SyncStoreSource;
   /** Port to listen on (default 8787); 0 picks a free one. */
   port?: number;
   /** Interface to listen on (default "127.0.0.1"). */
@@ -43,11 +50,8 @@ export interface SyncServer {
 }
 
 export async function createSyncServer(options: SyncServerOptions): Promise<SyncServer> {
-  if (typeof options?.dir !== "string" || options.dir === "") {
-    throw new CairnError("E_BAD_ARGUMENT", "createSyncServer needs a dir to keep its data in");
-  }
-  const hostname = options.hostname ?? "127.0.0.1";
-  const store = await openFilesStore(options.dir);
+  const hostname = options?.hostname ?? "127.0.0.1";
+  const store = await openStore(options);
   let core: SyncServerCore;
   let listener: Listener;
   try {
@@ -72,4 +76,21 @@ export async function createSyncServer(options: SyncServerOptions): Promise<Sync
       })(),
     stats: () => core.stats(),
   };
+}
+
+function openStore(options: SyncServerOptions): Promise<SyncStore> {
+  const { dir, store } = options ?? {};
+  if (store !== undefined) {
+    if (dir !== undefined) {
+      throw new CairnError("E_BAD_ARGUMENT", "createSyncServer takes a dir or a store, not both");
+    }
+    if (typeof store?.open !== "function") {
+      throw new CairnError("E_BAD_ARGUMENT", "store must be made by a store function");
+    }
+    return store.open();
+  }
+  if (typeof dir !== "string" || dir === "") {
+    throw new CairnError("E_BAD_ARGUMENT", "createSyncServer needs a dir to keep its data in");
+  }
+  return openFilesStore(dir);
 }

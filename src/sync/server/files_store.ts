@@ -303,6 +303,15 @@ class FilesRepository implements StoredRepository {
     return { outcomes, placed, newWriters, head: this.#index.head };
   }
 
+  /** Alone on its files: nothing is ever placed elsewhere. */
+  onPlacedElsewhere(): () => void {
+    return () => {};
+  }
+
+  refresh(): Promise<void> {
+    return Promise.resolve();
+  }
+
   close(): Promise<void> {
     return this.#handle ? this.#close() : Promise.resolve();
   }

@@ -19,9 +19,13 @@ export class OpenRepository {
   /** Pushes in flight and subscriptions: the repository is not idle while any. */
   users = 0;
   idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Stops the reports of blocks other servers placed (when the repository closes). */
+  readonly stopReports: () => void;
 
   constructor(stored: StoredRepository) {
     this.stored = stored;
+    // Blocks another server placed reach this server's subscribers as from no pusher.
+    this.stopReports = stored.onPlacedElsewhere((result) => this.publish(result, undefined));
   }
 
   /** Tells every listener, in the order results come (position order). */
@@ -72,6 +76,7 @@ export class Repositories {
       if (repository.users > 0) return;
       const path = repository.stored.path;
       this.#open.delete(path);
+      repository.stopReports();
       const closing = repository.stored.close().catch(() => {}).finally(() => {
         if (this.#closing.get(path) === closing) this.#closing.delete(path);
       });
@@ -93,6 +98,7 @@ export class Repositories {
       const repository = await opening.catch(() => undefined);
       if (!repository) continue;
       clearTimeout(repository.idleTimer);
+      repository.stopReports();
       await repository.stored.close();
     }
   }

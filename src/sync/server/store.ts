@@ -10,6 +10,15 @@
 import type { VersionVector } from "../../repo/repository.ts";
 import type { RepositoryRules } from "./access.ts";
 
+/**
+ * A store to open, as `createSyncServer({ store })` takes it (e.g. `postgresStore(url)`). Opened
+ * when the server starts and closed when it stops.
+ */
+export interface SyncStoreSource {
+  /** @internal */
+  open(): Promise<SyncStore>;
+}
+
 export interface SyncStore {
   /** The server's id (announced in `challenge`, signed in every proof): stable across restarts. */
   readonly serverId: string;
@@ -82,5 +91,17 @@ export interface StoredRepository {
    * they are durable; concurrent applies share durable writes, and resolve in position order.
    */
   apply(blocks: readonly AuthorizedBlock[]): Promise<ApplyResult>;
+  /**
+   * Blocks placed by other servers sharing the store (a store shared by N servers), reported in
+   * position order with no outcomes; the files store, alone on its files, never calls it.
+   * Returns the function that stops the reports.
+   */
+  onPlacedElsewhere(listener: (result: ApplyResult) => void): () => void;
+  /**
+   * Brings head() and the reads up to what the store holds now (reporting what other servers
+   * placed): asked before a subscription compares a client's cursor with the head, so a client
+   * that moves to another server is not reset because that server had not heard of its blocks.
+   */
+  refresh(): Promise<void>;
   close(): Promise<void>;
 }

@@ -88,6 +88,7 @@ export class Subscription implements RepositoryListener {
     from: { cursor: Cursor | null; versionVector: VersionVector | null; canWrite: boolean },
   ): Promise<Subscription | undefined> {
     const { stored } = repository;
+    await stored.refresh();
     const head = stored.head();
     const { cursor } = from;
     let start;

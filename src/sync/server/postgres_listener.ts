@@ -1,0 +1,93 @@
+/**
+ * The connection every server LISTENs on for `cairn_blocks`, whose payload is
+ * `<head>:<repository>` (sent at the commit of a push). When the connection is lost (PostgreSQL
+ * restarted, the network cut), it connects again with backoff and LISTENs again, then says so:
+ * notifications sent meanwhile are lost, so the store re-reads every repository it has open.
+ */
+import type { PostgresConnection } from "./postgres_pool.ts";
+
+export const BLOCKS_CHANNEL = "cairn_blocks";
+
+const FIRST_RETRY_MS = 50;
+const LAST_RETRY_MS = 2_000;
+
+export interface ListenerEvents {
+  /** Another push committed `head` as a repository's head. */
+  blocks(repository: string, head: number): void;
+  /** Listening again after a lost connection. */
+  reconnected(): void;
+}
+
+export class BlocksListener {
+  readonly #connect: () => PostgresConnection;
+  readonly #events: ListenerEvents;
+  #connection: PostgresConnection | undefined;
+  #closed = false;
+  #retry: ReturnType<typeof setTimeout> | undefined;
+
+  private constructor(connect: () => PostgresConnection, events: ListenerEvents) {
+    this.#connect = connect;
+    this.#events = events;
+  }
+
+  /** Resolves once listening (the first connection must succeed). */
+  static async start(
+    connect: () => PostgresConnection,
+    events: ListenerEvents,
+  ): Promise<BlocksListener> {
+    const listener = new BlocksListener(connect, events);
+    await listener.#listen();
+    return listener;
+  }
+
+  async #listen(): Promise<void> {
+    const connection = this.#connect();
+    let lost = false;
+    const onLost = () => {
+      if (lost) return;
+      lost = true;
+      connection.end().catch(() => {});
+      if (this.#connection === connection) this.#connection = undefined;
+      this.#reconnect(FIRST_RETRY_MS);
+    };
+    connection.on("notification", ({ payload }) => {
+      const at = payload?.indexOf(":") ?? -1;
+      if (at > 0) this.#events.blocks(payload!.slice(at + 1), Number(payload!.slice(0, at)));
+    });
+    try {
+      await connection.connect();
+      await connection.query(`LISTEN ${BLOCKS_CHANNEL}`);
+    } catch (err) {
+      lost = true;
+      connection.end().catch(() => {});
+      throw err;
+    }
+    connection.on("error", onLost);
+    connection.on("end", onLost);
+    if (this.#closed) {
+      await connection.end().catch(() => {});
+      return;
+    }
+    this.#connection = connection;
+  }
+
+  #reconnect(delayMs: number): void {
+    if (this.#closed) return;
+    this.#retry = setTimeout(async () => {
+      try {
+        await this.#listen();
+      } catch {
+        this.#reconnect(Math.min(delayMs * 2, LAST_RETRY_MS));
+        return;
+      }
+      if (!this.#closed) this.#events.reconnected();
+    }, delayMs);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    await this.#connection?.end().catch(() => {});
+    this.#connection = undefined;
+  }
+}

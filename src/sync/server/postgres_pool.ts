@@ -1,0 +1,90 @@
+/**
+ * The PostgreSQL driver, `pg` (node-postgres), loaded only when a PostgreSQL store is opened:
+ * applications on the files store never load it, and it is an optional peer dependency. Picked
+ * over `postgres` (postgres.js) by bench/micro/postgres_drivers.ts (docs/deploy.md).
+ */
+import { CairnError } from "../../core/errors.ts";
+
+/** What the store asks of a connection (a pooled client or the listener's own). */
+export interface PostgresClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+export interface PooledClient extends PostgresClient {
+  release(err?: Error | boolean): void;
+}
+
+export interface PostgresPool extends PostgresClient {
+  connect(): Promise<PooledClient>;
+  end(): Promise<void>;
+}
+
+/** A connection of its own (LISTEN needs one that stays open). */
+export interface PostgresConnection extends PostgresClient {
+  connect(): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: "notification", listener: (message: { payload?: string }) => void): unknown;
+  on(event: "error" | "end", listener: (err?: Error) => void): unknown;
+}
+
+export interface PostgresDriver {
+  pool(url: string, max: number): PostgresPool;
+  connection(url: string): PostgresConnection;
+}
+
+export async function loadDriver(): Promise<PostgresDriver> {
+  let pg;
+  try {
+    // A variable specifier keeps bundlers from pulling the driver into builds that never use it.
+    const name = "pg";
+    pg = (await import(name)).default;
+  } catch (err) {
+    throw new CairnError(
+      "E_BAD_ARGUMENT",
+      "the PostgreSQL store needs the pg package: npm install pg",
+      { cause: err },
+    );
+  }
+  return {
+    pool: (url, max) => lenientPool(new pg.Pool({ connectionString: url, max })),
+    connection: (url) => {
+      const connection = new pg.Client({ connectionString: url });
+      // Lost while no query runs: node-postgres emits "error", fatal to the process when
+      // nobody listens. The listener's own handler (added once listening) reconnects.
+      connection.on("error", () => {});
+      return connection;
+    },
+  };
+}
+
+interface DriverClient extends PooledClient {
+  on(event: "error", listener: () => void): unknown;
+  off(event: "error", listener: () => void): unknown;
+}
+
+/**
+ * A connection lost (PostgreSQL restarted) emits "error" when no query of it runs: idle in the
+ * pool, or checked out between two statements. Nobody listening would end the process; the
+ * next query on it fails instead, and the transaction is retried on another.
+ */
+function lenientPool(
+  pool: PostgresPool & { on(event: "error", listener: () => void): unknown },
+): PostgresPool {
+  const ignore = () => {};
+  pool.on("error", ignore);
+  return {
+    query: (text, values) => pool.query(text, values),
+    end: () => pool.end(),
+    connect: async () => {
+      const client = await pool.connect() as DriverClient;
+      client.on("error", ignore);
+      return {
+        query: (text, values) => client.query(text, values),
+        release: (err) => {
+          client.off("error", ignore);
+          client.release(err);
+        },
+      };
+    },
+  };
+}

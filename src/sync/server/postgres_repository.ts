@@ -1,0 +1,376 @@
+/**
+ * One repository of the PostgreSQL store, as a server holds it: a cache loaded from PostgreSQL
+ * (an in-memory Cairn repository that verifies blocks exactly as importBlocks does, and the
+ * BlockIndex catch-up reads) kept in step with it, and the transaction that places pushes.
+ *
+ * A push is placed in one transaction that takes the repository's row lock, first reads the
+ * blocks other servers committed since the cache's head (so the chain checks see them), verifies,
+ * inserts at head+1…, moves the head, notifies `cairn_blocks` and commits: positions are gap-free
+ * and in commit order, and a block conflicting with one another server placed meanwhile is refused
+ * (E_CHAIN_FORK) before anything is written. Pushes queued while one transaction runs share the
+ * next (group commit). The cache's index only moves after COMMIT, so readers never see a block
+ * PostgreSQL might not keep; after a failed transaction the cache is loaded again.
+ */
+import { toBase64Url } from "../../core/bytes.ts";
+import { decodeBlock } from "../../core/block.ts";
+import { CairnError } from "../../core/errors.ts";
+import type { CryptoSuite } from "../../core/signing.ts";
+import { Cairn } from "../../db/database.ts";
+import type { RepositoryHandle } from "../../db/repository_handle.ts";
+import type { VersionVector } from "../../repo/repository.ts";
+import { BlockIndex } from "./block_index.ts";
+import { BLOCKS_CHANNEL } from "./postgres_listener.ts";
+import type { PooledClient, PostgresClient, PostgresPool } from "./postgres_pool.ts";
+import { retrying } from "./postgres_retry.ts";
+import type {
+  ApplyResult,
+  AuthorizedBlock,
+  BlockOutcome,
+  PlacedBlock,
+  StoredRepository,
+  Writer,
+} from "./store.ts";
+
+/** Blocks read per query when a cache catches up. */
+const READ_PAGE = 1_000;
+/** Rows per INSERT (six parameters each; PostgreSQL takes at most 65535). */
+const INSERT_ROWS = 1_000;
+
+/** The cache of one repository: a verifying in-memory Cairn repository and the index. */
+interface Cache {
+  readonly db: Cairn;
+  readonly handle: RepositoryHandle;
+  readonly index: BlockIndex;
+  readonly trusted: Set<string>;
+}
+
+interface QueuedApply {
+  readonly blocks: readonly AuthorizedBlock[];
+  resolve(result: ApplyResult): void;
+  reject(err: unknown): void;
+}
+
+export class PostgresRepository implements StoredRepository {
+  readonly path: string;
+  readonly epoch: string;
+  readonly #pool: PostgresPool;
+  readonly #suite: CryptoSuite;
+  readonly #onClose: () => void;
+  #cache: Cache | undefined;
+  /** The cache's Cairn repository holds blocks PostgreSQL may not: load it again before use. */
+  #stale = false;
+  /** Loads, catch-ups and transactions run one at a time. */
+  #exclusive: Promise<unknown> = Promise.resolve();
+  #queue: QueuedApply[] = [];
+  #refreshing = false;
+  readonly #elsewhere = new Set<(result: ApplyResult) => void>();
+
+  constructor(
+    path: string,
+    epoch: string,
+    pool: PostgresPool,
+    suite: CryptoSuite,
+    onClose: () => void,
+  ) {
+    this.path = path;
+    this.epoch = epoch;
+    this.#pool = pool;
+    this.#suite = suite;
+    this.#onClose = onClose;
+  }
+
+  load(): Promise<void> {
+    return this.#run(() => retrying(() => this.#reload()));
+  }
+
+  get #index(): BlockIndex {
+    return this.#cache!.index;
+  }
+
+  head(): number {
+    return this.#index.head;
+  }
+
+  readAfter(position: number, maxBytes: number): Promise<PlacedBlock[]> {
+    return Promise.resolve(this.#index.readAfter(position, maxBytes));
+  }
+
+  missingFrom(vector: VersionVector): Promise<number[]> {
+    return Promise.resolve(this.#index.missingFrom(vector));
+  }
+
+  readAt(positions: readonly number[]): Promise<PlacedBlock[]> {
+    return Promise.resolve(this.#index.readAt(positions));
+  }
+
+  writersAfter(position: number): Promise<Writer[]> {
+    return Promise.resolve(this.#index.writersAfter(position));
+  }
+
+  /** From the index, not the Cairn repository: that may hold blocks of a failed transaction. */
+  versionVector(): Promise<VersionVector> {
+    return Promise.resolve(this.#index.versionVector());
+  }
+
+  onPlacedElsewhere(listener: (result: ApplyResult) => void): () => void {
+    this.#elsewhere.add(listener);
+    return () => this.#elsewhere.delete(listener);
+  }
+
+  /** Reads what other servers committed since the cache's head, and tells the listeners. */
+  async refresh(): Promise<void> {
+    await this.#run(() => retrying(() => this.#catchUp(this.#pool)));
+  }
+
+  /** A notification (or a reconnect, with Infinity): read once, however many arrive meanwhile. */
+  noticed(head: number): void {
+    if (head <= this.head() || this.#refreshing) return;
+    this.#refreshing = true;
+    this.#run(() => {
+      this.#refreshing = false;
+      return retrying(() => this.#catchUp(this.#pool));
+    }).catch(() => {}); // retried for a minute; the next notification or subscribe tries again
+  }
+
+  apply(blocks: readonly AuthorizedBlock[]): Promise<ApplyResult> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ blocks, resolve, reject });
+      if (this.#queue.length === 1) {
+        // Everything queued until this turn comes is placed in one transaction.
+        this.#run(async () => {
+          const batch = this.#queue;
+          this.#queue = [];
+          try {
+            const results = await retrying(() => this.#place(batch));
+            batch.forEach((entry, i) => entry.resolve(results[i]));
+          } catch (err) {
+            for (const entry of batch) entry.reject(err);
+          }
+        });
+      }
+    });
+  }
+
+  #run<T>(step: () => Promise<T>): Promise<T> {
+    const result = this.#exclusive.then(step);
+    this.#exclusive = result.catch(() => {});
+    return result;
+  }
+
+  /** A new cache from PostgreSQL: every block of the repository, verified again. */
+  async #reload(): Promise<void> {
+    const old = this.#cache;
+    const db = await Cairn.open({ onWarning: () => {} });
+    try {
+      this.#cache = {
+        db,
+        handle: await db.open(this.path),
+        index: new BlockIndex(),
+        trusted: new Set(),
+      };
+      this.#stale = false;
+      await this.#catchUp(this.#pool, false);
+    } catch (err) {
+      this.#cache = old;
+      this.#stale = true;
+      await db.close().catch(() => {});
+      throw err;
+    }
+    await old?.db.close().catch(() => {});
+    // What other servers placed since the old cache's head is news to the listeners.
+    const from = old?.index.head ?? this.#index.head;
+    if (from < this.#index.head) {
+      this.#tell({
+        outcomes: [],
+        placed: this.#index.readAfter(from, Infinity),
+        newWriters: this.#index.writersAfter(from),
+        head: this.#index.head,
+      });
+    }
+  }
+
+  /** Imports the blocks PostgreSQL has after the cache's head; tells the listeners if `tell`. */
+  async #catchUp(client: PostgresClient, tell = true): Promise<ApplyResult | undefined> {
+    if (this.#stale) await this.#reload();
+    const index = this.#index;
+    const placed: PlacedBlock[] = [];
+    const newWriters: Writer[] = [];
+    for (;;) {
+      const { rows } = await client.query(
+        "SELECT position, payload FROM cairn_blocks WHERE repository = $1 AND position > $2 " +
+          "ORDER BY position LIMIT $3",
+        [this.path, index.head, READ_PAGE],
+      );
+      if (rows.length === 0) break;
+      const blocks = [];
+      for (const row of rows) {
+        const bytes = new Uint8Array(row.payload as Uint8Array);
+        // Verified by the server that placed it; the canonical check is not needed again.
+        const { block } = await decodeBlock(bytes, this.#suite, false);
+        blocks.push({ bytes, session: block.session, seq: block.seq, publicKey: block.publicKey });
+      }
+      const report = await this.#import(blocks);
+      if (report.rejected.length > 0) {
+        this.#stale = true;
+        const [{ error }] = report.rejected;
+        throw new CairnError("E_IO", `a stored block of ${this.path} fails verification`, {
+          cause: error,
+        });
+      }
+      for (const { bytes, session, seq, publicKey } of blocks) {
+        const writer = index.add(bytes, session, seq, publicKey);
+        if (writer) newWriters.push(writer);
+        placed.push({ position: index.head, bytes });
+      }
+      if (rows.length < READ_PAGE) break;
+    }
+    if (placed.length === 0) return undefined;
+    const result = { outcomes: [], placed, newWriters, head: index.head };
+    if (tell) this.#tell(result);
+    return result;
+  }
+
+  #tell(result: ApplyResult): void {
+    for (const listener of this.#elsewhere) listener(result);
+  }
+
+  async #import(blocks: readonly AuthorizedBlock[]) {
+    const cache = this.#cache!;
+    for (const { publicKey } of blocks) {
+      const key = toBase64Url(publicKey);
+      if (cache.trusted.has(key)) continue;
+      await cache.db.trust(key);
+      cache.trusted.add(key);
+    }
+    return await cache.handle.importBlocks(blocks.map((block) => block.bytes));
+  }
+
+  /** One transaction for every queued apply; one result per apply. */
+  async #place(batch: readonly QueuedApply[]): Promise<ApplyResult[]> {
+    if (this.#stale) await this.#reload();
+    const client = await this.#pool.connect();
+    let failed: unknown;
+    try {
+      await client.query("BEGIN");
+      await this.#lockRepository(client);
+      await this.#catchUp(client); // committed by other servers: told at once
+      const all = batch.flatMap((entry) => entry.blocks);
+      const report = all.length > 0 ? await this.#import(all) : { rejected: [] };
+      // From here the cache's Cairn repository holds blocks PostgreSQL has not committed.
+      this.#stale = true;
+      const refused = new Map(report.rejected.map(({ index, error }) => [index, error]));
+      const index = this.#index;
+      const seen = new Set<string>();
+      const outcomes: BlockOutcome[] = [];
+      const rows: { block: AuthorizedBlock; position: number; first: boolean }[] = [];
+      const sessions = new Set<string>();
+      all.forEach((block, i) => {
+        const error = refused.get(i);
+        const place = `${block.session}/${block.seq}`;
+        if (error) {
+          outcomes.push({ status: "rejected", code: error.code, message: error.message });
+        } else if (index.has(block.session, block.seq) || seen.has(place)) {
+          outcomes.push({ status: "duplicate" });
+        } else {
+          seen.add(place);
+          const position = index.head + rows.length + 1;
+          const first = !index.hasSession(block.session) && !sessions.has(block.session);
+          sessions.add(block.session);
+          rows.push({ block, position, first });
+          outcomes.push({ status: "applied", position });
+        }
+      });
+      if (rows.length > 0) await this.#insert(client, rows, index.head + rows.length);
+      await client.query("COMMIT");
+      this.#stale = false;
+      for (const { block } of rows) {
+        index.add(block.bytes, block.session, block.seq, block.publicKey);
+      }
+      return this.#split(batch, outcomes, rows);
+    } catch (err) {
+      failed = err;
+      await client.query("ROLLBACK").catch(() => {});
+      throw err;
+    } finally {
+      // A connection that failed mid-transaction is not given to the next push.
+      client.release(failed instanceof Error ? failed : undefined);
+    }
+  }
+
+  async #lockRepository(client: PooledClient): Promise<void> {
+    await client.query(
+      "INSERT INTO cairn_repositories VALUES ($1, 0) ON CONFLICT (path) DO NOTHING",
+      [this.path],
+    );
+    await client.query("SELECT head FROM cairn_repositories WHERE path = $1 FOR UPDATE", [
+      this.path,
+    ]);
+  }
+
+  async #insert(
+    client: PooledClient,
+    rows: readonly { block: AuthorizedBlock; position: number; first: boolean }[],
+    head: number,
+  ): Promise<void> {
+    for (let start = 0; start < rows.length; start += INSERT_ROWS) {
+      const chunk = rows.slice(start, start + INSERT_ROWS);
+      const values: unknown[] = [];
+      const tuples = [];
+      for (const { block, position } of chunk) {
+        const { hash } = await decodeBlock(block.bytes, this.#suite, false);
+        const n = values.length;
+        tuples.push(`($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6})`);
+        values.push(this.path, block.session, block.seq, hash, block.bytes, position);
+      }
+      await client.query(
+        "INSERT INTO cairn_blocks (repository, session, seq, hash, payload, position) " +
+          `VALUES ${tuples.join(", ")}`,
+        values,
+      );
+    }
+    for (const { block, position } of rows.filter((row) => row.first)) {
+      await client.query("INSERT INTO cairn_writers VALUES ($1, $2, $3)", [
+        this.path,
+        block.publicKey,
+        position,
+      ]);
+    }
+    await client.query("UPDATE cairn_repositories SET head = $2 WHERE path = $1", [
+      this.path,
+      head,
+    ]);
+    // Delivered to every listener when the transaction commits, not before.
+    await client.query("SELECT pg_notify($1, $2)", [BLOCKS_CHANNEL, `${head}:${this.path}`]);
+  }
+
+  /** The batch's outcomes, placed blocks and new writers, cut back into one result per apply. */
+  #split(
+    batch: readonly QueuedApply[],
+    outcomes: readonly BlockOutcome[],
+    rows: readonly { block: AuthorizedBlock; position: number; first: boolean }[],
+  ): ApplyResult[] {
+    const head = this.#index.head;
+    let at = 0;
+    let row = 0;
+    return batch.map((entry) => {
+      const mine = outcomes.slice(at, at + entry.blocks.length);
+      at += entry.blocks.length;
+      const placed: PlacedBlock[] = [];
+      const newWriters: Writer[] = [];
+      for (const outcome of mine) {
+        if (outcome.status !== "applied") continue;
+        const { block, position, first } = rows[row++];
+        placed.push({ position, bytes: block.bytes });
+        if (first) newWriters.push({ publicKey: block.publicKey, position });
+      }
+      return { outcomes: mine, placed, newWriters, head };
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#onClose();
+    await this.#run(async () => {
+      await this.#cache?.db.close();
+    });
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * The PostgreSQL store (src/sync/server/postgres_store.ts) under servers sharing one cluster:
+ * acks survive a PostgreSQL restart, a block pushed through one server reaches the subscribers of
+ * another live, a cursor given by one server resumes on another, a server that never held a
+ * repository catches a client up from PostgreSQL, and two servers given conflicting blocks at the
+ * same place of a chain at once apply exactly one (the other is E_CHAIN_FORK, nothing written).
+ * Bad arguments and a schema newer than the server are refused with a code.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Cairn } from "../../src/db/database.ts";
+import { fromBase64Url } from "../../src/core/bytes.ts";
+import { isCairnError } from "../../src/core/errors.ts";
+import { createSyncServer, postgresStore } from "../../src/server.ts";
+import { withPostgresServers } from "../harness/postgres_servers.ts";
+import {
+  asArrays,
+  blocksOf,
+  newSession,
+  pushBlocks,
+  RawClient,
+  type TestSession,
+} from "../harness/sync_client.ts";
+
+const REPO = "/data/shared";
+
+test("postgres store: an ack survives a PostgreSQL restart; a fresh server catches up from PostgreSQL", async () => {
+  await withPostgresServers(async ({ cluster, server }) => {
+    const a = await server();
+    const writer = await RawClient.connect(a.url);
+    const blocks = await blocksOf(writer.session, REPO, 5);
+    const [ack] = await pushBlocks(writer, REPO, blocks);
+    assert.deepEqual([ack.applied, ack.duplicates, ack.rejected, ack.position], [5, 0, [], 5]);
+    await writer.close();
+    await a.close();
+    await cluster.restart();
+    // A server that never held the repository: everything is read from PostgreSQL.
+    const b = await server();
+    const reader = await RawClient.connect(b.url);
+    const caughtUp = await reader.catchUp(REPO);
+    assert.deepEqual(asArrays(caughtUp.blocks), asArrays(blocks));
+    assert.equal(caughtUp.synced.cursor[1], 5);
+    await reader.close();
+  });
+});
+
+test("postgres store: a push through server A reaches B's subscribers live; A's cursor resumes on B", async () => {
+  await withPostgresServers(async ({ server }) => {
+    const [a, b] = [await server(), await server()];
+    const writer = await RawClient.connect(a.url);
+    const watcherOnB = await RawClient.connect(b.url);
+    const first = await watcherOnB.catchUp(REPO);
+    assert.equal(first.synced.cursor[1], 0);
+    const blocks = await blocksOf(writer.session, REPO, 3);
+    await pushBlocks(writer, REPO, blocks);
+    const live = await watcherOnB.next("live");
+    assert.deepEqual(asArrays(live.frames), asArrays(blocks));
+    assert.equal(live.position, 3);
+    // A reader of A takes a cursor, moves to B, and is sent only what came after it.
+    const readerOnA = await RawClient.connect(a.url);
+    const onA = await readerOnA.catchUp(REPO);
+    await readerOnA.close();
+    const more = await blocksOf(writer.session, REPO, 2, 3);
+    await pushBlocks(writer, REPO, more);
+    const readerOnB = await RawClient.connect(b.url, readerOnA.session);
+    const onB = await readerOnB.catchUp(REPO, { cursor: onA.synced.cursor });
+    assert.deepEqual(asArrays(onB.blocks), asArrays(more));
+    assert.equal(onB.synced.cursor[1], 5);
+    await Promise.all([writer.close(), watcherOnB.close(), readerOnB.close()]);
+  });
+});
+
+/** Two blocks at one session and seq: one session's key in two databases, each writing. */
+async function forkedPair(repo: string): Promise<[TestSession, Uint8Array, Uint8Array]> {
+  const original = await newSession();
+  const twin = await Cairn.open({ secretKey: original.db.exportSecretKey() });
+  const [mine] = await blocksOf(original, repo, 1);
+  const [theirs] = await blocksOf(
+    { db: twin, session: twin.session.id, publicKey: fromBase64Url(twin.session.publicKey)! },
+    repo,
+    1,
+    100,
+  );
+  return [original, mine, theirs];
+}
+
+test("postgres store: conflicting blocks pushed to two servers at once: one applied, one E_CHAIN_FORK", async () => {
+  await withPostgresServers(async ({ cluster, server }) => {
+    const [a, b] = [await server(), await server()];
+    for (let round = 0; round < 5; round++) {
+      const repo = `${REPO}/fork-${round}`;
+      const [session, mine, theirs] = await forkedPair(repo);
+      const [onA, onB] = [
+        await RawClient.connect(a.url, session),
+        await RawClient.connect(b.url, session),
+      ];
+      const [[ackA], [ackB]] = await Promise.all([
+        pushBlocks(onA, repo, [mine]),
+        pushBlocks(onB, repo, [theirs]),
+      ]);
+      const outcomes = [ackA, ackB].map((ack) => [ack.applied, ack.rejected.map((r) => r.code)]);
+      assert.deepEqual(
+        outcomes.sort((x, y) => Number(y[0]) - Number(x[0])),
+        [[1, []], [0, ["E_CHAIN_FORK"]]],
+        `round ${round}`,
+      );
+      // Exactly the winner is stored, at position 1, and the head says so.
+      const winner = ackA.applied === 1 ? mine : theirs;
+      const reader = await RawClient.connect(a.url);
+      assert.deepEqual(asArrays((await reader.catchUp(repo)).blocks), asArrays([winner]));
+      await Promise.all([onA.close(), onB.close(), reader.close()]);
+      const rows = await countRows(cluster.url, repo);
+      assert.deepEqual(rows, { blocks: 1, head: 1 });
+    }
+  });
+});
+
+test("postgres store: a bad URL or pool size is E_BAD_ARGUMENT; a newer schema E_UNSUPPORTED_VERSION", async () => {
+  assert.throws(() => postgresStore("mysql://host/db"), (e) => isCairnError(e, "E_BAD_ARGUMENT"));
+  assert.throws(
+    () => postgresStore({ url: "postgres://host/db", maxConnections: 0 }),
+    (e) => isCairnError(e, "E_BAD_ARGUMENT"),
+  );
+  await withPostgresServers(async ({ cluster, server }) => {
+    await (await server()).close(); // creates the schema
+    await query(cluster.url, "UPDATE cairn_schema SET version = 99");
+    await assert.rejects(
+      createSyncServer({ store: postgresStore(cluster.url), port: 0 }),
+      (e) => isCairnError(e, "E_UNSUPPORTED_VERSION"),
+    );
+  });
+});
+
+async function query(url: string, text: string, values: unknown[] = []) {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function countRows(url: string, repo: string): Promise<{ blocks: number; head: number }> {
+  const [blocks] = await query(
+    url,
+    "SELECT count(*) AS n FROM cairn_blocks WHERE repository = $1",
+    [repo],
+  );
+  const [head] = await query(url, "SELECT head FROM cairn_repositories WHERE path = $1", [repo]);
+  return { blocks: Number(blocks.n), head: Number(head.head) };
+}
