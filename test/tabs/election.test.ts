@@ -3,12 +3,15 @@
  * tabs; a closed or crashed leader is replaced by a waiting tab; a frozen one (lock held, silent)
  * by a visible follower's steal within 2 s of its last heartbeat, after which the old leader
  * steps down when it thaws; hidden followers never steal. Time here is the fake clock's, so the
- * bounds asserted are the state machine's logic, not a measured speed.
+ * bounds asserted are the state machine's logic, not a measured speed. The seeded schedules
+ * replay with CAIRN_TABS_SEED=S (the seed is printed on failure).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Election, HEARTBEAT_MS, leaderLockName } from "../../src/tabs/election.ts";
 import { FakeLocks } from "../harness/fake_locks.ts";
+import { envInteger } from "../harness/peers.ts";
+import { seededRandom } from "../harness/random.ts";
 
 const DIRECTORY = "cairn/db";
 
@@ -164,4 +167,47 @@ test("a closed follower never becomes leader", async () => {
   assert.deepEqual(world.leaders(), []);
   assert.deepEqual(b.events, []);
   assert.equal(b.election.role, "closed");
+});
+
+test("seeded schedules of opens, closes, crashes, freezes and thaws: the lock holder leads, and someone leads", async () => {
+  const seed = envInteger("CAIRN_TABS_SEED") ?? 18_2026;
+  const random = seededRandom(seed);
+  const lock = leaderLockName(DIRECTORY);
+  for (let run = 0; run < 30; run++) {
+    const world = new World();
+    let opened = 0;
+    world.open(`t${opened++}`);
+    for (let step = 0; step < 60; step++) {
+      const live = world.tabs.filter((t) => !t.gone);
+      const pick = live[Math.floor(random() * live.length)];
+      const action = random();
+      if (action < 0.15 || live.length === 0) world.open(`t${opened++}`, random() < 0.8);
+      else if (action < 0.25) {
+        pick.election.close();
+        pick.gone = true;
+      } else if (action < 0.35) {
+        pick.gone = true;
+        world.locks.crash(pick.name);
+      } else if (action < 0.45) pick.frozen = !pick.frozen;
+      else if (action < 0.5) pick.visible = !pick.visible;
+      await world.step();
+      const where = `seed ${seed} run ${run} step ${step}`;
+      const holder = world.tabs.find((t) => t.name === world.locks.holder(lock));
+      // Whoever holds the lock believes it leads (the fake runs even frozen tabs' callbacks).
+      if (holder) assert.equal(holder.election.role, "leader", `${where}: holder ${holder.name}`);
+      // Every other tab that believes it leads is frozen (it will learn of the steal on thawing).
+      for (const tab of world.tabs) {
+        if (tab !== holder && !tab.gone && tab.election.role === "leader") {
+          assert.ok(tab.frozen, `${where}: ${tab.name} leads without the lock`);
+        }
+      }
+      // A tab that can take the lead has it within the steal bound: someone holds the lock.
+      const candidates = world.tabs.filter((t) => !t.gone && !t.frozen);
+      if (candidates.length > 0 && !holder) {
+        // The lock is free only between a release and the next grant: one more step settles it.
+        await world.step();
+        assert.ok(world.locks.holder(lock), `${where}: nobody leads`);
+      }
+    }
+  }
 });
