@@ -194,7 +194,7 @@ export function stopBundler(): Promise<void> {
 }
 
 /** The apps of web/bundled/ and web/bundled-reload/, bundled from the package name as an app
- *  would do it, into build/apps/: a directory of their own, where no worker file lies beside them
+ *  would do it (and the election page of web/tabs-election/, from src/), into build/apps/: a directory of their own, where no worker file lies beside them
  *  (build/ has the test bundle's opfs_worker.js, which would hide a worker the app cannot find). */
 export async function buildBundledApp(): Promise<void> {
   await esbuild.build({
@@ -202,6 +202,8 @@ export async function buildBundledApp(): Promise<void> {
     entryPoints: {
       "bundled-app": "web/bundled/app.ts",
       "bundled-reload-app": "web/bundled-reload/app.ts",
+      // Not an app of the package: the election's page, which reaches src/tabs/ directly.
+      "tabs-election": "web/tabs-election/page.ts",
     },
     outdir: "build/apps",
   });

@@ -17,6 +17,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   query: ["repo", "runtime", "core"],
   db: ["query", "repo", "storage", "runtime", "core"],
   sync: ["db", "query", "repo", "storage", "runtime", "core"],
+  // The tab coordinator (docs/browser.md, "Many tabs"): beside sync/, above db/.
+  tabs: ["db", "query", "repo", "storage", "runtime", "core"],
   cli: ["sync", "db", "query", "repo", "storage", "runtime", "core"],
   // The React bindings reach every layer through the public entry "cairndb" only (src/react.ts).
   react: [],

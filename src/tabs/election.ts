@@ -1,0 +1,137 @@
+/**
+ * Which tab of a database leads (owns the OPFS worker, the durable log). The leader is whoever
+ * holds the database's Web Lock: a tab that closes or crashes releases it and the next waiting
+ * tab is granted it. A frozen tab keeps its lock, so the leader also sends a heartbeat every
+ * HEARTBEAT_MS, and a visible follower that heard none for STEAL_AFTER_MS takes the lock with
+ * `steal: true` (the stolen leader learns it from its rejected request and steps down). Hidden
+ * followers never steal: their timers are throttled, and they would take the lead from a leader
+ * that is only slow to be heard.
+ *
+ * The clock, the timers and the locks are injected so the state machine runs on fakes in tests.
+ */
+import { type HeldLock, holdLock, type LockManagerLike } from "./locks.ts";
+
+export const HEARTBEAT_MS = 400;
+/** Three heartbeats missed, and failover still ends within 2 s of the leader's last one. */
+export const STEAL_AFTER_MS = 1_500;
+
+export type Role = "follower" | "leader" | "closed";
+
+export interface ElectionHooks {
+  /** This tab became the leader; `term` is greater than any term heard before. */
+  becameLeader(term: number): void;
+  /** This tab lost the lead (stolen while it was frozen or slow). */
+  lostLead(): void;
+  /** Post a heartbeat to the other tabs. */
+  sendHeartbeat(term: number): void;
+}
+
+export interface ElectionEnvironment {
+  readonly locks: LockManagerLike;
+  now(): number;
+  /** Whether the page is visible (`document.visibilityState === "visible"`). */
+  visible(): boolean;
+}
+
+export function leaderLockName(directory: string): string {
+  return `cairn:leader:${directory}`;
+}
+
+export class Election {
+  #environment: ElectionEnvironment;
+  #hooks: ElectionHooks;
+  #lockName: string;
+  #role: Role = "follower";
+  #lock: HeldLock | undefined;
+  /** The highest term heard of (or held). */
+  #term = 0;
+  /** When the current leader was last heard from; a newly started follower counts from then. */
+  #lastHeard: number;
+  #stealing = false;
+  /** Whether a plain (waiting) request for the lock is queued. */
+  #queued = false;
+
+  constructor(directory: string, environment: ElectionEnvironment, hooks: ElectionHooks) {
+    this.#environment = environment;
+    this.#hooks = hooks;
+    this.#lockName = leaderLockName(directory);
+    this.#lastHeard = environment.now();
+  }
+
+  get role(): Role {
+    return this.#role;
+  }
+
+  get term(): number {
+    return this.#term;
+  }
+
+  /** Queues for the lock: resolves at once; `becameLeader` is called when it is granted. */
+  start(): void {
+    this.#queue();
+  }
+
+  /** A heartbeat (already decoded) from the channel. */
+  heardHeartbeat(term: number): void {
+    if (term < this.#term) return; // an old leader that has not yet learnt it was replaced
+    this.#term = term;
+    this.#lastHeard = this.#environment.now();
+  }
+
+  /**
+   * Called every HEARTBEAT_MS: the leader sends its heartbeat; a visible follower that has heard
+   * nothing for STEAL_AFTER_MS steals the lock.
+   */
+  tick(): void {
+    if (this.#role === "leader") {
+      this.#hooks.sendHeartbeat(this.#term);
+      return;
+    }
+    if (this.#role !== "follower" || this.#stealing || !this.#environment.visible()) return;
+    if (this.#environment.now() - this.#lastHeard < STEAL_AFTER_MS) return;
+    this.#stealing = true;
+    void this.#acquire({ steal: true }).finally(() => this.#stealing = false);
+  }
+
+  /** Gives up the lead (or the place in the queue) for good. */
+  close(): void {
+    this.#role = "closed";
+    this.#lock?.release();
+    this.#lock = undefined;
+  }
+
+  #queue(): void {
+    if (this.#queued) return;
+    this.#queued = true;
+    void this.#acquire({}).finally(() => this.#queued = false);
+  }
+
+  async #acquire(options: { steal?: boolean }): Promise<void> {
+    let lock: HeldLock | undefined;
+    try {
+      lock = await holdLock(this.#environment.locks, this.#lockName, options);
+    } catch {
+      return; // a queued request aborted by a steal elsewhere: the next tick tries again
+    }
+    if (!lock) return;
+    if (this.#role !== "follower" || this.#lock) {
+      lock.release(); // closed meanwhile, or granted twice (a steal raced the queued request)
+      return;
+    }
+    this.#lock = lock;
+    this.#role = "leader";
+    this.#term++;
+    this.#lastHeard = this.#environment.now();
+    this.#hooks.becameLeader(this.#term);
+    this.#hooks.sendHeartbeat(this.#term);
+    void lock.lost.then(() => {
+      if (this.#lock !== lock) return;
+      this.#lock = undefined;
+      if (this.#role !== "leader") return;
+      this.#role = "follower";
+      this.#lastHeard = this.#environment.now();
+      this.#hooks.lostLead();
+      this.#queue();
+    });
+  }
+}

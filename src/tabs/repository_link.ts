@@ -1,0 +1,205 @@
+/**
+ * One repository's traffic between the tabs of a database, over their channel: the leader's side
+ * and a follower's side. Blocks travel as the bytes the network carries and are imported with
+ * the usual verification (importBlocks), so a forged or damaged block is refused whole.
+ *
+ * - A follower loads the repository from the leader (`load` → `loaded`: every block it holds),
+ *   sends each block it seals (`push`), and keeps it until the leader says it is persisted under
+ *   the database's durability mode (`persisted`); `flush()` waits for that. When a new leader
+ *   takes over, the follower sends it every push not yet acknowledged (`resend()`).
+ * - The leader imports pushes, persists them (`persist`, the repository's log flush), answers
+ *   `persisted`, and sends every block that enters its repository — sealed there or pushed by a
+ *   follower — to all tabs (`blocks`), which import what they lack.
+ *
+ * Everything that arrives is decoded strictly first; a message that fails is dropped and
+ * reported (`onRefused`), never thrown into the tab.
+ */
+import { CairnError } from "../core/errors.ts";
+import type { Repository } from "../repo/repository.ts";
+import { decodeTabMessage, encodeTabMessage, type TabMessage } from "./tab_messages.ts";
+
+/** The tabs' channel as a link sees it (a BroadcastChannel, or a fake in tests). */
+export interface TabChannel {
+  post(message: TabMessage): void;
+  /** Subscribes to every value posted by the other tabs; returns the unsubscribe. */
+  listen(listener: (value: unknown) => void): () => void;
+}
+
+export interface RepositoryLinkOptions {
+  readonly tab: string;
+  readonly channel: TabChannel;
+  readonly repo: Repository;
+  /** A message that failed to decode or to apply, for logging. */
+  onRefused?(error: unknown): void;
+}
+
+/** The origin given to importBlocks for blocks that came over the channel (never echoed). */
+const FROM_CHANNEL = "tabs";
+
+function refused(options: RepositoryLinkOptions, error: unknown): void {
+  options.onRefused?.(error);
+}
+
+/** Decodes what arrives, keeps the messages about this repository, drops (and reports) the rest. */
+function listenTo(
+  options: RepositoryLinkOptions,
+  handle: (message: TabMessage) => Promise<void> | void,
+): () => void {
+  return options.channel.listen((value) => {
+    let message: TabMessage;
+    try {
+      message = decodeTabMessage(value);
+    } catch (err) {
+      refused(options, err);
+      return;
+    }
+    if ("repo" in message && message.repo !== options.repo.path) return;
+    Promise.resolve().then(() => handle(message)).catch((err) => refused(options, err));
+  });
+}
+
+function post(options: RepositoryLinkOptions, message: TabMessage): void {
+  options.channel.post(encodeTabMessage(message));
+}
+
+/** The leader's side: serves loads, persists pushes, sends every new block to all tabs. */
+export class LeaderRepositoryLink {
+  #options: RepositoryLinkOptions;
+  #persist: () => Promise<void>;
+  #stop: (() => void)[];
+
+  constructor(options: RepositoryLinkOptions, persist: () => Promise<void>) {
+    this.#options = options;
+    this.#persist = persist;
+    const { repo, tab } = options;
+    this.#stop = [
+      listenTo(options, (message) => this.#handle(message)),
+      repo.onBlock((block) => {
+        post(options, { type: "blocks", from: tab, repo: repo.path, frames: [block.bytes()] });
+      }),
+    ];
+  }
+
+  async #handle(message: TabMessage): Promise<void> {
+    const { repo } = this.#options;
+    if (message.type === "load") {
+      const frames = await repo.exportBlocks();
+      post(this.#options, {
+        type: "loaded",
+        to: message.from,
+        repo: repo.path,
+        id: message.id,
+        frames,
+      });
+    } else if (message.type === "push") {
+      let error: string | null = null;
+      try {
+        const report = await repo.importBlocks(message.frames, FROM_CHANNEL);
+        if (report.rejected.length > 0) error = report.rejected[0].error.message;
+        else await this.#persist();
+      } catch (err) {
+        error = err instanceof Error ? err.message : String(err);
+      }
+      post(this.#options, { type: "persisted", to: message.from, id: message.id, error });
+    }
+  }
+
+  close(): void {
+    for (const stop of this.#stop) stop();
+  }
+}
+
+interface UnacknowledgedPush {
+  readonly frames: Uint8Array[];
+  readonly waiters: { resolve(): void; reject(err: unknown): void }[];
+}
+
+/** A follower's side: loads from the leader, pushes what it seals, imports everyone's blocks. */
+export class FollowerRepositoryLink {
+  #options: RepositoryLinkOptions;
+  #nextId = 1;
+  #unacknowledged = new Map<number, UnacknowledgedPush>();
+  #loads = new Map<number, (frames: Uint8Array[]) => void>();
+  #stop: (() => void)[];
+
+  constructor(options: RepositoryLinkOptions) {
+    this.#options = options;
+    const { repo, tab } = options;
+    this.#stop = [
+      listenTo(options, (message) => this.#handle(message)),
+      repo.onBlock((block) => {
+        if (block.origin === FROM_CHANNEL) return;
+        const id = this.#nextId++;
+        const frames = [block.bytes()];
+        this.#unacknowledged.set(id, { frames, waiters: [] });
+        post(options, { type: "push", from: tab, repo: repo.path, id, frames });
+      }),
+    ];
+  }
+
+  /** How many pushes the leader has not yet acknowledged. */
+  get unacknowledged(): number {
+    return this.#unacknowledged.size;
+  }
+
+  /**
+   * Asks the leader for every block of the repository and imports them. Resolves once they are
+   * applied; call again (after `resend`) when the leader changed before it answered.
+   */
+  async load(): Promise<void> {
+    const id = this.#nextId++;
+    const frames = await new Promise<Uint8Array[]>((resolve) => {
+      this.#loads.set(id, resolve);
+      post(this.#options, {
+        type: "load",
+        from: this.#options.tab,
+        repo: this.#options.repo.path,
+        id,
+      });
+    });
+    await this.#options.repo.importBlocks(frames, FROM_CHANNEL);
+  }
+
+  /** Resolves when every block sealed so far is persisted by the leader; rejects if it refused one. */
+  async flush(): Promise<void> {
+    await this.#options.repo.flush(); // seals what is pending, which pushes it
+    const waiting = [...this.#unacknowledged.values()].map((push) =>
+      new Promise<void>((resolve, reject) => push.waiters.push({ resolve, reject }))
+    );
+    await Promise.all(waiting);
+  }
+
+  /** A new leader took over: sends it every push the old one did not acknowledge, in order. */
+  resend(): void {
+    const { tab, repo } = this.#options;
+    for (const [id, push] of this.#unacknowledged) {
+      post(this.#options, { type: "push", from: tab, repo: repo.path, id, frames: push.frames });
+    }
+  }
+
+  async #handle(message: TabMessage): Promise<void> {
+    const { tab, repo } = this.#options;
+    if (message.type === "loaded" && message.to === tab) {
+      const resolve = this.#loads.get(message.id);
+      this.#loads.delete(message.id);
+      resolve?.(message.frames);
+    } else if (message.type === "persisted" && message.to === tab) {
+      const push = this.#unacknowledged.get(message.id);
+      if (!push) return;
+      this.#unacknowledged.delete(message.id);
+      for (const waiter of push.waiters) {
+        if (message.error === null) waiter.resolve();
+        else {waiter.reject(
+            new CairnError("E_IO", `the leader tab did not persist: ${message.error}`),
+          );}
+      }
+    } else if (message.type === "blocks" && message.from !== tab) {
+      const report = await repo.importBlocks(message.frames, FROM_CHANNEL);
+      for (const { error } of report.rejected) refused(this.#options, error);
+    }
+  }
+
+  close(): void {
+    for (const stop of this.#stop) stop();
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The messages tabs of one database exchange over their BroadcastChannel (docs/browser.md, "Many
+ * tabs"). A channel is open to every script of the origin, so whatever arrives is hostile: a
+ * message is a structured-clone value that `decodeTabMessage` checks field by field (exact keys,
+ * exact types, bounded sizes) before anything else sees it. Whatever does not match is a
+ * CairnError E_PROTOCOL (E_TOO_LARGE for oversize blocks), never another exception, so the tab
+ * drops the message and carries on.
+ *
+ * Blocks travel as the same sealed bytes as on the network; the receiving repository verifies
+ * them again (importBlocks), so a forged block is refused there, not here.
+ */
+import { CairnError } from "../core/errors.ts";
+import { isPlainObject } from "../core/wire_validation.ts";
+import { checkRepositoryPath } from "../db/paths.ts";
+
+/** Largest block a tab accepts from the channel (the sync protocol's default frame size). */
+export const MAX_TAB_BLOCK_BYTES = 1 << 20;
+/** Most blocks one message may carry. */
+export const MAX_TAB_BLOCKS = 4096;
+/** Longest tab id: tabs name themselves with a random base64url string. */
+const MAX_TAB_ID = 64;
+
+export type TabMessage =
+  /** The leader is alive: sent every heartbeat interval. `term` grows with each new leader. */
+  | { type: "heartbeat"; leader: string; term: number }
+  /** A follower asks the leader for a repository's blocks (to load it at open). */
+  | { type: "load"; from: string; repo: string; id: number }
+  /** The leader's answer to `load`: every block it holds of the repository. */
+  | { type: "loaded"; to: string; repo: string; id: number; frames: Uint8Array[] }
+  /** A follower's sealed blocks, for the leader to persist; `id` names them in the `persisted`. */
+  | { type: "push"; from: string; repo: string; id: number; frames: Uint8Array[] }
+  /** The leader persisted a push under the database's durability mode (or could not: `error`). */
+  | { type: "persisted"; to: string; id: number; error: string | null }
+  /** Blocks new to the database (sealed in some tab, persisted by the leader), for every tab. */
+  | { type: "blocks"; from: string; repo: string; frames: Uint8Array[] };
+
+export type TabMessageType = TabMessage["type"];
+
+/** The fields of each message besides `type`, with the check of each. */
+const FIELDS: { [T in TabMessageType]: Record<string, (value: unknown, where: string) => void> } = {
+  heartbeat: { leader: checkTabId, term: checkCount },
+  load: { from: checkTabId, repo: checkRepo, id: checkCount },
+  loaded: { to: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames },
+  push: { from: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames },
+  persisted: { to: checkTabId, id: checkCount, error: checkError },
+  blocks: { from: checkTabId, repo: checkRepo, frames: checkFrames },
+};
+
+function protocol(message: string): CairnError {
+  return new CairnError("E_PROTOCOL", `tab message: ${message}`);
+}
+
+/**
+ * Checks a value received from the channel and returns it typed. Throws E_PROTOCOL for anything
+ * that is not exactly one of the messages above, E_TOO_LARGE for a block over the limit.
+ */
+export function decodeTabMessage(value: unknown): TabMessage {
+  if (!isPlainObject(value)) throw protocol("not a plain object");
+  const type = value.type;
+  if (typeof type !== "string" || !Object.hasOwn(FIELDS, type)) {
+    throw protocol(
+      `unknown type ${typeof type === "string" ? JSON.stringify(type.slice(0, 32)) : typeof type}`,
+    );
+  }
+  const fields = FIELDS[type as TabMessageType];
+  const keys = Object.keys(value);
+  if (keys.length !== Object.keys(fields).length + 1) {
+    throw protocol(`${type} has fields ${keys.slice(0, 16).join(", ")}`);
+  }
+  for (const [name, check] of Object.entries(fields)) {
+    if (!Object.hasOwn(value, name)) throw protocol(`${type} lacks ${name}`);
+    check(value[name], `${type}.${name}`);
+  }
+  return value as TabMessage;
+}
+
+/** A message ready to post: a fresh object of exactly its fields (nothing extra leaks out). */
+export function encodeTabMessage(message: TabMessage): TabMessage {
+  const copy: Record<string, unknown> = { type: message.type };
+  for (const name of Object.keys(FIELDS[message.type])) {
+    copy[name] = (message as unknown as Record<string, unknown>)[name];
+  }
+  return decodeTabMessage(copy);
+}
+
+function checkTabId(value: unknown, where: string): void {
+  if (typeof value !== "string" || !/^[A-Za-z0-9_-]+$/.test(value) || value.length > MAX_TAB_ID) {
+    throw protocol(`${where} is not a tab id`);
+  }
+}
+
+function checkCount(value: unknown, where: string): void {
+  if (!Number.isSafeInteger(value) || (value as number) < 0) {
+    throw protocol(`${where} is not a non-negative integer`);
+  }
+}
+
+function checkRepo(value: unknown, where: string): void {
+  try {
+    checkRepositoryPath(value);
+  } catch {
+    throw protocol(`${where} is not a repository path`);
+  }
+}
+
+function checkError(value: unknown, where: string): void {
+  if (value !== null && (typeof value !== "string" || value.length > 4096)) {
+    throw protocol(`${where} is neither null nor a short string`);
+  }
+}
+
+function checkFrames(value: unknown, where: string): void {
+  if (!Array.isArray(value)) throw protocol(`${where} is not an array`);
+  if (value.length > MAX_TAB_BLOCKS) throw protocol(`${where} holds over ${MAX_TAB_BLOCKS} blocks`);
+  for (let i = 0; i < value.length; i++) {
+    const frame = value[i];
+    if (!(frame instanceof Uint8Array) || frame.length === 0) {
+      throw protocol(`${where}[${i}] is not a non-empty Uint8Array`);
+    }
+    if (frame.length > MAX_TAB_BLOCK_BYTES) {
+      throw new CairnError(
+        "E_TOO_LARGE",
+        `tab message: ${where}[${i}] is ${frame.length} bytes, over ${MAX_TAB_BLOCK_BYTES}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * Repository links between tabs, over a fake channel that delivers structured clones
+ * asynchronously as a BroadcastChannel does: followers load from the leader, three tabs writing
+ * at once converge, a follower's flush resolves only once the leader persisted its blocks, a new
+ * leader receives every unacknowledged push, and hostile messages are dropped without harm.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Cairn, watchRepositories } from "../../src/db/database.ts";
+import type { RepositoryHandle } from "../../src/db/repository_handle.ts";
+import { isCairnError } from "../../src/core/errors.ts";
+import type { Repository } from "../../src/repo/repository.ts";
+import {
+  FollowerRepositoryLink,
+  LeaderRepositoryLink,
+  type TabChannel,
+} from "../../src/tabs/repository_link.ts";
+import type { TabMessage } from "../../src/tabs/tab_messages.ts";
+import { Note, PATH } from "../harness/linked_client.ts";
+import { snapshot } from "../harness/peers.ts";
+
+/** Every tab's end of one broadcast channel; `post` reaches the others, never the sender. */
+class FakeBroadcast {
+  #listeners = new Map<string, Set<(value: unknown) => void>>();
+  /** Everything posted, for assertions. */
+  readonly posted: TabMessage[] = [];
+
+  end(tab: string): TabChannel & { postRaw(value: unknown): void } {
+    const listeners = new Set<(value: unknown) => void>();
+    this.#listeners.set(tab, listeners);
+    const send = (value: unknown) => {
+      for (const [other, set] of this.#listeners) {
+        if (other === tab) continue;
+        const copy = structuredClone(value);
+        for (const listener of set) setTimeout(() => listener(copy), 0);
+      }
+    };
+    return {
+      post: (message) => {
+        this.posted.push(message);
+        send(message);
+      },
+      postRaw: send,
+      listen: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    };
+  }
+
+  /** The tab is gone: nothing reaches it any more. */
+  drop(tab: string): void {
+    this.#listeners.delete(tab);
+  }
+}
+
+interface Tab {
+  name: string;
+  db: Cairn;
+  notes: RepositoryHandle;
+  repo: Repository;
+}
+
+async function openTabs(names: string[]): Promise<Tab[]> {
+  const tabs: Tab[] = [];
+  for (const name of names) {
+    const db = await Cairn.open({ schemas: [Note] });
+    let repo: Repository | undefined;
+    watchRepositories(db, { opened: (r) => repo ??= r, closed: () => {} });
+    const notes = await db.open(PATH);
+    tabs.push({ name, db, notes, repo: repo! });
+  }
+  for (const tab of tabs) {
+    for (const other of tabs) if (other !== tab) await tab.db.trust(other.db.session.publicKey);
+  }
+  return tabs;
+}
+
+async function settle(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+function titles(tab: Tab): string[] {
+  const { values } = snapshot(tab.notes, []);
+  return Object.values(values).map((v) => (v as { title: string }).title).sort();
+}
+
+test("three tabs writing at once converge; followers load what the leader held", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b, c] = await openTabs(["leader", "b", "c"]);
+  leader.notes.create(Note, { title: "before" });
+  await leader.notes.flush();
+  let persists = 0;
+  const refusals: unknown[] = [];
+  const onRefused = (err: unknown) => refusals.push(err);
+  const leading = new LeaderRepositoryLink(
+    { tab: "leader", channel: channel.end("leader"), repo: leader.repo, onRefused },
+    () => {
+      persists++;
+      return leader.notes.flush();
+    },
+  );
+  const followers = [b, c].map((tab) =>
+    new FollowerRepositoryLink({
+      tab: tab.name,
+      channel: channel.end(tab.name),
+      repo: tab.repo,
+      onRefused,
+    })
+  );
+  await Promise.all(followers.map((f) => f.load()));
+  assert.deepEqual(titles(b), ["before"]);
+  for (let i = 0; i < 10; i++) {
+    for (const tab of [leader, b, c]) tab.notes.create(Note, { title: `${tab.name} ${i}` });
+    await settle(1);
+  }
+  await Promise.all(followers.map((f) => f.flush()));
+  await settle();
+  const expected = titles(leader);
+  assert.equal(expected.length, 31);
+  assert.deepEqual(titles(b), expected);
+  assert.deepEqual(titles(c), expected);
+  assert.ok(persists > 0);
+  assert.deepEqual(followers.map((f) => f.unacknowledged), [0, 0]);
+  assert.deepEqual(refusals, []);
+  leading.close();
+  for (const f of followers) f.close();
+  for (const tab of [leader, b, c]) await tab.db.close();
+});
+
+test("a follower's flush resolves only once the leader has persisted its blocks", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b] = await openTabs(["leader", "b"]);
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const leading = new LeaderRepositoryLink(
+    { tab: "leader", channel: channel.end("leader"), repo: leader.repo },
+    () => gate,
+  );
+  const follower = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+  });
+  await follower.load();
+  b.notes.create(Note, { title: "from b" });
+  let flushed = false;
+  const flushing = follower.flush().then(() => flushed = true);
+  await settle();
+  assert.deepEqual(titles(leader), ["from b"], "the leader has applied it");
+  assert.equal(flushed, false, "not acknowledged before it is persisted");
+  assert.equal(follower.unacknowledged, 1);
+  release();
+  await flushing;
+  assert.equal(follower.unacknowledged, 0);
+  leading.close();
+  follower.close();
+  for (const tab of [leader, b]) await tab.db.close();
+});
+
+test("a leader that refuses a push fails the follower's flush with a typed error", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b] = await openTabs(["leader", "b"]);
+  const leading = new LeaderRepositoryLink(
+    { tab: "leader", channel: channel.end("leader"), repo: leader.repo },
+    () => Promise.reject(new Error("disk full")),
+  );
+  const follower = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+  });
+  b.notes.create(Note, { title: "x" });
+  await assert.rejects(follower.flush(), (err) => isCairnError(err) && err.code === "E_IO");
+  leading.close();
+  follower.close();
+  for (const tab of [leader, b]) await tab.db.close();
+});
+
+test("pushes the old leader never acknowledged are re-sent to the new leader", async () => {
+  const channel = new FakeBroadcast();
+  const [old, b, c] = await openTabs(["old", "b", "c"]);
+  // The old leader is gone (crashed) before it saw b's writes.
+  channel.end("old");
+  channel.drop("old");
+  const follower = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+  });
+  b.notes.create(Note, { title: "b 1" });
+  b.notes.create(Note, { title: "b 2" });
+  await b.notes.flush();
+  await settle();
+  assert.equal(follower.unacknowledged, 1);
+  // c takes over: its leader link receives the re-sent push, persists it and acknowledges.
+  const leading = new LeaderRepositoryLink(
+    { tab: "c", channel: channel.end("c"), repo: c.repo },
+    () => c.notes.flush(),
+  );
+  const flushed = follower.flush();
+  follower.resend();
+  await flushed;
+  assert.deepEqual(titles(c), ["b 1", "b 2"]);
+  assert.equal(follower.unacknowledged, 0);
+  leading.close();
+  follower.close();
+  for (const tab of [old, b, c]) await tab.db.close();
+});
+
+test("hostile messages are dropped and reported; forged blocks are refused by importBlocks", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b] = await openTabs(["leader", "b"]);
+  const refusals: unknown[] = [];
+  const onRefused = (err: unknown) => refusals.push(err);
+  const leading = new LeaderRepositoryLink(
+    { tab: "leader", channel: channel.end("leader"), repo: leader.repo, onRefused },
+    () => leader.notes.flush(),
+  );
+  const follower = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+    onRefused,
+  });
+  const evil = channel.end("evil");
+  const garbage: unknown[] = [
+    null,
+    "push",
+    { type: "push" },
+    { type: "blocks", from: "evil", repo: PATH, frames: ["not bytes"] },
+    { type: "persisted", to: "b", id: "1", error: null },
+    { type: "loaded", to: "b", repo: "../etc", id: 1, frames: [] },
+  ];
+  for (const value of garbage) evil.postRaw(value);
+  // Well-formed messages carrying forged blocks: decoded, then refused by verification.
+  evil.postRaw({ type: "blocks", from: "evil", repo: PATH, frames: [new Uint8Array([1, 2, 3])] });
+  evil.postRaw({ type: "push", from: "evil", repo: PATH, id: 1, frames: [new Uint8Array(40)] });
+  await settle();
+  const codes = refusals.map((err) => isCairnError(err) ? err.code : String(err));
+  // Both tabs drop each malformed message; b reports the forged block importBlocks refused.
+  assert.equal(codes.filter((code) => code === "E_PROTOCOL").length, garbage.length * 2);
+  assert.equal(codes.length, garbage.length * 2 + 1, codes.join(", "));
+  assert.deepEqual(titles(leader), []);
+  assert.deepEqual(titles(b), []);
+  const answer = channel.posted.find((m) => m.type === "persisted");
+  assert.ok(answer && answer.type === "persisted" && answer.error !== null, "forged push refused");
+  // The tabs still work.
+  b.notes.create(Note, { title: "still fine" });
+  await follower.flush();
+  assert.deepEqual(titles(leader), ["still fine"]);
+  leading.close();
+  follower.close();
+  for (const tab of [leader, b]) await tab.db.close();
+});

@@ -1,0 +1,158 @@
+/**
+ * The tab message codec: every message type round-trips, and hostile values — wrong types,
+ * missing and extra fields, unknown types, bad ids and paths, oversize blocks, random values —
+ * are refused with E_PROTOCOL or E_TOO_LARGE and nothing else. Seeded: CAIRN_TABS_SEED=S
+ * replays the random part (the seed is printed on failure).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { isCairnError } from "../../src/core/errors.ts";
+import {
+  decodeTabMessage,
+  encodeTabMessage,
+  MAX_TAB_BLOCK_BYTES,
+  MAX_TAB_BLOCKS,
+  type TabMessage,
+} from "../../src/tabs/tab_messages.ts";
+import { envInteger } from "../harness/peers.ts";
+import { seededRandom } from "../harness/random.ts";
+
+const SEED = envInteger("CAIRN_TABS_SEED") ?? 18_2026;
+const FRAME = new Uint8Array([1, 2, 3]);
+
+const SAMPLES: TabMessage[] = [
+  { type: "heartbeat", leader: "tab_A-1", term: 3 },
+  { type: "load", from: "tabB", repo: "/data/todos", id: 0 },
+  { type: "loaded", to: "tabB", repo: "/data/todos", id: 0, frames: [FRAME, FRAME] },
+  { type: "loaded", to: "tabB", repo: "/x", id: 9, frames: [] },
+  { type: "push", from: "tabC", repo: "/data/todos", id: 7, frames: [FRAME] },
+  { type: "persisted", to: "tabC", id: 7, error: null },
+  { type: "persisted", to: "tabC", id: 8, error: "E_IO: disk full" },
+  { type: "blocks", from: "tabC", repo: "/data/todos", frames: [FRAME] },
+];
+
+function refused(value: unknown, code = "E_PROTOCOL"): void {
+  assert.throws(
+    () => decodeTabMessage(value),
+    (err) => isCairnError(err) && err.code === code,
+    `refused with ${code}: ${describe(value)}`,
+  );
+}
+
+function describe(value: unknown): string {
+  try {
+    return JSON.stringify(value)?.slice(0, 200) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+test("every tab message round-trips through encode and decode", () => {
+  for (const message of SAMPLES) {
+    const sent = encodeTabMessage(message);
+    assert.deepEqual(decodeTabMessage(structuredClone(sent)), message);
+  }
+});
+
+test("encodeTabMessage copies only the message's own fields", () => {
+  const extra = { ...SAMPLES[0], secret: "not for the channel" } as unknown as TabMessage;
+  assert.deepEqual(encodeTabMessage(extra), SAMPLES[0]);
+});
+
+test("values that are not messages are refused with E_PROTOCOL", () => {
+  for (const value of [null, undefined, 1, "heartbeat", [], [SAMPLES[0]], new Uint8Array(4)]) {
+    refused(value);
+  }
+  refused(Object.assign(Object.create({ polluted: true }), SAMPLES[0]));
+  refused({ type: "nope", leader: "a", term: 1 });
+  refused({ type: "__proto__" });
+  refused({ type: "toString" });
+  refused({ type: 5 });
+});
+
+test("every field of every message is checked: missing, extra and wrong-typed fields", () => {
+  const wrong: unknown[] = [null, -1, 1.5, "", "a b", {}, [], [new Uint8Array(0)], true, 2 ** 60];
+  for (const message of SAMPLES) {
+    const fields = Object.keys(message).filter((name) => name !== "type");
+    for (const name of fields) {
+      const missing: Record<string, unknown> = { ...message };
+      delete missing[name];
+      refused(missing);
+      for (const value of wrong) {
+        // null and any short string are valid errors
+        if (name === "error" && (value === null || typeof value === "string")) continue;
+        if (name === "frames" && Array.isArray(value) && value.length === 0) continue; // valid
+        refused({ ...message, [name]: value });
+      }
+    }
+    refused({ ...message, extra: 1 });
+  }
+});
+
+test("tab ids, repository paths and block counts are bounded", () => {
+  refused({ type: "heartbeat", leader: "x".repeat(65), term: 1 });
+  refused({ type: "blocks", from: "t", repo: "no-slash", frames: [FRAME] });
+  refused({ type: "blocks", from: "t", repo: "/a/../b", frames: [FRAME] });
+  refused({
+    type: "blocks",
+    from: "t",
+    repo: "/a",
+    frames: new Array(MAX_TAB_BLOCKS + 1).fill(FRAME),
+  });
+  refused(
+    { type: "blocks", from: "t", repo: "/a", frames: [new Uint8Array(MAX_TAB_BLOCK_BYTES + 1)] },
+    "E_TOO_LARGE",
+  );
+  refused({ type: "blocks", from: "t", repo: "/a", frames: [new Uint16Array(2)] });
+  refused({ type: "persisted", to: "t", id: 1, error: "e".repeat(4097) });
+});
+
+/** A random structured-clone value, biased towards near-messages. */
+function randomValue(random: () => number, depth = 0): unknown {
+  const pick = Math.floor(random() * (depth > 2 ? 7 : 10));
+  switch (pick) {
+    case 0:
+      return null;
+    case 1:
+      return Math.floor(random() * 2 ** 40) * (random() < 0.5 ? -1 : 1) / (random() < 0.3 ? 3 : 1);
+    case 2:
+      return ["heartbeat", "push", "blocks", "/data/x", "tab", ""][Math.floor(random() * 6)];
+    case 3:
+      return new Uint8Array(Math.floor(random() * 4));
+    case 4:
+      return random() < 0.5;
+    case 5:
+      return undefined;
+    case 6:
+      return BigInt(Math.floor(random() * 1000));
+    case 7:
+      return Array.from({ length: Math.floor(random() * 4) }, () => randomValue(random, depth + 1));
+    default: {
+      const base = structuredClone(SAMPLES[Math.floor(random() * SAMPLES.length)]) as Record<
+        string,
+        unknown
+      >;
+      const names = Object.keys(base);
+      const name = names[Math.floor(random() * names.length)];
+      base[name] = randomValue(random, depth + 1);
+      return base;
+    }
+  }
+}
+
+test("random values decode to a valid message or fail with a CairnError, never otherwise", () => {
+  const random = seededRandom(SEED);
+  for (let round = 0; round < 5_000; round++) {
+    const value = randomValue(random);
+    try {
+      const message = decodeTabMessage(value);
+      // Whatever is accepted re-encodes to itself: it is exactly a message.
+      assert.deepEqual(encodeTabMessage(message), message, `seed ${SEED} round ${round}`);
+    } catch (err) {
+      assert.ok(
+        isCairnError(err) && (err.code === "E_PROTOCOL" || err.code === "E_TOO_LARGE"),
+        `seed ${SEED} round ${round}: ${describe(value)} threw ${err}`,
+      );
+    }
+  }
+});
