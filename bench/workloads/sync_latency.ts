@@ -16,7 +16,7 @@ import type { HelperProcess } from "../sync/line_channel.ts";
 import { openClientWebSocket } from "../../src/runtime/websocket.ts";
 
 /** Writes whose latency is kept for the percentiles (≥ 1,000, issue #16). */
-function writes(quick: boolean): number {
+export function writes(quick: boolean): number {
   return quick ? 100 : 1_000;
 }
 
@@ -114,6 +114,13 @@ export interface Latency {
   writes: number;
 }
 
+/** The latency pass: every write, one at a time (µs). */
+export async function everyWrite(state: Latency): Promise<number[]> {
+  const out: number[] = [];
+  for (let k = 0; k < state.writes; k++) out.push((await timed(state)) * 1000);
+  return out;
+}
+
 export async function timed(state: Latency): Promise<number> {
   const start = now();
   await state.pair.roundTrip(state.next++);
@@ -164,11 +171,7 @@ const S01: TextWorkload<TextCtx> = {
       return { pair: await relayPair(ctx, bytes), next: 0, writes };
     },
     sample: timed,
-    async latency(state: Latency): Promise<number[]> {
-      const out: number[] = [];
-      for (let k = 0; k < state.writes; k++) out.push((await timed(state)) * 1000);
-      return out;
-    },
+    latency: everyWrite,
     teardown: (state: Latency) => state.pair.close(),
   }),
 };

@@ -16,7 +16,7 @@ import { now } from "../lib/timer.ts";
 import { caughtUp } from "./sync_catchup.ts";
 import { SYNC_ROW, syncHost } from "./sync_common.ts";
 import { split } from "./sync_fanout.ts";
-import { type Latency, liveQueryPair, timed } from "./sync_latency.ts";
+import { everyWrite, type Latency, liveQueryPair, timed, writes } from "./sync_latency.ts";
 
 interface SharedServers {
   urls: string[];
@@ -49,10 +49,6 @@ async function sharedServers(host: SyncHost, count: number): Promise<SharedServe
     await cluster.stop();
     throw err;
   }
-}
-
-function writes(quick: boolean): number {
-  return quick ? 100 : 1_000;
 }
 
 const S05: TextWorkload<TextCtx> = {
@@ -88,11 +84,7 @@ const S05: TextWorkload<TextCtx> = {
       return { pair, next: 0, writes: variant.writes as number };
     },
     sample: timed,
-    async latency(state: Latency): Promise<number[]> {
-      const out: number[] = [];
-      for (let k = 0; k < state.writes; k++) out.push((await timed(state)) * 1000);
-      return out;
-    },
+    latency: everyWrite,
     teardown: (state: Latency) => state.pair.close(),
   }),
 };

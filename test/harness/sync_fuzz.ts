@@ -102,6 +102,31 @@ export async function referenceMerge(replicas: readonly FuzzReplica[], path: str
   return merged;
 }
 
+/** Every replica holds every block written and the reference's contents. */
+export function assertConverged(
+  replicas: readonly FuzzReplica[],
+  reference: Awaited<ReturnType<typeof referenceMerge>>,
+): void {
+  for (const replica of replicas) {
+    assert.deepEqual(
+      replica.repo.versionVector(),
+      reference.versionVector,
+      `replica ${replica.name} holds every block written`,
+    );
+    assert.deepEqual(contents(replica.repo), reference.contents, `replica ${replica.name}`);
+  }
+}
+
+/** Closes each replica's link (if it has one) and database. */
+export async function closeReplicas(
+  replicas: readonly (FuzzReplica & { link?: { close(): Promise<void> } })[],
+): Promise<void> {
+  for (const replica of replicas) {
+    await replica.link?.close();
+    await replica.db.close();
+  }
+}
+
 export function sameVector(a: object, b: object): boolean {
   return JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 }

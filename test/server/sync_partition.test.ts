@@ -8,7 +8,6 @@
  * CAIRN_FUZZ=N runs N schedules (default 200); CAIRN_FUZZ_SEED=S replays one run.
  */
 import { test } from "node:test";
-import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Cairn } from "../../src/db/database.ts";
 import type { RepositoryHandle } from "../../src/db/repository_handle.ts";
@@ -16,7 +15,15 @@ import { type SyncLink, syncWith } from "../../src/sync/client.ts";
 import { openWebSocket, type SyncSocket } from "../../src/sync/socket.ts";
 import { createSyncServer, type SyncServer } from "../../src/sync/server/create_server.ts";
 import { envInteger } from "../harness/peers.ts";
-import { contents, Note, Random, referenceMerge, sameVector, write } from "../harness/sync_fuzz.ts";
+import {
+  assertConverged,
+  closeReplicas,
+  Note,
+  Random,
+  referenceMerge,
+  sameVector,
+  write,
+} from "../harness/sync_fuzz.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
 
 const PATH = "/data/notes";
@@ -143,19 +150,9 @@ async function schedule(seed: number, dir: string): Promise<void> {
     for (const replica of replicas) replica.link ??= connect(replica, server.url);
     const reference = await referenceMerge(replicas, PATH);
     await settle(replicas, reference);
-    for (const replica of replicas) {
-      assert.deepEqual(
-        replica.repo.versionVector(),
-        reference.versionVector,
-        `replica ${replica.name} holds every block written`,
-      );
-      assert.deepEqual(contents(replica.repo), reference.contents, `replica ${replica.name}`);
-    }
+    assertConverged(replicas, reference);
   } finally {
-    for (const replica of replicas) {
-      await replica.link?.close();
-      await replica.db.close();
-    }
+    await closeReplicas(replicas);
     await server.close();
   }
 }

@@ -18,7 +18,8 @@ import { openWebSocket, type SyncSocket } from "../../src/sync/socket.ts";
 import { Child } from "../harness/child_process.ts";
 import { envInteger } from "../harness/peers.ts";
 import {
-  contents,
+  assertConverged,
+  closeReplicas,
   type FuzzReplica,
   Note,
   Random,
@@ -177,19 +178,9 @@ async function schedule(
     for (const replica of replicas) replica.link ??= connect(replica, servers);
     const reference = await referenceMerge(replicas, path);
     await settle(replicas, reference, servers);
-    for (const replica of replicas) {
-      assert.deepEqual(
-        replica.repo.versionVector(),
-        reference.versionVector,
-        `replica ${replica.name} holds every block written`,
-      );
-      assert.deepEqual(contents(replica.repo), reference.contents, `replica ${replica.name}`);
-    }
+    assertConverged(replicas, reference);
   } finally {
-    for (const replica of replicas) {
-      await replica.link?.close();
-      await replica.db.close();
-    }
+    await closeReplicas(replicas);
   }
 }
 

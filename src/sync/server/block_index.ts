@@ -107,3 +107,31 @@ function firstAbove(values: readonly number[], value: number): number {
   }
   return low;
 }
+
+/**
+ * What a stored repository reads from its BlockIndex, for the stores that keep one (files and
+ * PostgreSQL): promises, as StoredRepository has them, since another store may fetch.
+ */
+export abstract class IndexedReads {
+  protected abstract get blockIndex(): BlockIndex;
+
+  head(): number {
+    return this.blockIndex.head;
+  }
+
+  readAfter(position: number, maxBytes: number): Promise<PlacedBlock[]> {
+    return Promise.resolve(this.blockIndex.readAfter(position, maxBytes));
+  }
+
+  missingFrom(vector: VersionVector): Promise<number[]> {
+    return Promise.resolve(this.blockIndex.missingFrom(vector));
+  }
+
+  readAt(positions: readonly number[]): Promise<PlacedBlock[]> {
+    return Promise.resolve(this.blockIndex.readAt(positions));
+  }
+
+  writersAfter(position: number): Promise<Writer[]> {
+    return Promise.resolve(this.blockIndex.writersAfter(position));
+  }
+}

@@ -16,7 +16,7 @@ import { openFsBackend } from "../../storage/backends/fs.ts";
 import { logFileName } from "../../storage/settings.ts";
 import type { StorageBackend } from "../../storage/backend.ts";
 import type { RepositoryRules } from "./access.ts";
-import { BlockIndex } from "./block_index.ts";
+import { BlockIndex, IndexedReads } from "./block_index.ts";
 import { randomName, ServerFiles, type ServerIdentity } from "./server_files.ts";
 import type {
   ApplyResult,
@@ -181,7 +181,7 @@ class FilesStore implements SyncStore {
   }
 }
 
-class FilesRepository implements StoredRepository {
+class FilesRepository extends IndexedReads implements StoredRepository {
   readonly path: string;
   readonly epoch: string;
   /** Opened on the first apply for a repository that had no files. */
@@ -204,6 +204,7 @@ class FilesRepository implements StoredRepository {
     trust: (publicKey: Uint8Array) => Promise<void>,
     close: () => Promise<void>,
   ) {
+    super();
     this.path = path;
     this.#handle = handle;
     this.#openHandle = openHandle;
@@ -213,24 +214,8 @@ class FilesRepository implements StoredRepository {
     this.#close = close;
   }
 
-  head(): number {
-    return this.#index.head;
-  }
-
-  readAfter(position: number, maxBytes: number): Promise<PlacedBlock[]> {
-    return Promise.resolve(this.#index.readAfter(position, maxBytes));
-  }
-
-  missingFrom(vector: VersionVector): Promise<number[]> {
-    return Promise.resolve(this.#index.missingFrom(vector));
-  }
-
-  readAt(positions: readonly number[]): Promise<PlacedBlock[]> {
-    return Promise.resolve(this.#index.readAt(positions));
-  }
-
-  writersAfter(position: number): Promise<Writer[]> {
-    return Promise.resolve(this.#index.writersAfter(position));
+  protected get blockIndex(): BlockIndex {
+    return this.#index;
   }
 
   versionVector(): Promise<VersionVector> {

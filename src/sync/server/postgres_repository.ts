@@ -18,7 +18,7 @@ import type { CryptoSuite } from "../../core/signing.ts";
 import { Cairn } from "../../db/database.ts";
 import type { RepositoryHandle } from "../../db/repository_handle.ts";
 import type { VersionVector } from "../../repo/repository.ts";
-import { BlockIndex } from "./block_index.ts";
+import { BlockIndex, IndexedReads } from "./block_index.ts";
 import { BLOCKS_CHANNEL } from "./postgres_listener.ts";
 import type { PooledClient, PostgresClient, PostgresPool } from "./postgres_pool.ts";
 import { retrying } from "./postgres_retry.ts";
@@ -50,7 +50,7 @@ interface QueuedApply {
   reject(err: unknown): void;
 }
 
-export class PostgresRepository implements StoredRepository {
+export class PostgresRepository extends IndexedReads implements StoredRepository {
   readonly path: string;
   readonly epoch: string;
   readonly #pool: PostgresPool;
@@ -72,6 +72,7 @@ export class PostgresRepository implements StoredRepository {
     suite: CryptoSuite,
     onClose: () => void,
   ) {
+    super();
     this.path = path;
     this.epoch = epoch;
     this.#pool = pool;
@@ -87,24 +88,8 @@ export class PostgresRepository implements StoredRepository {
     return this.#cache!.index;
   }
 
-  head(): number {
-    return this.#index.head;
-  }
-
-  readAfter(position: number, maxBytes: number): Promise<PlacedBlock[]> {
-    return Promise.resolve(this.#index.readAfter(position, maxBytes));
-  }
-
-  missingFrom(vector: VersionVector): Promise<number[]> {
-    return Promise.resolve(this.#index.missingFrom(vector));
-  }
-
-  readAt(positions: readonly number[]): Promise<PlacedBlock[]> {
-    return Promise.resolve(this.#index.readAt(positions));
-  }
-
-  writersAfter(position: number): Promise<Writer[]> {
-    return Promise.resolve(this.#index.writersAfter(position));
+  protected get blockIndex(): BlockIndex {
+    return this.#index;
   }
 
   /** From the index, not the Cairn repository: that may hold blocks of a failed transaction. */
