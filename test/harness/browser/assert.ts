@@ -75,7 +75,8 @@ type ErrorMatcher =
 
 function matches(err: unknown, expected: ErrorMatcher | undefined): boolean {
   if (expected === undefined) return true;
-  if (expected instanceof RegExp) return expected.test(String((err as Error)?.message ?? err));
+  // As node:assert: a pattern is tested against the error's string form, "Name: message".
+  if (expected instanceof RegExp) return expected.test(String(err));
   if (typeof expected === "function") {
     const isErrorClass = expected === Error || expected.prototype instanceof Error;
     if (isErrorClass) return err instanceof (expected as new () => unknown);
