@@ -30,6 +30,11 @@ export async function newSession(): Promise<TestSession> {
   return { db, session: db.session.id, publicKey: fromBase64Url(db.session.publicKey)! };
 }
 
+/** A session's public key as the access rules name it (base64url). */
+export function keyOf(session: TestSession): string {
+  return session.db.session.publicKey;
+}
+
 type FrameOf<T extends Frame["type"]> = Extract<Frame, { type: T }>;
 
 /** How long a test waits for a frame before failing with what it got instead (a hang guard). */

@@ -92,7 +92,7 @@ interface Replica extends FuzzReplica {
 }
 
 function connect(replica: Replica, servers: Servers): SyncLink {
-  // The URL given is a placeholder: each (re)connection asks for a live server.
+  // The link never dials the URL it is given: its socket seam picks a live server each time.
   return syncWith(replica.db, "ws://127.0.0.1:1", LINK_OPTIONS, {
     socket: () => (replica.socket = openWebSocket(servers.urlFor(replica.index))),
   });

@@ -12,6 +12,7 @@ import { joinFrame, splitFrame } from "../harness/peers.ts";
 import {
   asArrays,
   blocksOf,
+  keyOf,
   newSession,
   pushBlocks,
   RawClient,
@@ -20,10 +21,6 @@ import {
 import { withSyncServer } from "../harness/sync_server.ts";
 
 const REPO = "/data/shared";
-
-function keyOf(session: TestSession): string {
-  return session.db.session.publicKey;
-}
 
 test("sync push: acked applied then duplicate; others get the same bytes live, members first", async () => {
   await withSyncServer({ open: true }, async (server) => {

@@ -12,6 +12,7 @@ import { Cairn } from "../../src/db/database.ts";
 import { sync } from "../../src/sync/client.ts";
 import {
   blocksOf,
+  keyOf,
   newSession,
   pushBlocks,
   RawClient,
@@ -21,10 +22,6 @@ import { withSyncServer } from "../harness/sync_server.ts";
 import { waitFor } from "../harness/wait.ts";
 
 const REPO = "/data/shared";
-
-function keyOf(session: TestSession): string {
-  return session.db.session.publicKey;
-}
 
 /** Waits until every frame the server sent `client` before now has arrived (ping, pong). */
 async function roundTrip(client: RawClient): Promise<void> {
