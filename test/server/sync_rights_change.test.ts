@@ -10,14 +10,7 @@ import assert from "node:assert/strict";
 import { defineSchema } from "../../src/core/schema.ts";
 import { Cairn } from "../../src/db/database.ts";
 import { sync } from "../../src/sync/client.ts";
-import {
-  blocksOf,
-  keyOf,
-  newSession,
-  pushBlocks,
-  RawClient,
-  type TestSession,
-} from "../harness/sync_client.ts";
+import { blocksOf, keyOf, newSession, pushBlocks, RawClient } from "../harness/sync_client.ts";
 import { withSyncServer } from "../harness/sync_server.ts";
 import { waitFor } from "../harness/wait.ts";
 
