@@ -1,14 +1,17 @@
 /**
  * Chromium clients of a sync server (issue #16): two browser profiles (separate OPFS, separate
- * sessions) and a Deno client in this process converge through a Deno server (in this process)
- * and through a Node server (a child process on the built package). Each profile runs
+ * sessions) and a Deno client in this process converge through a Deno server (in this process),
+ * through a Node server (a child process on the built package), and through three Deno servers
+ * on one throwaway PostgreSQL cluster, each client on a server of its own (issue #17). Each
+ * profile runs
  * web/sync-profiles/ and must end with everyone's notes, stored: reopened without sync, the
  * database still holds them.
  */
 import { join } from "node:path";
 import { Cairn, defineSchema, sync } from "../../src/mod.ts";
-import { createSyncServer } from "../../src/server.ts";
+import { createSyncServer, postgresStore, type SyncServer } from "../../src/server.ts";
 import { launchChromium, type LaunchedBrowser } from "./chromium.ts";
+import { startPostgres } from "./postgres.ts";
 import { loadPhase, openTab, type StoragePageCheck, uniqueName } from "./browser_storage_pages.ts";
 
 const Note = defineSchema({
@@ -23,18 +26,40 @@ const PROFILES = ["A", "B"];
 const RUNNER = "deno";
 const WAIT_MS = 20_000;
 
-interface RunningServer {
-  readonly url: string;
+/** One server, or several sharing a store: client i connects to urls[i % urls.length]. */
+interface RunningServers {
+  readonly urls: readonly string[];
   stop(): Promise<void>;
 }
 
-async function denoServer(dir: string): Promise<RunningServer> {
+async function denoServer(dir: string): Promise<RunningServers> {
   const server = await createSyncServer({ dir, port: 0, open: true });
-  return { url: server.url, stop: () => server.close() };
+  return { urls: [server.url], stop: () => server.close() };
+}
+
+/** One server per client (both profiles and the Deno client), on one PostgreSQL cluster. */
+async function postgresServers(): Promise<RunningServers> {
+  const cluster = await startPostgres();
+  const servers: SyncServer[] = [];
+  const stop = async () => {
+    for (const server of servers) await server.close().catch(() => {});
+    await cluster.dispose();
+  };
+  try {
+    for (let i = 0; i <= PROFILES.length; i++) {
+      servers.push(
+        await createSyncServer({ store: postgresStore(cluster.url), port: 0, open: true }),
+      );
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { urls: servers.map((server) => server.url), stop };
 }
 
 /** test/fixtures/sync_server.mjs on Node: it prints its URL, and stops on SIGTERM. */
-async function nodeServer(dir: string): Promise<RunningServer> {
+async function nodeServer(dir: string): Promise<RunningServers> {
   const child = new Deno.Command("./node_modules/.bin/node", {
     args: ["test/fixtures/sync_server.mjs", dir],
     stdin: "null",
@@ -51,7 +76,7 @@ async function nodeServer(dir: string): Promise<RunningServer> {
   const url = /^listening (\S+)/.exec(output)?.[1];
   if (!url) throw new Error(`the Node sync server printed ${output}`);
   return {
-    url,
+    urls: [url],
     async stop() {
       child.kill("SIGTERM");
       await child.status;
@@ -79,7 +104,8 @@ async function runnerClient(url: string): Promise<string[]> {
   }
 }
 
-async function checkProfiles(origin: string, server: RunningServer): Promise<void> {
+async function checkProfiles(origin: string, servers: RunningServers): Promise<void> {
+  const urlOf = (client: number) => servers.urls[client % servers.urls.length];
   const expected = [...PROFILES, RUNNER].flatMap((name) =>
     Array.from({ length: NOTES }, (_, i) => `${name} ${i}`)
   ).sort();
@@ -90,10 +116,10 @@ async function checkProfiles(origin: string, server: RunningServer): Promise<voi
     const dbs = PROFILES.map((name) => uniqueName(`sync-${name}`));
     const url = (phase: string, i: number) =>
       `${origin}/web/sync-profiles/index.html?phase=${phase}&server=${
-        encodeURIComponent(server.url)
+        encodeURIComponent(urlOf(i))
       }&name=${PROFILES[i]}&db=${dbs[i]}&expect=${[...PROFILES, RUNNER].join(",")}`;
     const [runner, ...pages] = await Promise.all([
-      runnerClient(server.url),
+      runnerClient(urlOf(PROFILES.length)),
       ...tabs.map((tab, i) => loadPhase(tab, url("write", i), `profile ${PROFILES[i]} syncs`)),
     ]);
     compare(runner, expected, "the Deno client");
@@ -111,21 +137,21 @@ function compare(actual: string[], expected: string[], who: string): void {
   }
 }
 
-/** One check per server runtime; each starts its server in a scratch directory and stops it. */
+/** One check per kind of server; each starts its servers in a scratch directory and stops them. */
 function profilesThrough(
-  runtime: string,
-  start: (dir: string) => Promise<RunningServer>,
+  servers: string,
+  start: (dir: string) => Promise<RunningServers>,
 ): StoragePageCheck {
   return {
-    name: `two browser profiles and a Deno client converge through a ${runtime} sync server`,
+    name: `two browser profiles and a Deno client converge through ${servers}`,
     async run(_context, origin) {
-      const dir = await Deno.makeTempDir({ prefix: `cairn-sync-pages-${runtime}-` });
+      const dir = await Deno.makeTempDir({ prefix: "cairn-sync-pages-" });
       try {
-        const server = await start(join(dir, "server"));
+        const running = await start(join(dir, "server"));
         try {
-          await checkProfiles(origin, server);
+          await checkProfiles(origin, running);
         } finally {
-          await server.stop();
+          await running.stop();
         }
       } finally {
         await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -135,6 +161,7 @@ function profilesThrough(
 }
 
 export const SYNC_PAGE_CHECKS: readonly StoragePageCheck[] = [
-  profilesThrough("Deno", denoServer),
-  profilesThrough("Node", nodeServer),
+  profilesThrough("a Deno sync server", denoServer),
+  profilesThrough("a Node sync server", nodeServer),
+  profilesThrough("three Deno sync servers on one PostgreSQL, one each", postgresServers),
 ];

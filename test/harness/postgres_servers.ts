@@ -8,8 +8,8 @@ import { createSyncServer, postgresStore, type SyncServer } from "../../src/serv
 
 export interface PostgresServers {
   readonly cluster: PostgresCluster;
-  /** Starts one more server on the cluster (open to every session). */
-  server(): Promise<SyncServer>;
+  /** Starts one more server on the cluster: open to every session unless `rules` is "built-in". */
+  server(rules?: "open" | "built-in"): Promise<SyncServer>;
 }
 
 export async function withPostgresServers(
@@ -20,11 +20,11 @@ export async function withPostgresServers(
   try {
     await run({
       cluster,
-      server: async () => {
+      server: async (rules = "open") => {
         const server = await createSyncServer({
           store: postgresStore(cluster.url),
           port: 0,
-          open: true,
+          open: rules === "open",
         });
         started.push(server);
         return server;

@@ -7,7 +7,8 @@
 import { fromBase64Url } from "../../core/bytes.ts";
 import { CairnError } from "../../core/errors.ts";
 import { PUBLIC_KEY_BYTES } from "../../core/signing.ts";
-import { checkRepositoryPath } from "../../db/paths.ts";
+import { isPlainObject } from "../../core/wire_validation.ts";
+import { checkRepositoryPath } from "../../core/repository_path.ts";
 import type { RulesStorage } from "./store.ts";
 
 export type Right = "read" | "write";
@@ -33,7 +34,11 @@ export interface RepositoryRules {
   readonly publicRead: boolean;
 }
 
-const NO_RULES: RepositoryRules = Object.freeze({ owner: null, members: {}, publicRead: false });
+export const NO_RULES: RepositoryRules = Object.freeze({
+  owner: null,
+  members: Object.freeze({}),
+  publicRead: false,
+});
 
 /** The built-in rules: what `server.access` manages. */
 export class AccessRules {
@@ -45,6 +50,11 @@ export class AccessRules {
   constructor(storage: RulesStorage, rules: Map<string, RepositoryRules>) {
     this.#storage = storage;
     this.#rules = rules;
+    storage.onChangedElsewhere((repository, stored) => {
+      if (sameRules(this.#rules.get(repository) ?? NO_RULES, stored)) return;
+      this.#rules.set(repository, stored);
+      this.#tell(repository);
+    });
   }
 
   /** Gives a public key (base64url) a right on a repository: "write" includes reading. */
@@ -52,24 +62,28 @@ export class AccessRules {
     if (right !== "read" && right !== "write") {
       throw new CairnError("E_BAD_ARGUMENT", `right must be "read" or "write"`);
     }
-    const current = this.rules(repository);
-    const members = { ...current.members, [checkPublicKey(publicKey)]: right };
-    await this.#save(repository, { ...current, members });
+    const member = checkPublicKey(publicKey);
+    await this.#change(checkRepositoryPath(repository), (current) => ({
+      ...current,
+      members: { ...current.members, [member]: right },
+    }));
   }
 
   /** Takes a member's right away (the owner stays the owner). */
   async revoke(repository: string, publicKey: string): Promise<void> {
-    const current = this.rules(repository);
-    const members = { ...current.members };
-    delete members[checkPublicKey(publicKey)];
-    await this.#save(repository, { ...current, members });
+    const member = checkPublicKey(publicKey);
+    await this.#change(checkRepositoryPath(repository), (current) => {
+      const members = { ...current.members };
+      delete members[member];
+      return { ...current, members };
+    });
   }
 
   async setPublicRead(repository: string, publicRead: boolean): Promise<void> {
     if (typeof publicRead !== "boolean") {
       throw new CairnError("E_BAD_ARGUMENT", "publicRead must be a boolean");
     }
-    await this.#save(repository, { ...this.rules(repository), publicRead });
+    await this.#change(checkRepositoryPath(repository), (current) => ({ ...current, publicRead }));
   }
 
   /** A repository's rules (a copy). */
@@ -80,13 +94,17 @@ export class AccessRules {
 
   /** Makes `publicKey` the owner of a repository that has none; a no-op otherwise. */
   async claim(repository: string, publicKey: string): Promise<void> {
-    const current = this.rules(repository);
-    if (current.owner === null) await this.#save(repository, { ...current, owner: publicKey });
+    if ((this.#rules.get(repository) ?? NO_RULES).owner !== null) return;
+    await this.#change(
+      repository,
+      (current) => current.owner === null ? { ...current, owner: publicKey } : current,
+    );
   }
 
   /**
-   * Calls `listener` with a repository's path each time its rules change (the server applies
-   * them to open connections); returns a function that stops it.
+   * Calls `listener` with a repository's path each time its rules change, here or on another
+   * server sharing the store (the server applies them to open connections); returns a function
+   * that stops it.
    * @internal
    */
   onChange(listener: (repository: string) => void): () => void {
@@ -104,23 +122,73 @@ export class AccessRules {
   }
 
   /**
-   * Takes effect at once (two first writers racing cannot both become owner), then is stored;
-   * a failed store puts the previous rules back. Listeners hear of it once stored.
+   * Takes effect here at once (two first writers racing on this server cannot both become
+   * owner), then is applied to the stored rules, which decide: another server may have changed
+   * them meanwhile. A failed store puts the previous rules back. Listeners hear of it once
+   * stored.
    */
-  async #save(repository: string, rules: RepositoryRules): Promise<void> {
-    const previous = this.#rules.get(repository);
-    this.#rules.set(repository, rules);
-    try {
-      await this.#storage.save(repository, rules);
-    } catch (err) {
-      if (this.#rules.get(repository) === rules) {
-        if (previous) this.#rules.set(repository, previous);
-        else this.#rules.delete(repository);
-      }
-      throw err;
-    }
+  async #change(
+    repository: string,
+    change: (current: RepositoryRules) => RepositoryRules,
+  ): Promise<void> {
+    const hoped = change(this.#rules.get(repository) ?? NO_RULES);
+    const stored = await tentatively(
+      this.#rules,
+      repository,
+      hoped,
+      () => this.#storage.update(repository, change),
+    );
+    // Changed again meanwhile (here, or a report from elsewhere): the later state stands.
+    if (this.#rules.get(repository) === hoped) this.#rules.set(repository, stored);
+    this.#tell(repository);
+  }
+
+  #tell(repository: string): void {
     for (const listener of this.#changeListeners) listener(repository);
   }
+}
+
+/**
+ * Sets `map`'s entry to `value` while `store` runs, and puts the previous one back if `store`
+ * fails (unless the entry changed again meanwhile): a change that was not kept must not stay
+ * visible, nor be built on by the next.
+ */
+export async function tentatively<K, V, T>(
+  map: Map<K, V>,
+  key: K,
+  value: V,
+  store: () => Promise<T>,
+): Promise<T> {
+  const previous = map.get(key);
+  map.set(key, value);
+  try {
+    return await store();
+  } catch (err) {
+    if (map.get(key) === value) {
+      if (previous === undefined) map.delete(key);
+      else map.set(key, previous);
+    }
+    throw err;
+  }
+}
+
+/** Stored rules read back (from a file or a database row): their shape, or undefined. */
+export function storedRules(value: unknown): RepositoryRules | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const { owner, members, publicRead } = value;
+  if (owner !== null && typeof owner !== "string") return undefined;
+  if (typeof publicRead !== "boolean" || !isPlainObject(members)) return undefined;
+  for (const right of Object.values(members)) {
+    if (right !== "read" && right !== "write") return undefined;
+  }
+  return { owner, members: members as Record<string, Right>, publicRead };
+}
+
+function sameRules(a: RepositoryRules, b: RepositoryRules): boolean {
+  if (a.owner !== b.owner || a.publicRead !== b.publicRead) return false;
+  const keys = Object.keys(a.members);
+  return keys.length === Object.keys(b.members).length &&
+    keys.every((key) => a.members[key] === b.members[key]);
 }
 
 export interface AccessOptions {

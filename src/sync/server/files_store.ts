@@ -15,7 +15,7 @@ import { cryptoSuite } from "../../runtime/crypto_suite.ts";
 import { openFsBackend } from "../../storage/backends/fs.ts";
 import { logFileName } from "../../storage/settings.ts";
 import type { StorageBackend } from "../../storage/backend.ts";
-import type { RepositoryRules } from "./access.ts";
+import { NO_RULES, type RepositoryRules, tentatively } from "./access.ts";
 import { BlockIndex, IndexedReads } from "./block_index.ts";
 import { randomName, ServerFiles, type ServerIdentity } from "./server_files.ts";
 import type {
@@ -100,10 +100,13 @@ class FilesStore implements SyncStore {
       load: () => Promise.resolve(new Map(rules)),
       // The whole file is written from the map as it is at each call, and writes are made in
       // call order, so the last one holds every change.
-      save: (repository, repositoryRules) => {
-        rules.set(repository, repositoryRules);
-        return files.saveRules(rules);
+      update: async (repository, change) => {
+        const changed = change(rules.get(repository) ?? NO_RULES);
+        await tentatively(rules, repository, changed, () => files.saveRules(rules));
+        return changed;
       },
+      // Alone on its files: every change is this server's own.
+      onChangedElsewhere: () => () => {},
     };
   }
 

@@ -1,12 +1,15 @@
 /**
- * The connection every server LISTENs on for `cairn_blocks`, whose payload is
- * `<head>:<repository>` (sent at the commit of a push). When the connection is lost (PostgreSQL
+ * The connection every server LISTENs on, for two channels: `cairn_blocks`, whose payload is
+ * `<head>:<repository>` (sent at the commit of a push), and `cairn_rules`, whose payload is the
+ * repository whose access rules a commit changed. When the connection is lost (PostgreSQL
  * restarted, the network cut), it connects again with backoff and LISTENs again, then says so:
- * notifications sent meanwhile are lost, so the store re-reads every repository it has open.
+ * notifications sent meanwhile are lost, so the store re-reads every repository it has open and
+ * every repository's rules.
  */
 import type { PostgresConnection } from "./postgres_pool.ts";
 
 export const BLOCKS_CHANNEL = "cairn_blocks";
+export const RULES_CHANNEL = "cairn_rules";
 
 const FIRST_RETRY_MS = 50;
 const LAST_RETRY_MS = 2_000;
@@ -14,11 +17,13 @@ const LAST_RETRY_MS = 2_000;
 export interface ListenerEvents {
   /** Another push committed `head` as a repository's head. */
   blocks(repository: string, head: number): void;
+  /** Another commit changed a repository's access rules. */
+  rules(repository: string): void;
   /** Listening again after a lost connection. */
   reconnected(): void;
 }
 
-export class BlocksListener {
+export class StoreListener {
   readonly #connect: () => PostgresConnection;
   readonly #events: ListenerEvents;
   #connection: PostgresConnection | undefined;
@@ -34,8 +39,8 @@ export class BlocksListener {
   static async start(
     connect: () => PostgresConnection,
     events: ListenerEvents,
-  ): Promise<BlocksListener> {
-    const listener = new BlocksListener(connect, events);
+  ): Promise<StoreListener> {
+    const listener = new StoreListener(connect, events);
     await listener.#listen();
     return listener;
   }
@@ -50,13 +55,18 @@ export class BlocksListener {
       if (this.#connection === connection) this.#connection = undefined;
       this.#reconnect(FIRST_RETRY_MS);
     };
-    connection.on("notification", ({ payload }) => {
-      const at = payload?.indexOf(":") ?? -1;
-      if (at > 0) this.#events.blocks(payload!.slice(at + 1), Number(payload!.slice(0, at)));
+    connection.on("notification", ({ channel, payload = "" }) => {
+      if (channel === RULES_CHANNEL) {
+        this.#events.rules(payload);
+        return;
+      }
+      const at = payload.indexOf(":");
+      if (at > 0) this.#events.blocks(payload.slice(at + 1), Number(payload.slice(0, at)));
     });
     try {
       await connection.connect();
       await connection.query(`LISTEN ${BLOCKS_CHANNEL}`);
+      await connection.query(`LISTEN ${RULES_CHANNEL}`);
     } catch (err) {
       lost = true;
       connection.end().catch(() => {});

@@ -23,8 +23,35 @@ export interface PostgresPool extends PostgresClient {
 export interface PostgresConnection extends PostgresClient {
   connect(): Promise<unknown>;
   end(): Promise<void>;
-  on(event: "notification", listener: (message: { payload?: string }) => void): unknown;
+  on(
+    event: "notification",
+    listener: (message: { channel: string; payload?: string }) => void,
+  ): unknown;
   on(event: "error" | "end", listener: (err?: Error) => void): unknown;
+}
+
+/**
+ * Runs `body` in a transaction on a pooled connection: COMMIT after it, ROLLBACK when it throws.
+ * A connection that failed mid-transaction is not given to the next caller.
+ */
+export async function inTransaction<T>(
+  pool: PostgresPool,
+  body: (client: PooledClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let failed: unknown;
+  try {
+    await client.query("BEGIN");
+    const result = await body(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    failed = err;
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release(failed instanceof Error ? failed : undefined);
+  }
 }
 
 export interface PostgresDriver {

@@ -20,7 +20,12 @@ import type { RepositoryHandle } from "../../db/repository_handle.ts";
 import type { VersionVector } from "../../repo/repository.ts";
 import { BlockIndex, IndexedReads } from "./block_index.ts";
 import { BLOCKS_CHANNEL } from "./postgres_listener.ts";
-import type { PooledClient, PostgresClient, PostgresPool } from "./postgres_pool.ts";
+import {
+  inTransaction,
+  type PooledClient,
+  type PostgresClient,
+  type PostgresPool,
+} from "./postgres_pool.ts";
 import { retrying } from "./postgres_retry.ts";
 import type {
   ApplyResult,
@@ -233,10 +238,7 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
   /** One transaction for every queued apply; one result per apply. */
   async #place(batch: readonly QueuedApply[]): Promise<ApplyResult[]> {
     if (this.#stale) await this.#reload();
-    const client = await this.#pool.connect();
-    let failed: unknown;
-    try {
-      await client.query("BEGIN");
+    const { outcomes, rows } = await inTransaction(this.#pool, async (client) => {
       await this.#lockRepository(client);
       await this.#catchUp(client); // committed by other servers: told at once
       const all = batch.flatMap((entry) => entry.blocks);
@@ -266,20 +268,13 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
         }
       });
       if (rows.length > 0) await this.#insert(client, rows, index.head + rows.length);
-      await client.query("COMMIT");
-      this.#stale = false;
-      for (const { block } of rows) {
-        index.add(block.bytes, block.session, block.seq, block.publicKey);
-      }
-      return this.#split(batch, outcomes, rows);
-    } catch (err) {
-      failed = err;
-      await client.query("ROLLBACK").catch(() => {});
-      throw err;
-    } finally {
-      // A connection that failed mid-transaction is not given to the next push.
-      client.release(failed instanceof Error ? failed : undefined);
+      return { outcomes, rows };
+    });
+    this.#stale = false;
+    for (const { block } of rows) {
+      this.#index.add(block.bytes, block.session, block.seq, block.publicKey);
     }
+    return this.#split(batch, outcomes, rows);
   }
 
   async #lockRepository(client: PooledClient): Promise<void> {

@@ -2,19 +2,19 @@
  * The PostgreSQL store: N stateless sync servers share one PostgreSQL database. PostgreSQL holds
  * every accepted block and its position; each server keeps, per repository it has open, a cache
  * loaded from PostgreSQL and kept in step with it (postgres_repository.ts), and LISTENs for the
- * pushes other servers commit (postgres_listener.ts). The schema: postgres_schema.ts.
+ * pushes and access-rule changes other servers commit (postgres_listener.ts, postgres_rules.ts).
+ * The schema: postgres_schema.ts.
  */
 import { CairnError } from "../../core/errors.ts";
 import type { CryptoSuite } from "../../core/signing.ts";
 import { cryptoSuite } from "../../runtime/crypto_suite.ts";
-import type { RepositoryRules } from "./access.ts";
-import { BlocksListener } from "./postgres_listener.ts";
+import { StoreListener } from "./postgres_listener.ts";
 import { loadDriver, type PostgresPool } from "./postgres_pool.ts";
 import { PostgresRepository } from "./postgres_repository.ts";
-import { retrying } from "./postgres_retry.ts";
+import { PostgresRules } from "./postgres_rules.ts";
 import { migrate } from "./postgres_schema.ts";
 import { randomName } from "./server_files.ts";
-import type { RulesStorage, StoredRepository, SyncStore, SyncStoreSource } from "./store.ts";
+import type { StoredRepository, SyncStore, SyncStoreSource } from "./store.ts";
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`. */
@@ -40,12 +40,12 @@ export function postgresStore(options: string | PostgresStoreOptions): SyncStore
 
 class PostgresStore implements SyncStore {
   readonly serverId: string;
-  readonly rules: RulesStorage;
+  readonly rules: PostgresRules;
   readonly #epoch: string;
   readonly #pool: PostgresPool;
   readonly #suite: CryptoSuite;
   readonly #open = new Map<string, PostgresRepository>();
-  #listener: BlocksListener | undefined;
+  #listener: StoreListener | undefined;
 
   private constructor(
     pool: PostgresPool,
@@ -56,20 +56,7 @@ class PostgresStore implements SyncStore {
     this.serverId = identity.serverId;
     this.#epoch = identity.epoch;
     this.#suite = suite;
-    this.rules = {
-      load: async () => {
-        const { rows } = await pool.query("SELECT repository, rules FROM cairn_rules");
-        return new Map(rows.map((row) => [String(row.repository), row.rules as RepositoryRules]));
-      },
-      save: (repository, rules) =>
-        retrying(() =>
-          pool.query(
-            "INSERT INTO cairn_rules VALUES ($1, $2) " +
-              "ON CONFLICT (repository) DO UPDATE SET rules = EXCLUDED.rules",
-            [repository, JSON.stringify(rules)],
-          )
-        ).then(() => {}),
-    };
+    this.rules = new PostgresRules(pool);
   }
 
   static async open(url: string, maxConnections: number): Promise<PostgresStore> {
@@ -87,10 +74,12 @@ class PostgresStore implements SyncStore {
         client.release();
       }
       const store = new PostgresStore(pool, identity, await cryptoSuite());
-      store.#listener = await BlocksListener.start(() => driver.connection(url), {
+      store.#listener = await StoreListener.start(() => driver.connection(url), {
         blocks: (path, head) => store.#open.get(path)?.noticed(head),
+        rules: (path) => store.rules.changed(path),
         reconnected: () => {
           for (const repository of store.#open.values()) repository.noticed(Infinity);
+          store.rules.reloadAll();
         },
       });
       return store;

@@ -5,7 +5,7 @@
  */
 import { CairnError } from "../../core/errors.ts";
 import type { CryptoSuite } from "../../core/signing.ts";
-import { checkRepositoryPath } from "../../db/paths.ts";
+import { checkRepositoryPath } from "../../core/repository_path.ts";
 import { cryptoSuite } from "../../runtime/crypto_suite.ts";
 import { DEFAULT_MAX_FRAME } from "../protocol.ts";
 import { type AccessOptions, AccessRules, makeDecider } from "./access.ts";

@@ -7,7 +7,7 @@ import { toBase64Url } from "../../core/bytes.ts";
 import { CairnError } from "../../core/errors.ts";
 import { isPlainObject } from "../../core/wire_validation.ts";
 import type { StorageBackend } from "../../storage/backend.ts";
-import type { RepositoryRules } from "./access.ts";
+import { type RepositoryRules, storedRules } from "./access.ts";
 
 const SERVER_FILE = "server.json";
 const ACCESS_FILE = "access.json";
@@ -54,7 +54,13 @@ export class ServerFiles {
   async loadRules(): Promise<Map<string, RepositoryRules>> {
     const stored = await this.#read(ACCESS_FILE) ?? {};
     if (!isPlainObject(stored)) throw this.#damaged(ACCESS_FILE);
-    return new Map(Object.entries(stored as Record<string, RepositoryRules>));
+    const rules = new Map<string, RepositoryRules>();
+    for (const [repository, value] of Object.entries(stored)) {
+      const checked = storedRules(value);
+      if (!checked) throw this.#damaged(ACCESS_FILE);
+      rules.set(repository, checked);
+    }
+    return rules;
   }
 
   /** Writes every repository's rules (the file is small: one entry per managed repository). */

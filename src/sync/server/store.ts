@@ -31,8 +31,23 @@ export interface SyncStore {
 export interface RulesStorage {
   /** Every repository's rules, as stored. */
   load(): Promise<Map<string, RepositoryRules>>;
-  /** Stores one repository's rules (durably) before it resolves. */
-  save(repository: string, rules: RepositoryRules): Promise<void>;
+  /**
+   * Applies `change` to a repository's stored rules (or to no rules, the first time) and
+   * resolves, once that is durable, with the rules stored. A store shared by N servers applies
+   * it under a lock against the others, so two servers changing the same repository at once
+   * both count, and only one of two first writers becomes its owner.
+   */
+  update(
+    repository: string,
+    change: (current: RepositoryRules) => RepositoryRules,
+  ): Promise<RepositoryRules>;
+  /**
+   * Rules other servers sharing the store changed, reported with the rules now stored (a store
+   * may report this server's own changes too); after a lost connection, every repository's. The
+   * files store, alone on its files, never calls it.
+   * Returns the function that stops the reports.
+   */
+  onChangedElsewhere(listener: (repository: string, rules: RepositoryRules) => void): () => void;
 }
 
 /** A block the server has verified and placed, as the bytes it received. */

@@ -1,0 +1,95 @@
+/**
+ * The built-in access rules in PostgreSQL (`cairn_rules`, one row per repository), shared by
+ * every server on the database. A change runs in a transaction that holds the row's lock, so two
+ * servers changing one repository at once both count and one of two first writers becomes owner;
+ * it notifies `cairn_rules` at commit, and every server reads the row again and applies it to
+ * its open connections (postgres_listener.ts delivers the notification).
+ */
+import { CairnError } from "../../core/errors.ts";
+import { NO_RULES, type RepositoryRules, storedRules } from "./access.ts";
+import { RULES_CHANNEL } from "./postgres_listener.ts";
+import { inTransaction, type PostgresPool } from "./postgres_pool.ts";
+import { retrying } from "./postgres_retry.ts";
+import type { RulesStorage } from "./store.ts";
+
+export class PostgresRules implements RulesStorage {
+  readonly #pool: PostgresPool;
+  readonly #elsewhere = new Set<(repository: string, rules: RepositoryRules) => void>();
+  /** Reports are read one at a time, so a later read is never overtaken by an earlier one. */
+  #reading: Promise<unknown> = Promise.resolve();
+
+  constructor(pool: PostgresPool) {
+    this.#pool = pool;
+  }
+
+  async load(): Promise<Map<string, RepositoryRules>> {
+    const { rows } = await this.#pool.query("SELECT repository, rules FROM cairn_rules");
+    return new Map(rows.map((row) => [String(row.repository), checked(row)]));
+  }
+
+  update(
+    repository: string,
+    change: (current: RepositoryRules) => RepositoryRules,
+  ): Promise<RepositoryRules> {
+    return retrying(() =>
+      inTransaction(this.#pool, async (client) => {
+        await client.query(
+          "INSERT INTO cairn_rules VALUES ($1, $2) ON CONFLICT (repository) DO NOTHING",
+          [repository, JSON.stringify(NO_RULES)],
+        );
+        const { rows } = await client.query(
+          "SELECT repository, rules FROM cairn_rules WHERE repository = $1 FOR UPDATE",
+          [repository],
+        );
+        const changed = change(checked(rows[0]));
+        await client.query("UPDATE cairn_rules SET rules = $2 WHERE repository = $1", [
+          repository,
+          JSON.stringify(changed),
+        ]);
+        // Delivered to every server (this one too) when the transaction commits.
+        await client.query("SELECT pg_notify($1, $2)", [RULES_CHANNEL, repository]);
+        return changed;
+      })
+    );
+  }
+
+  onChangedElsewhere(listener: (repository: string, rules: RepositoryRules) => void): () => void {
+    this.#elsewhere.add(listener);
+    return () => this.#elsewhere.delete(listener);
+  }
+
+  /** A notification: the repository's row is read again and reported. */
+  changed(repository: string): void {
+    this.#read(async () => {
+      const { rows } = await this.#pool.query(
+        "SELECT repository, rules FROM cairn_rules WHERE repository = $1",
+        [repository],
+      );
+      return rows;
+    });
+  }
+
+  /** Listening again after a lost connection: changes meanwhile were not notified. */
+  reloadAll(): void {
+    this.#read(async () =>
+      (await this.#pool.query("SELECT repository, rules FROM cairn_rules")).rows
+    );
+  }
+
+  #read(rows: () => Promise<Record<string, unknown>[]>): void {
+    this.#reading = this.#reading.then(async () => {
+      for (const row of await retrying(rows)) {
+        const rules = checked(row);
+        for (const listener of this.#elsewhere) listener(String(row.repository), rules);
+      }
+    }).catch(() => {}); // retried for a minute; the next notification or reconnect reads again
+  }
+}
+
+function checked(row: Record<string, unknown>): RepositoryRules {
+  const rules = storedRules(row.rules);
+  if (!rules) {
+    throw new CairnError("E_IO", `the stored access rules of ${row.repository} are malformed`);
+  }
+  return rules;
+}
