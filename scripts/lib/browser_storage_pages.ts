@@ -1,6 +1,7 @@
 /**
  * Storage checks that need real pages rather than one test page (issue #4): a database that
- * must survive its tab navigating away, and two tabs contending for one database. Each check
+ * must survive its tab navigating away, in a plain page and in an app bundled with esbuild (the
+ * tabs of one database: browser_tabs_pages.ts). Each check
  * drives a page under web/ that imports the built package (dist/browser/cairn.js) through
  * several steps; a step that fails rejects with the step's name and the page's message.
  */
@@ -20,10 +21,6 @@ export const STORAGE_PAGE_CHECKS: readonly StoragePageCheck[] = [
   {
     name: 'an app bundling "cairndb" with esbuild keeps its OPFS database across a reload',
     run: checkBundledReload,
-  },
-  {
-    name: "a second tab gets E_LOCKED while the first holds the database, then opens it",
-    run: checkTwoTabs,
   },
 ];
 
@@ -54,24 +51,6 @@ async function checkBundledReload(context: BrowserContext, origin: string): Prom
     await loadPhase(tab, url("read"), "read phase, after navigating the same tab");
   } finally {
     await tab.page.close();
-  }
-}
-
-/** Tab A holds the database; tab B must get E_LOCKED, and succeed once A closes it. */
-async function checkTwoTabs(context: BrowserContext, origin: string): Promise<void> {
-  const db = uniqueName("tabs");
-  const url = (phase: string) => `${origin}/web/storage-tabs/index.html?phase=${phase}&db=${db}`;
-  const first = await openTab(context);
-  let second: Tab | undefined;
-  try {
-    await loadPhase(first, url("hold"), "tab A opens the database");
-    second = await openTab(context);
-    await loadPhase(second, url("contend"), "tab B opens it while tab A holds it");
-    await callStep(first, "close", "tab A closes the database");
-    await callStep(second, "retry", "tab B opens it again");
-  } finally {
-    await second?.page.close();
-    await first.page.close();
   }
 }
 
@@ -112,16 +91,25 @@ export async function loadPhase(tab: Tab, url: string, step: string): Promise<st
   return text;
 }
 
-/** Calls a step the page exposes as `cairnTabs[name]()`; it resolves or rejects with a message. */
-async function callStep(tab: Tab, name: string, step: string): Promise<void> {
+/**
+ * Calls a step the page exposes as `cairnTabs[name](arg)`; resolves with what it returns (a
+ * string), or rejects with the step's name and the page's message.
+ */
+export async function callStep(
+  tab: Tab,
+  name: string,
+  step: string,
+  arg?: number,
+): Promise<string> {
   try {
-    await tab.page.evaluate(async (name) => {
-      const steps = (globalThis as unknown as { cairnTabs?: Record<string, () => Promise<string>> })
-        .cairnTabs;
-      const run = steps?.[name];
+    return await tab.page.evaluate(async ([name, arg]) => {
+      const steps = (globalThis as unknown as {
+        cairnTabs?: Record<string, (arg?: number) => Promise<string> | string>;
+      }).cairnTabs;
+      const run = steps?.[name as string];
       if (!run) throw new Error(`the page exposes no step "${name}"`);
-      await run();
-    }, name);
+      return String(await run(arg as number | undefined));
+    }, [name, arg] as const);
   } catch (err) {
     throw stepFailure(tab, step, err instanceof Error ? err.message : String(err));
   }

@@ -11,7 +11,7 @@ import { CairnError, isCairnError } from "../core/errors.ts";
 import type { FieldRecord } from "../core/commit.ts";
 import { assertFieldRecord, assertNonEmptyString, isPlainObject } from "../core/wire_validation.ts";
 import { checkNewKey } from "../db/arguments.ts";
-import { checkRepositoryPath } from "../db/paths.ts";
+import { checkRepositoryPath } from "../core/repository_path.ts";
 
 export const ITEM_FILE_KIND = "items";
 export const ITEM_FILE_VERSION = 1;

@@ -12,6 +12,7 @@ import type { AnySchema } from "../core/schema_types.ts";
 import type { CryptoSuite, SigningKey } from "../core/signing.ts";
 import { Repository } from "../repo/repository.ts";
 import { cryptoSuite } from "../runtime/crypto_suite.ts";
+import { hasNodeModules } from "../runtime/platform.ts";
 import type { StorageBackend } from "../storage/backend.ts";
 import { openBackend } from "../storage/backends/select.ts";
 import { LOG_FORMATS } from "../storage/log_convert.ts";
@@ -25,10 +26,16 @@ import {
 import { badArgument, checkListener, checkOptions, describeShort, typeOf } from "./arguments.ts";
 import { IndexDeclarations } from "./index_declarations.ts";
 import { RepositoryLifetime } from "./lifetime.ts";
-import { checkRepositoryPath } from "./paths.ts";
+import { checkRepositoryPath } from "../core/repository_path.ts";
 import { RepositoryFiles } from "./repository_files.ts";
 import { RepositoryHandle, type RepositoryStats } from "./repository_handle.ts";
 import { TypedReader } from "./typed_reader.ts";
+import { openTabChannel } from "../tabs/broadcast_channel.ts";
+import type { LockManagerLike } from "../tabs/locks.ts";
+import type { FollowerRepositoryLink } from "../tabs/repository_link.ts";
+import { type Persister, TabCoordinator, type TabEnvironment } from "../tabs/tab_coordinator.ts";
+import { tabSecret } from "../tabs/tab_keys.ts";
+import type { PersistedRepository } from "../tabs/tab_leader.ts";
 
 export interface CairnOptions {
   /**
@@ -84,6 +91,8 @@ interface OpenRepository {
   readonly life: RepositoryLifetime;
   readonly files: RepositoryFiles | undefined;
   readonly indexes: IndexDeclarations | undefined;
+  /** In a tab that follows another (docs/browser.md, "Many tabs"): its link to the leader. */
+  readonly link: FollowerRepositoryLink | undefined;
   /** The close in progress, or the one that succeeded; cleared when one fails. */
   closing?: Promise<void>;
 }
@@ -142,6 +151,8 @@ export function watchRepositories(db: Cairn, watcher: RepositoryWatcher): () => 
 
 interface Storage {
   readonly backend: StorageBackend;
+  /** The stored session's secret: the session of a database open in one tab or process. */
+  readonly secretKey: Uint8Array;
   /** The database's directory, for messages. */
   readonly path: string;
   readonly format: LogFormatName;
@@ -152,8 +163,12 @@ export class Cairn {
   readonly session: SessionInfo;
   readonly trusted: boolean;
   readonly #key: SigningKey;
+  /** Seals the checkpoints: the stored session's key (a tab may sign with another, tab_keys.ts). */
+  readonly #storedKey: SigningKey;
   readonly #suite: CryptoSuite;
   readonly #storage: Storage | undefined;
+  /** In a browser, the tabs that share this stored database (docs/browser.md, "Many tabs"). */
+  readonly #tabs: TabCoordinator | undefined;
   readonly #onWarning: (warning: CairnWarning) => void;
   readonly #registry = new SchemaRegistry();
   readonly #reader = new TypedReader(this.#registry);
@@ -169,16 +184,19 @@ export class Cairn {
 
   private constructor(
     session: SessionInfo,
-    key: SigningKey,
+    keys: { key: SigningKey; storedKey: SigningKey },
     suite: CryptoSuite,
     options: CairnOptions,
     storage: Storage | undefined,
+    tabs: TabCoordinator | undefined,
   ) {
     this.session = session;
-    this.#key = key;
+    this.#key = keys.key;
+    this.#storedKey = keys.storedKey;
     this.#suite = suite;
     this.trusted = options.trusted === true;
     this.#storage = storage;
+    this.#tabs = tabs;
     this.#onWarning = options.onWarning ??
       ((w) => console.warn(`cairn ${w.repository}: ${w.message}`));
   }
@@ -213,10 +231,18 @@ export class Cairn {
     };
   }
 
-  static async #open(given: CairnOptions, openStorageBackend: BackendOpener): Promise<Cairn> {
+  static async #open(
+    given: CairnOptions,
+    openStorageBackend: BackendOpener,
+    shareWithTabs = true,
+  ): Promise<Cairn> {
     // Every option is checked before storage is touched: a refused open leaves no file behind.
     const options = checkCairnOptions(given);
     const suite = await cryptoSuite();
+    if (shareWithTabs && options.path !== undefined && openStorageBackend === openBackend) {
+      const locks = browserLocks();
+      if (locks) return await Cairn.#openInTab(options, suite, locks);
+    }
     const storage = options.path === undefined
       ? undefined
       : await openStorage(options, suite, openStorageBackend);
@@ -224,18 +250,104 @@ export class Cairn {
       // A stored database is always its stored session; otherwise the given one, or a new one.
       const secret = storage?.secretKey ?? options.secretKey;
       const key = secret ? await suite.ed25519.fromSecret(secret) : await suite.ed25519.generate();
-      const session = {
-        id: await sessionIdFromPublicKey(key.publicKey, suite),
-        publicKey: toBase64Url(key.publicKey),
-      };
-      const db = new Cairn(session, key, suite, options, storage);
-      for (const publicKey of options.trust ?? []) await db.trust(publicKey);
-      db.register(...options.schemas ?? []);
-      return db;
+      return await Cairn.#made({ key, storedKey: key }, suite, options, storage, undefined);
     } catch (err) {
       await storage?.backend.close();
       throw err;
     }
+  }
+
+  static async #made(
+    keys: { key: SigningKey; storedKey: SigningKey },
+    suite: CryptoSuite,
+    options: CairnOptions,
+    storage: Storage | undefined,
+    tabs: TabCoordinator | undefined,
+  ): Promise<Cairn> {
+    const session = {
+      id: await sessionIdFromPublicKey(keys.key.publicKey, suite),
+      publicKey: toBase64Url(keys.key.publicKey),
+    };
+    const db = new Cairn(session, keys, suite, options, storage, tabs);
+    for (const publicKey of options.trust ?? []) await db.trust(publicKey);
+    db.register(...options.schemas ?? []);
+    return db;
+  }
+
+  /**
+   * A stored database in a browser tab, shared with the origin's other tabs: the tab that leads
+   * opens the storage (as one tab always did) and serves the others; another tab holds the
+   * database in memory, linked to the leader, until it is granted the lead itself (then it opens
+   * the storage beside it). Each tab signs with its own key from the pool (tab_keys.ts).
+   */
+  static async #openInTab(
+    options: CairnOptions,
+    suite: CryptoSuite,
+    locks: LockManagerLike,
+  ): Promise<Cairn> {
+    const directory = options.path!;
+    let opened: Cairn | undefined;
+    const warn = options.onWarning ??
+      ((w: CairnWarning) => console.warn(`cairn ${w.repository}: ${w.message}`));
+    const environment: TabEnvironment = {
+      directory,
+      locks,
+      openChannel: () => openTabChannel(directory),
+      now: () => Date.now(),
+      visible: () =>
+        (globalThis as { document?: { visibilityState?: string } }).document?.visibilityState !==
+          "hidden",
+      openPersister: () => Cairn.#openPersister(options),
+      tookOver: () => {
+        opened?.close().catch(() => {});
+      },
+      onRefused: (error) =>
+        warn({ repository: directory, message: `from another tab: ${describeError(error)}` }),
+    };
+    const { coordinator, leads } = await TabCoordinator.join(environment);
+    let storage: Storage | undefined;
+    try {
+      storage = leads ? await openStoragePatiently(options, suite) : undefined;
+      const storedSecret = storage?.secretKey ?? await coordinator.welcome();
+      if (options.secretKey && !bytesEqual(options.secretKey, storedSecret)) {
+        throw new CairnError(
+          "E_BAD_ARGUMENT",
+          `the database at ${directory} belongs to another session than the given secretKey`,
+        );
+      }
+      const storedKey = await suite.ed25519.fromSecret(storedSecret);
+      const key = coordinator.keyIndex === 0 ? storedKey : await suite.ed25519.fromSecret(
+        await tabSecret(suite, storedSecret, coordinator.keyIndex),
+      );
+      const keys = { key, storedKey };
+      const db = await Cairn.#made(keys, suite, options, storage, coordinator);
+      opened = db;
+      if (storage) {
+        coordinator.lead({ storedSecret, repository: (path) => db.#persisted(path) });
+      }
+      return db;
+    } catch (err) {
+      await storage?.backend.close();
+      await coordinator.close();
+      throw err;
+    }
+  }
+
+  /** A tab granted the lead after open: the stored database, opened beside the tab's own. */
+  static async #openPersister(options: CairnOptions): Promise<Persister> {
+    const persister = await Cairn.#open(options, openBackend, false);
+    return {
+      storedSecret: persister.#storage!.secretKey,
+      repository: (path) => persister.#persisted(path),
+      close: () => persister.close(),
+    };
+  }
+
+  /** A repository of this stored database, for the tabs that follow: opened if it is not. */
+  async #persisted(path: string): Promise<PersistedRepository> {
+    await this.open(path);
+    const { repo } = this.#repositories.get(path)!;
+    return { repo, persist: () => repo.flush() };
   }
 
   /** The session's 32-byte secret: keep it safe; `Cairn.open({ secretKey })` resumes the session. */
@@ -317,7 +429,11 @@ export class Cairn {
     if (path !== undefined) checkRepositoryPath(path);
     if (this.#closed) return; // closing again: nothing left to do
     const whole = path === undefined;
-    if (whole) this.#closing++;
+    if (whole) {
+      this.#closing++;
+      // Other tabs wait for the next leader rather than for repositories that are closing.
+      this.#tabs?.stopServing();
+    }
     // Writes are refused from this call on, so what the close flushes is all there is.
     for (const [repoPath, { repo }] of this.#repositories) {
       if (whole || repoPath === path) repo.close();
@@ -344,6 +460,8 @@ export class Cairn {
       if (whole && !this.#closed) {
         this.#closed = true;
         await this.#storage?.backend.close();
+        // After the storage: the next leader opens it as soon as this tab lets go of the lead.
+        await this.#tabs?.close();
       }
     } finally {
       if (whole) this.#closing--;
@@ -356,9 +474,10 @@ export class Cairn {
    */
   #closeRepository(open: OpenRepository): Promise<void> {
     open.closing ??= (async () => {
-      const { repo, files, indexes, life } = open;
+      const { repo, files, indexes, life, link } = open;
       repo.close();
       await repo.flush();
+      if (link) this.#tabs?.unfollow(link);
       await files?.close();
       await indexes?.close();
       life.end();
@@ -391,7 +510,7 @@ export class Cairn {
         storage.durability,
         this.#suite,
         (message) => this.#onWarning({ repository: path, message }),
-        this.#key,
+        this.#storedKey,
         storage.path,
       ),
     ]);
@@ -406,6 +525,9 @@ export class Cairn {
   async #openRepository(path: string): Promise<OpenRepository> {
     const storage = this.#storage;
     const [indexes, files] = storage ? await this.#openFiles(storage, path) : [];
+    // A tab that follows another: loaded from the leader, acknowledged once the leader persisted.
+    const follows = this.#tabs !== undefined && storage === undefined;
+    let link: FollowerRepositoryLink | undefined;
     const repo = new Repository(path, {
       session: this.session.id,
       publicKey: this.#key.publicKey,
@@ -416,8 +538,13 @@ export class Cairn {
       isTrusted: (session) => this.#trustedSessions.has(session),
       persist: files && ((sealed) => files.append(sealed)),
       onRepaired: files && (() => files.repaired()),
-      persisted: files && (() => files.flush()),
+      persisted: files
+        ? () => files.flush()
+        : follows
+        ? () => link?.acknowledged() ?? Promise.resolve()
+        : undefined,
     });
+    if (follows) link = await this.#tabs!.follow(repo);
     let stats: RepositoryStats = { damaged: [], tornTailBytes: 0, unloadable: [] };
     if (files) {
       let loaded;
@@ -451,7 +578,7 @@ export class Cairn {
       stats,
       indexes,
     );
-    const open = { handle, repo, life, files, indexes };
+    const open = { handle, repo, life, files, indexes, link };
     this.#repositories.set(path, open);
     // Schemas registered while the log was read: merge what waited for them.
     repo.remergeUnresolved();
@@ -636,4 +763,35 @@ async function openStorage(
     await backend.close();
     throw err;
   }
+}
+
+/** `navigator.locks` in a browser (where the storage is OPFS); undefined on Deno and Node. */
+function browserLocks(): LockManagerLike | undefined {
+  if (hasNodeModules() || typeof BroadcastChannel !== "function") return undefined;
+  return (globalThis.navigator as { locks?: LockManagerLike } | undefined)?.locks;
+}
+
+/**
+ * The tab that leads opens the storage; the last leader's worker may still hold it for a moment
+ * after its lock was released (a reload): E_LOCKED is retried for up to STORAGE_WAIT_MS.
+ */
+async function openStoragePatiently(
+  options: CairnOptions,
+  suite: CryptoSuite,
+): Promise<Storage> {
+  const deadline = Date.now() + STORAGE_WAIT_MS;
+  for (let delay = 20;; delay = Math.min(delay * 2, 500)) {
+    try {
+      return await openStorage(options, suite, openBackend);
+    } catch (err) {
+      if (!isCairnError(err, "E_LOCKED") || Date.now() + delay > deadline) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+const STORAGE_WAIT_MS = 3_000;
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

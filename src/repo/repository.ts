@@ -396,6 +396,11 @@ export class Repository {
     this.#closed = true;
   }
 
+  /** Whether close() was called: writes and imports are refused. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   #checkOpen(): void {
     if (this.#closed) throw new CairnError("E_CLOSED", `repository ${this.path} is closed`);
   }
@@ -586,8 +591,14 @@ export class Repository {
    * Imports encoded blocks from a peer, in order. Each block is decoded, checked (trust,
    * signature, chain, commits) and applied whole, or refused whole with a typed error; a refused
    * block does not stop the rest. `origin` is handed to block listeners with each applied block.
+   * `trustAuthors` takes blocks by any session (their signatures are still verified): for blocks
+   * from the database's own other tabs, which were trusted where they entered.
    */
-  async importBlocks(frames: Iterable<Uint8Array>, origin?: unknown): Promise<ImportReport> {
+  async importBlocks(
+    frames: Iterable<Uint8Array>,
+    origin?: unknown,
+    { trustAuthors = false } = {},
+  ): Promise<ImportReport> {
     this.#checkOpen();
     await this.#ensureHistory();
     let applied = 0;
@@ -599,7 +610,7 @@ export class Repository {
       let sealed: SealedBlock | undefined;
       try {
         sealed = await decodeBlock(frame, this.#ctx.suite);
-        await this.#verifier.authenticate(sealed);
+        await this.#verifier.authenticate(sealed, trustAuthors);
         // A close that began during those awaits has flushed what it stores: refused, not lost.
         this.#checkOpen();
         const place = this.#chains.place(sealed);

@@ -1,6 +1,6 @@
 /** The options of `sync()`, checked as every public entry point checks its arguments. */
 import { badArgument, checkOptions, typeOf } from "../db/arguments.ts";
-import { checkRepositoryPath } from "../db/paths.ts";
+import { checkRepositoryPath } from "../core/repository_path.ts";
 import { type BackoffOptions, DEFAULT_BACKOFF } from "./backoff.ts";
 import { DEFAULT_MAX_FRAME } from "./protocol.ts";
 

@@ -10,7 +10,7 @@
 import { Packr } from "msgpackr";
 import { CairnError } from "../core/errors.ts";
 import { isPlainObject } from "../core/wire_validation.ts";
-import { checkRepositoryPath } from "../db/paths.ts";
+import { checkRepositoryPath } from "../core/repository_path.ts";
 import { PUBLIC_KEY_BYTES, SIGNATURE_BYTES } from "../core/signing.ts";
 import type { VersionVector } from "../repo/repository.ts";
 

@@ -9,7 +9,7 @@
  *
  * The clock, the timers and the locks are injected so the state machine runs on fakes in tests.
  */
-import { type HeldLock, holdLock, type LockManagerLike } from "./locks.ts";
+import { type HeldLock, holdLock, type LockManagerLike, type LockOptions } from "./locks.ts";
 
 export const HEARTBEAT_MS = 400;
 /** Three heartbeats missed, and failover still ends within 2 s of the leader's last one. */
@@ -66,9 +66,15 @@ export class Election {
     return this.#term;
   }
 
-  /** Queues for the lock: resolves at once; `becameLeader` is called when it is granted. */
-  start(): void {
-    this.#queue();
+  /**
+   * Joins the election: takes the lead at once when no tab holds it (`becameLeader` is called
+   * before this resolves true), else queues for it and resolves false (`becameLeader` is called
+   * when the lock is granted).
+   */
+  async start(): Promise<boolean> {
+    await this.#acquire({ ifAvailable: true });
+    if (this.#role === "follower") this.#queue();
+    return this.#role === "leader";
   }
 
   /** A heartbeat (already decoded) from the channel. */
@@ -106,7 +112,7 @@ export class Election {
     void this.#acquire({}).finally(() => this.#queued = false);
   }
 
-  async #acquire(options: { steal?: boolean }): Promise<void> {
+  async #acquire(options: LockOptions): Promise<void> {
     let lock: HeldLock | undefined;
     try {
       lock = await holdLock(this.#environment.locks, this.#lockName, options);

@@ -16,7 +16,12 @@
  */
 import { CairnError } from "../core/errors.ts";
 import type { Repository } from "../repo/repository.ts";
-import { decodeTabMessage, encodeTabMessage, type TabMessage } from "./tab_messages.ts";
+import {
+  decodeTabMessage,
+  encodeTabMessage,
+  MAX_TAB_BLOCKS,
+  type TabMessage,
+} from "./tab_messages.ts";
 
 /** The tabs' channel as a link sees it (a BroadcastChannel, or a fake in tests). */
 export interface TabChannel {
@@ -35,6 +40,14 @@ export interface RepositoryLinkOptions {
 
 /** The origin given to importBlocks for blocks that came over the channel (never echoed). */
 const FROM_CHANNEL = "tabs";
+
+/**
+ * Blocks from the database's own tabs are taken whoever wrote them (a block another tab took
+ * from a sync server, by a writer that server lists): the tab that took it checked its author,
+ * as the leader's log is trusted when read back. Signatures, chains and commits are still
+ * checked, so a forged or damaged block is refused.
+ */
+const TAB_TRUST = { trustAuthors: true };
 
 function refused(options: RepositoryLinkOptions, error: unknown): void {
   options.onRefused?.(error);
@@ -56,6 +69,28 @@ function listenTo(
     if ("repo" in message && message.repo !== options.repo.path) return;
     Promise.resolve().then(() => handle(message)).catch((err) => refused(options, err));
   });
+}
+
+/** Bytes of blocks one `loaded` carries at most (besides MAX_TAB_BLOCKS). */
+const LOADED_BYTES = 8 << 20;
+
+/** A repository's blocks cut into `loaded` messages: at least one, the last possibly empty. */
+function inChunks(frames: readonly Uint8Array[]): Uint8Array[][] {
+  const chunks: Uint8Array[][] = [[]];
+  let bytes = 0;
+  for (const frame of frames) {
+    const chunk = chunks[chunks.length - 1];
+    if (
+      chunk.length === MAX_TAB_BLOCKS || (chunk.length > 0 && bytes + frame.length > LOADED_BYTES)
+    ) {
+      chunks.push([frame]);
+      bytes = frame.length;
+    } else {
+      chunk.push(frame);
+      bytes += frame.length;
+    }
+  }
+  return chunks;
 }
 
 function post(options: RepositoryLinkOptions, message: TabMessage): void {
@@ -80,26 +115,36 @@ export class LeaderRepositoryLink {
     ];
   }
 
+  /** A message about this repository that arrived before the link was made (see TabLeader). */
+  receive(message: TabMessage): Promise<void> {
+    return this.#handle(message);
+  }
+
   async #handle(message: TabMessage): Promise<void> {
     const { repo } = this.#options;
     if (message.type === "load") {
-      const frames = await repo.exportBlocks();
-      post(this.#options, {
-        type: "loaded",
-        to: message.from,
-        repo: repo.path,
-        id: message.id,
-        frames,
+      const chunks = inChunks(await repo.exportBlocks());
+      chunks.forEach((frames, i) => {
+        post(this.#options, {
+          type: "loaded",
+          to: message.from,
+          repo: repo.path,
+          id: message.id,
+          frames,
+          last: i === chunks.length - 1,
+        });
       });
     } else if (message.type === "push") {
       let error: string | null = null;
       try {
-        const report = await repo.importBlocks(message.frames, FROM_CHANNEL);
+        const report = await repo.importBlocks(message.frames, FROM_CHANNEL, TAB_TRUST);
         if (report.rejected.length > 0) error = report.rejected[0].error.message;
         else await this.#persist();
       } catch (err) {
         error = err instanceof Error ? err.message : String(err);
       }
+      // Closing (this leader is leaving): no answer, so the follower sends it to the next one.
+      if (repo.closed) return;
       post(this.#options, { type: "persisted", to: message.from, id: message.id, error });
     }
   }
@@ -119,7 +164,8 @@ export class FollowerRepositoryLink {
   #options: RepositoryLinkOptions;
   #nextId = 1;
   #unacknowledged = new Map<number, UnacknowledgedPush>();
-  #loads = new Map<number, (frames: Uint8Array[]) => void>();
+  /** Loads asked for, with the blocks their `loaded` messages brought so far. */
+  #loads = new Map<number, { frames: Uint8Array[]; resolve(frames: Uint8Array[]): void }>();
   #stop: (() => void)[];
 
   constructor(options: RepositoryLinkOptions) {
@@ -149,40 +195,59 @@ export class FollowerRepositoryLink {
   async load(): Promise<void> {
     const id = this.#nextId++;
     const frames = await new Promise<Uint8Array[]>((resolve) => {
-      this.#loads.set(id, resolve);
-      post(this.#options, {
-        type: "load",
-        from: this.#options.tab,
-        repo: this.#options.repo.path,
-        id,
-      });
+      this.#loads.set(id, { frames: [], resolve });
+      this.#postLoad(id);
     });
-    await this.#options.repo.importBlocks(frames, FROM_CHANNEL);
+    await this.#options.repo.importBlocks(frames, FROM_CHANNEL, TAB_TRUST);
+  }
+
+  #postLoad(id: number): void {
+    post(this.#options, {
+      type: "load",
+      from: this.#options.tab,
+      repo: this.#options.repo.path,
+      id,
+    });
   }
 
   /** Resolves when every block sealed so far is persisted by the leader; rejects if it refused one. */
   async flush(): Promise<void> {
     await this.#options.repo.flush(); // seals what is pending, which pushes it
+    await this.acknowledged();
+  }
+
+  /**
+   * Resolves when every block pushed so far is persisted by the leader; rejects if it refused
+   * one. What a tab's repository waits for after sealing (its `persisted`).
+   */
+  async acknowledged(): Promise<void> {
     const waiting = [...this.#unacknowledged.values()].map((push) =>
       new Promise<void>((resolve, reject) => push.waiters.push({ resolve, reject }))
     );
     await Promise.all(waiting);
   }
 
-  /** A new leader took over: sends it every push the old one did not acknowledge, in order. */
+  /**
+   * A new leader took over: sends it every push the old one did not acknowledge, in order, and
+   * asks again for the loads the old one did not answer.
+   */
   resend(): void {
     const { tab, repo } = this.#options;
     for (const [id, push] of this.#unacknowledged) {
       post(this.#options, { type: "push", from: tab, repo: repo.path, id, frames: push.frames });
     }
+    for (const id of this.#loads.keys()) this.#postLoad(id);
   }
 
   async #handle(message: TabMessage): Promise<void> {
     const { tab, repo } = this.#options;
     if (message.type === "loaded" && message.to === tab) {
-      const resolve = this.#loads.get(message.id);
+      const load = this.#loads.get(message.id);
+      if (!load) return;
+      load.frames.push(...message.frames);
+      if (!message.last) return;
       this.#loads.delete(message.id);
-      resolve?.(message.frames);
+      load.resolve(load.frames);
     } else if (message.type === "persisted" && message.to === tab) {
       const push = this.#unacknowledged.get(message.id);
       if (!push) return;
@@ -193,8 +258,8 @@ export class FollowerRepositoryLink {
             new CairnError("E_IO", `the leader tab did not persist: ${message.error}`),
           );}
       }
-    } else if (message.type === "blocks" && message.from !== tab) {
-      const report = await repo.importBlocks(message.frames, FROM_CHANNEL);
+    } else if (message.type === "blocks" && message.from !== tab && !repo.closed) {
+      const report = await repo.importBlocks(message.frames, FROM_CHANNEL, TAB_TRUST);
       for (const { error } of report.rejected) refused(this.#options, error);
     }
   }

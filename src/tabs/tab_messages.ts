@@ -11,22 +11,39 @@
  */
 import { CairnError } from "../core/errors.ts";
 import { isPlainObject } from "../core/wire_validation.ts";
-import { checkRepositoryPath } from "../db/paths.ts";
+import { checkRepositoryPath } from "../core/repository_path.ts";
 
 /** Largest block a tab accepts from the channel (the sync protocol's default frame size). */
 export const MAX_TAB_BLOCK_BYTES = 1 << 20;
 /** Most blocks one message may carry. */
 export const MAX_TAB_BLOCKS = 4096;
+/** An Ed25519 secret seed. */
+const SECRET_BYTES = 32;
 /** Longest tab id: tabs name themselves with a random base64url string. */
 const MAX_TAB_ID = 64;
 
 export type TabMessage =
   /** The leader is alive: sent every heartbeat interval. `term` grows with each new leader. */
   | { type: "heartbeat"; leader: string; term: number }
+  /**
+   * A leader is ready to answer joins, loads and pushes (sent once it serves): followers send it
+   * again whatever the last leader left unanswered.
+   */
+  | { type: "serving"; leader: string; term: number }
+  /** A tab opening the database as a follower asks the leader for the database's secret. */
+  | { type: "join"; from: string; id: number }
+  /**
+   * The leader's answer to `join`: the stored session's secret, from which each tab derives the
+   * key it signs with (tab_keys.ts). Any script of the origin can read it from OPFS anyway.
+   */
+  | { type: "welcome"; to: string; id: number; secret: Uint8Array }
   /** A follower asks the leader for a repository's blocks (to load it at open). */
   | { type: "load"; from: string; repo: string; id: number }
-  /** The leader's answer to `load`: every block it holds of the repository. */
-  | { type: "loaded"; to: string; repo: string; id: number; frames: Uint8Array[] }
+  /**
+   * The leader's answer to `load`: every block it holds of the repository, in as many messages
+   * as the limits below need; `last` marks the final one.
+   */
+  | { type: "loaded"; to: string; repo: string; id: number; frames: Uint8Array[]; last: boolean }
   /** A follower's sealed blocks, for the leader to persist; `id` names them in the `persisted`. */
   | { type: "push"; from: string; repo: string; id: number; frames: Uint8Array[] }
   /** The leader persisted a push under the database's durability mode (or could not: `error`). */
@@ -39,8 +56,11 @@ export type TabMessageType = TabMessage["type"];
 /** The fields of each message besides `type`, with the check of each. */
 const FIELDS: { [T in TabMessageType]: Record<string, (value: unknown, where: string) => void> } = {
   heartbeat: { leader: checkTabId, term: checkCount },
+  serving: { leader: checkTabId, term: checkCount },
+  join: { from: checkTabId, id: checkCount },
+  welcome: { to: checkTabId, id: checkCount, secret: checkSecret },
   load: { from: checkTabId, repo: checkRepo, id: checkCount },
-  loaded: { to: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames },
+  loaded: { to: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames, last: checkFlag },
   push: { from: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames },
   persisted: { to: checkTabId, id: checkCount, error: checkError },
   blocks: { from: checkTabId, repo: checkRepo, frames: checkFrames },
@@ -100,6 +120,16 @@ function checkRepo(value: unknown, where: string): void {
     checkRepositoryPath(value);
   } catch {
     throw protocol(`${where} is not a repository path`);
+  }
+}
+
+function checkFlag(value: unknown, where: string): void {
+  if (typeof value !== "boolean") throw protocol(`${where} is not a boolean`);
+}
+
+function checkSecret(value: unknown, where: string): void {
+  if (!(value instanceof Uint8Array) || value.length !== SECRET_BYTES) {
+    throw protocol(`${where} is not a ${SECRET_BYTES}-byte Uint8Array`);
   }
 }
 

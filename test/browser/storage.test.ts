@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Cairn, defineSchema, isCairnError } from "cairndb";
+import { Cairn, defineSchema } from "cairndb";
 import { recordSpans } from "../harness/log_records.ts";
 
 const Note = defineSchema({
@@ -88,13 +88,42 @@ test("an index made with createIndex survives close and reopen of an OPFS databa
   }
 });
 
-test("a second database on the same OPFS directory gets E_LOCKED until the first closes", async () => {
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+test("two databases on one OPFS directory share it as two tabs: the second follows, then takes over", async () => {
   const path = uniquePath();
   try {
-    const db = await Cairn.open({ path });
-    await assert.rejects(Cairn.open({ path }), (err) => isCairnError(err, "E_LOCKED"));
-    await db.close();
+    const first = await Cairn.open({ path });
+    const firstNotes = await first.open("/notes");
+    firstNotes.create(Note, { title: "first" }, { key: "a" });
+    await firstNotes.flush();
+
+    const second = await Cairn.open({ path });
+    assert.notEqual(second.session.id, first.session.id, "each tab signs with a key of its own");
+    const secondNotes = await second.open("/notes");
+    assert.equal(secondNotes.get("a", Note)?.get("title"), "first", "loaded from the leader");
+    secondNotes.create(Note, { title: "second" }, { key: "b" });
+    await secondNotes.flush(); // acknowledged: the first has persisted it
+    await until(() => firstNotes.get("b") !== undefined, "the first to see the second's note");
+    firstNotes.create(Note, { title: "first again" }, { key: "c" });
+    await until(() => secondNotes.get("c") !== undefined, "the second to see the first's note");
+
+    await first.close();
+    // The second takes the lead: its next write is acknowledged once it persisted it itself.
+    secondNotes.create(Note, { title: "after" }, { key: "d" });
+    await secondNotes.flush();
+    await second.close();
+
     const again = await Cairn.open({ path });
+    const notes = await again.open("/notes");
+    assert.deepEqual([...notes.keys()].sort(), ["a", "b", "c", "d"]);
+    assert.equal(again.session.id, first.session.id, "a lone tab signs as the stored session");
     await again.close();
   } finally {
     await removeDirectory(path);

@@ -15,11 +15,12 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   storage: ["runtime", "core"],
   repo: ["core"],
   query: ["repo", "runtime", "core"],
-  db: ["query", "repo", "storage", "runtime", "core"],
-  sync: ["db", "query", "repo", "storage", "runtime", "core"],
-  // The tab coordinator (docs/browser.md, "Many tabs"): beside sync/, above db/.
-  tabs: ["db", "query", "repo", "storage", "runtime", "core"],
-  cli: ["sync", "db", "query", "repo", "storage", "runtime", "core"],
+  // The tabs of one stored database in a browser (docs/browser.md, "Many tabs"): what db/ uses
+  // when Cairn.open finds another tab holding the database.
+  tabs: ["repo", "storage", "runtime", "core"],
+  db: ["tabs", "query", "repo", "storage", "runtime", "core"],
+  sync: ["db", "tabs", "query", "repo", "storage", "runtime", "core"],
+  cli: ["sync", "db", "tabs", "query", "repo", "storage", "runtime", "core"],
   // The React bindings reach every layer through the public entry "cairndb" only (src/react.ts).
   react: [],
 };

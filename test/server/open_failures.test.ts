@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { openCairnOn } from "../../src/db/database.ts";
-import { MAX_PATH_LENGTH } from "../../src/db/paths.ts";
+import { MAX_PATH_LENGTH } from "../../src/core/repository_path.ts";
 import { Cairn, type CairnErrorCode, defineSchema, isCairnError } from "../../src/mod.ts";
 import { openFsBackend } from "../../src/storage/backends/fs.ts";
 import { FailingCalls, faultyBackend } from "../harness/faulty_backend.ts";

@@ -57,7 +57,7 @@ class World {
       },
     });
     this.tabs.push(tab);
-    tab.election.start();
+    void tab.election.start();
     return tab;
   }
 

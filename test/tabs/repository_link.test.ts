@@ -15,7 +15,7 @@ import {
   LeaderRepositoryLink,
   type TabChannel,
 } from "../../src/tabs/repository_link.ts";
-import type { TabMessage } from "../../src/tabs/tab_messages.ts";
+import { MAX_TAB_BLOCKS, type TabMessage } from "../../src/tabs/tab_messages.ts";
 import { Note, PATH } from "../harness/linked_client.ts";
 import { snapshot } from "../harness/peers.ts";
 
@@ -128,6 +128,33 @@ test("three tabs writing at once converge; followers load what the leader held",
   for (const tab of [leader, b, c]) await tab.db.close();
 });
 
+test("a repository of more blocks than one message may carry loads in several messages", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b] = await openTabs(["leader", "b"]);
+  for (let i = 0; i <= MAX_TAB_BLOCKS; i++) {
+    leader.notes.create(Note, { title: `n${i}` });
+    await leader.notes.flush(); // a block each
+  }
+  const leading = new LeaderRepositoryLink(
+    { tab: "leader", channel: channel.end("leader"), repo: leader.repo },
+    () => leader.notes.flush(),
+  );
+  const follower = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+  });
+  await follower.load();
+  assert.equal(b.notes.count(), MAX_TAB_BLOCKS + 1);
+  const loaded = channel.posted.filter((message): message is Extract<TabMessage, {
+    type: "loaded";
+  }> => message.type === "loaded");
+  assert.deepEqual(loaded.map((message) => message.last), [false, true]);
+  leading.close();
+  follower.close();
+  for (const tab of [leader, b]) await tab.db.close();
+});
+
 test("a follower's flush resolves only once the leader has persisted its blocks", async () => {
   const channel = new FakeBroadcast();
   const [leader, b] = await openTabs(["leader", "b"]);
@@ -230,7 +257,7 @@ test("hostile messages are dropped and reported; forged blocks are refused by im
     { type: "push" },
     { type: "blocks", from: "evil", repo: PATH, frames: ["not bytes"] },
     { type: "persisted", to: "b", id: "1", error: null },
-    { type: "loaded", to: "b", repo: "../etc", id: 1, frames: [] },
+    { type: "loaded", to: "b", repo: "../etc", id: 1, frames: [], last: true },
   ];
   for (const value of garbage) evil.postRaw(value);
   // Well-formed messages carrying forged blocks: decoded, then refused by verification.

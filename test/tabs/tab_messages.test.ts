@@ -22,9 +22,12 @@ const FRAME = new Uint8Array([1, 2, 3]);
 
 const SAMPLES: TabMessage[] = [
   { type: "heartbeat", leader: "tab_A-1", term: 3 },
+  { type: "serving", leader: "tab_A-1", term: 4 },
+  { type: "join", from: "tabB", id: 1 },
+  { type: "welcome", to: "tabB", id: 1, secret: new Uint8Array(32).fill(7) },
   { type: "load", from: "tabB", repo: "/data/todos", id: 0 },
-  { type: "loaded", to: "tabB", repo: "/data/todos", id: 0, frames: [FRAME, FRAME] },
-  { type: "loaded", to: "tabB", repo: "/x", id: 9, frames: [] },
+  { type: "loaded", to: "tabB", repo: "/data/todos", id: 0, frames: [FRAME, FRAME], last: false },
+  { type: "loaded", to: "tabB", repo: "/x", id: 9, frames: [], last: true },
   { type: "push", from: "tabC", repo: "/data/todos", id: 7, frames: [FRAME] },
   { type: "persisted", to: "tabC", id: 7, error: null },
   { type: "persisted", to: "tabC", id: 8, error: "E_IO: disk full" },
@@ -82,6 +85,7 @@ test("every field of every message is checked: missing, extra and wrong-typed fi
         // null and any short string are valid errors
         if (name === "error" && (value === null || typeof value === "string")) continue;
         if (name === "frames" && Array.isArray(value) && value.length === 0) continue; // valid
+        if (name === "last" && typeof value === "boolean") continue; // valid
         refused({ ...message, [name]: value });
       }
     }
@@ -105,6 +109,8 @@ test("tab ids, repository paths and block counts are bounded", () => {
   );
   refused({ type: "blocks", from: "t", repo: "/a", frames: [new Uint16Array(2)] });
   refused({ type: "persisted", to: "t", id: 1, error: "e".repeat(4097) });
+  refused({ type: "welcome", to: "t", id: 1, secret: new Uint8Array(31) });
+  refused({ type: "welcome", to: "t", id: 1, secret: Array.from(new Uint8Array(32)) });
 });
 
 /** A random structured-clone value, biased towards near-messages. */

@@ -1,95 +1,57 @@
-// Driven by scripts/lib/browser_storage_pages.ts with two tabs of one browser context:
-//   tab A  ?phase=hold     opens the database, writes a few items, keeps it open;
-//   tab B  ?phase=contend  must fail to open it with CairnError E_LOCKED;
-//   tab A  cairnTabs.close()  closes its database;
-//   tab B  cairnTabs.retry()  must now open it, see tab A's items, then removes the directory.
-// A phase reports through document.body.dataset.status ("ok" or "failed") and #out; the two
-// steps run later return a message or reject, and also write it to #out.
-import { Cairn, defineSchema, isCairnError } from "../../dist/browser/cairn.js";
+// One tab of a database shared by several tabs (docs/browser.md, "Many tabs"), driven by
+// scripts/lib/browser_tabs_pages.ts: `?db=NAME&name=A` opens the database (durable) and its
+// repository /notes, then exposes steps as globalThis.cairnTabs:
+//   write(n)   creates n notes titled "<name> <i>" and resolves once flush() resolves, that is
+//              once the tab that leads has persisted them;
+//   titles()   every title this tab sees, sorted, as JSON;
+//   session()  the session id this tab signs as;
+//   close()    closes the database;
+//   remove()   removes the database's directory (the last step of a check).
+// The open reports through document.body.dataset.status ("ok" or "failed") and #out.
+import { Cairn, defineSchema } from "../../dist/browser/cairn.js";
 
 const Note = defineSchema({
   ns: "tabs-note",
   version: 1,
-  fields: { title: { type: "string", required: true }, tags: { type: "set" } },
+  fields: { title: { type: "string", required: true } },
 });
-const NOTES = 20;
 const REPOSITORY = "/notes";
 
 const params = new URL(location.href).searchParams;
-const phase = params.get("phase");
 const db = params.get("db") ?? "";
-
-function show(status, message) {
-  document.getElementById("out").textContent = `${status}: ${message}`;
-}
+const name = params.get("name") ?? "";
 
 function report(status, message) {
-  show(status, message);
+  document.getElementById("out").textContent = `${status}: ${message}`;
   document.body.dataset.status = status;
-}
-
-/** Runs a step the driver calls later: its message or error also lands in #out. */
-async function step(run) {
-  try {
-    const message = await run();
-    show("ok", message);
-    return message;
-  } catch (err) {
-    show("failed", err?.stack ?? String(err));
-    throw err;
-  }
-}
-
-async function hold() {
-  const database = await Cairn.open({ path: db, durability: "durable" });
-  const notes = await database.open(REPOSITORY);
-  for (let i = 0; i < NOTES; i++) {
-    notes.create(Note, { title: `note ${i}`, tags: new Set([`t${i % 3}`]) }, { key: `n${i}` });
-  }
-  await notes.flush();
-  globalThis.cairnTabs = {
-    close: () =>
-      step(async () => {
-        await database.close();
-        return "tab A closed its database";
-      }),
-  };
-  return `tab A holds the database (session ${database.session.id})`;
-}
-
-async function contend() {
-  try {
-    const database = await Cairn.open({ path: db });
-    await database.close();
-    throw new Error("tab B opened the database while tab A held it (expected E_LOCKED)");
-  } catch (err) {
-    if (!isCairnError(err, "E_LOCKED")) throw err;
-    globalThis.cairnTabs = { retry: () => step(retry) };
-    return `tab B got E_LOCKED: ${err.message}`;
-  }
-}
-
-async function retry() {
-  const database = await Cairn.open({ path: db });
-  try {
-    const notes = await database.open(REPOSITORY);
-    const titles = [...notes.keys()].map((key) => notes.get(key, Note).get("title"));
-    if (titles.length !== NOTES) {
-      throw new Error(`tab B sees ${titles.length} of the ${NOTES} notes tab A wrote`);
-    }
-    return `tab B opened the database after tab A closed it and sees its ${NOTES} notes`;
-  } finally {
-    await database.close();
-    const root = await navigator.storage.getDirectory();
-    await root.removeEntry(db, { recursive: true });
-  }
 }
 
 async function main() {
   if (!/^[\w-]+$/.test(db)) throw new Error(`db must be a plain directory name, got "${db}"`);
-  if (phase === "hold") return await hold();
-  if (phase === "contend") return await contend();
-  throw new Error(`unknown phase "${phase}"`);
+  if (!/^\w+$/.test(name)) throw new Error(`name must be a word, got "${name}"`);
+  const database = await Cairn.open({ path: db, durability: "durable" });
+  const notes = await database.open(REPOSITORY);
+  let written = 0;
+  globalThis.cairnTabs = {
+    async write(count) {
+      for (let i = 0; i < count; i++) notes.create(Note, { title: `${name} ${written++}` });
+      await notes.flush();
+      return `tab ${name} wrote ${count} notes, acknowledged`;
+    },
+    titles: () =>
+      JSON.stringify([...notes.keys()].map((key) => notes.get(key, Note).get("title")).sort()),
+    session: () => database.session.id,
+    async close() {
+      await database.close();
+      return `tab ${name} closed the database`;
+    },
+    async remove() {
+      const root = await navigator.storage.getDirectory();
+      await root.removeEntry(db, { recursive: true });
+      return `removed ${db}`;
+    },
+  };
+  return `tab ${name} opened the database as session ${database.session.id}`;
 }
 
 main().then(

@@ -1,0 +1,276 @@
+/**
+ * One tab's part in the tabs of a stored database (docs/browser.md, "Many tabs"). At open the
+ * tab claims a key index from the pool (key_pool.ts) and joins the election (election.ts):
+ *
+ * - **Leading at open** (the usual single tab): the tab's database is the stored one, and a
+ *   TabLeader serves the other tabs from it (`lead`). Losing the lead later (another tab stole it
+ *   while this one was frozen) ends it: `tookOver` closes the database.
+ * - **Following**: the tab's database lives in memory; it asks the leader for the stored secret
+ *   (`welcome`), and each repository it opens is loaded from the leader and linked to it
+ *   (`follow`). When this tab is granted the lead later (the leader closed, crashed, or froze),
+ *   it opens the stored database beside its own (`openPersister`, retried until the old leader's
+ *   files are free) and serves every tab from it, its own included, over a channel of its own.
+ *
+ * Whenever a leader announces that it serves (`serving`), followers send it again their
+ * unacknowledged pushes and their unanswered loads and joins.
+ */
+import { CairnError } from "../core/errors.ts";
+import type { Repository } from "../repo/repository.ts";
+import { Election, HEARTBEAT_MS } from "./election.ts";
+import { claimPoolKey } from "./key_pool.ts";
+import type { HeldLock, LockManagerLike } from "./locks.ts";
+import { FollowerRepositoryLink, type TabChannel } from "./repository_link.ts";
+import { type PersistingDatabase, TabLeader } from "./tab_leader.ts";
+import { MAX_TABS } from "./tab_keys.ts";
+import { decodeTabMessage, encodeTabMessage } from "./tab_messages.ts";
+
+/** A stored database the coordinator serves from after a promotion, and closes with it. */
+export interface Persister extends PersistingDatabase {
+  close(): Promise<void>;
+}
+
+export interface TabEnvironment {
+  readonly directory: string;
+  readonly locks: LockManagerLike;
+  /** A new channel object of the database (BroadcastChannel delivers between objects of one tab). */
+  openChannel(): TabChannel & { close(): void };
+  now(): number;
+  visible(): boolean;
+  /** Opens the stored database to serve from (after a promotion); E_LOCKED while it is held. */
+  openPersister(): Promise<Persister>;
+  /** This tab led at open and another tab took the lead: its stored database must close. */
+  tookOver(): void;
+  /** A message or block refused, for logging. */
+  onRefused(error: unknown): void;
+}
+
+const RETRY_FIRST_MS = 50;
+const RETRY_LAST_MS = 1_000;
+
+interface Promotion {
+  readonly persister: Persister;
+  readonly leader: TabLeader;
+  readonly channel: TabChannel & { close(): void };
+}
+
+export class TabCoordinator {
+  readonly tab = randomTabId();
+  readonly keyIndex: number;
+  readonly #environment: TabEnvironment;
+  readonly #keyLock: HeldLock;
+  /** The tab's own channel object: its links, joins and heartbeats heard from others. */
+  readonly #channel: TabChannel & { close(): void };
+  readonly #election: Election;
+  readonly #links = new Set<FollowerRepositoryLink>();
+  readonly #stop: (() => void)[] = [];
+  /** True while `join` decides: a lead granted then is the caller's to take up (`lead`). */
+  #opening = true;
+  /** Serving from the database the caller opened (led at open). */
+  #ledAtOpen: TabLeader | undefined;
+  /** Serving after a promotion, from a persister, over a channel object of its own. */
+  #promotion: Promise<Promotion> | undefined;
+  #welcome: { id: number; resolve(secret: Uint8Array): void } | undefined;
+  #nextId = 1;
+  /** The highest term a `serving` was heard for. */
+  #servedTerm = 0;
+  #closed = false;
+
+  private constructor(environment: TabEnvironment, keyIndex: number, keyLock: HeldLock) {
+    this.#environment = environment;
+    this.keyIndex = keyIndex;
+    this.#keyLock = keyLock;
+    this.#channel = environment.openChannel();
+    this.#election = new Election(environment.directory, environment, {
+      becameLeader: () => this.#becameLeader(),
+      lostLead: () => this.#lostLead(),
+      sendHeartbeat: (term) =>
+        this.#channel.post(encodeTabMessage({ type: "heartbeat", leader: this.tab, term })),
+    });
+    this.#stop.push(this.#channel.listen((value) => this.#heard(value)));
+    const ticker = setInterval(() => this.#election.tick(), HEARTBEAT_MS);
+    this.#stop.push(() => clearInterval(ticker));
+  }
+
+  /**
+   * Claims a key index and joins the election. `leads` says whether this tab leads: then the
+   * caller opens the stored database and calls `lead`; otherwise it awaits `welcome()`.
+   */
+  static async join(
+    environment: TabEnvironment,
+  ): Promise<{ coordinator: TabCoordinator; leads: boolean }> {
+    const key = await claimPoolKey(environment.locks, environment.directory, MAX_TABS);
+    if (key.index >= MAX_TABS) {
+      key.lock.release();
+      throw new CairnError(
+        "E_LOCKED",
+        `${environment.directory} is open in ${MAX_TABS} tabs already, the most it may be`,
+      );
+    }
+    const coordinator = new TabCoordinator(environment, key.index, key.lock);
+    const leads = await coordinator.#election.start();
+    coordinator.#opening = false;
+    return { coordinator, leads };
+  }
+
+  /** Led at open: serves the other tabs from the database the caller opened. */
+  lead(database: PersistingDatabase): void {
+    this.#ledAtOpen = new TabLeader(this.tab, this.#channel, database, this.#environment.onRefused);
+    this.#announce(this.#channel);
+  }
+
+  /** Following: the stored session's secret, from the leader (asked again as leaders change). */
+  welcome(): Promise<Uint8Array> {
+    return new Promise((resolve) => {
+      this.#welcome = { id: this.#nextId++, resolve };
+      this.#askWelcome();
+    });
+  }
+
+  /**
+   * Following: loads a repository from the leader and keeps it linked (pushes, everyone's
+   * blocks) until `unfollow` or close. Resolves once loaded.
+   */
+  async follow(repo: Repository): Promise<FollowerRepositoryLink> {
+    const link = new FollowerRepositoryLink({
+      tab: this.tab,
+      channel: this.#channel,
+      repo,
+      onRefused: this.#environment.onRefused,
+    });
+    this.#links.add(link);
+    try {
+      await link.load();
+    } catch (err) {
+      this.unfollow(link);
+      throw err;
+    }
+    return link;
+  }
+
+  unfollow(link: FollowerRepositoryLink): void {
+    link.close();
+    this.#links.delete(link);
+  }
+
+  /** Stops serving from the database the caller opened (it is closing): followers wait for the next. */
+  stopServing(): void {
+    this.#ledAtOpen?.close();
+    this.#ledAtOpen = undefined;
+  }
+
+  /** Leaves: the lead and the key index go to other tabs; a persister opened here is closed. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const stop of this.#stop) stop();
+    for (const link of this.#links) link.close();
+    this.#links.clear();
+    this.#ledAtOpen?.close();
+    await this.#endPromotion();
+    this.#election.close();
+    this.#keyLock.release();
+    this.#channel.close();
+  }
+
+  /** Tells every tab that this one serves, in `term`: they send again what waits. */
+  #announce(channel: TabChannel): void {
+    channel.post(
+      encodeTabMessage({ type: "serving", leader: this.tab, term: this.#election.term }),
+    );
+  }
+
+  #askWelcome(): void {
+    const welcome = this.#welcome;
+    if (!welcome) return;
+    this.#channel.post(encodeTabMessage({ type: "join", from: this.tab, id: welcome.id }));
+  }
+
+  #heard(value: unknown): void {
+    let message;
+    try {
+      message = decodeTabMessage(value);
+    } catch {
+      return; // reported by the links and the leader, which see every message too
+    }
+    if (message.type === "heartbeat") {
+      this.#election.heardHeartbeat(message.term);
+    } else if (message.type === "serving" && message.term >= this.#servedTerm) {
+      this.#servedTerm = message.term;
+      this.#election.heardHeartbeat(message.term);
+      this.#askWelcome();
+      for (const link of this.#links) link.resend();
+    } else if (
+      message.type === "welcome" && message.to === this.tab && message.id === this.#welcome?.id
+    ) {
+      const { resolve } = this.#welcome;
+      this.#welcome = undefined;
+      resolve(message.secret);
+    }
+  }
+
+  #becameLeader(): void {
+    if (this.#opening || this.#closed) return; // led at open: the caller takes it up
+    const promotion = this.#promote();
+    this.#promotion = promotion;
+    promotion.catch((err) => {
+      if (this.#promotion === promotion) this.#promotion = undefined;
+      this.#environment.onRefused(err);
+    });
+  }
+
+  async #promote(): Promise<Promotion> {
+    const persister = await this.#openPersisterPatiently();
+    if (this.#closed || this.#election.role !== "leader") {
+      await persister.close();
+      throw new CairnError("E_CLOSED", "the tab stopped leading while it opened the database");
+    }
+    const channel = this.#environment.openChannel();
+    // Another id than the tab's: its own links must take the blocks this leader sends.
+    const leader = new TabLeader(
+      `${this.tab}-lead`,
+      channel,
+      persister,
+      this.#environment.onRefused,
+    );
+    // Heard by this tab's own links too (they listen on another channel object).
+    this.#announce(channel);
+    return { persister, leader, channel };
+  }
+
+  /** The old leader's files may stay held a moment after its lock is gone (its worker ending). */
+  async #openPersisterPatiently(): Promise<Persister> {
+    for (let delay = RETRY_FIRST_MS;; delay = Math.min(delay * 2, RETRY_LAST_MS)) {
+      try {
+        return await this.#environment.openPersister();
+      } catch (err) {
+        if (this.#closed || !(err instanceof CairnError && err.code === "E_LOCKED")) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+
+  async #endPromotion(): Promise<void> {
+    const promotion = this.#promotion;
+    this.#promotion = undefined;
+    const promoted = await promotion?.catch(() => undefined);
+    if (!promoted) return;
+    promoted.leader.close();
+    promoted.channel.close();
+    await promoted.persister.close();
+  }
+
+  #lostLead(): void {
+    if (this.#ledAtOpen) {
+      this.#ledAtOpen.close();
+      this.#ledAtOpen = undefined;
+      this.#environment.tookOver();
+      return;
+    }
+    this.#endPromotion().catch(this.#environment.onRefused);
+  }
+}
+
+function randomTabId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,111 @@
+/**
+ * What the leader tab serves to the others, over the database's channel: `join` is answered with
+ * the stored session's secret (each tab derives its key from it, tab_keys.ts), and a repository
+ * another tab loads or pushes to is opened in the stored database and served by a
+ * LeaderRepositoryLink from then on. Nothing is made until a follower asks, so a database open in
+ * one tab pays nothing for the others.
+ */
+import type { Repository } from "../repo/repository.ts";
+import { LeaderRepositoryLink, type TabChannel } from "./repository_link.ts";
+import { decodeTabMessage, encodeTabMessage, type TabMessage } from "./tab_messages.ts";
+
+/** A repository of the stored database, and what persists it under its durability mode. */
+export interface PersistedRepository {
+  readonly repo: Repository;
+  persist(): Promise<void>;
+}
+
+/** The stored database the leader serves from. */
+export interface PersistingDatabase {
+  /** The stored session's secret, sent to joining tabs. */
+  readonly storedSecret: Uint8Array;
+  /** Opens (or returns the open) repository at `path`. */
+  repository(path: string): Promise<PersistedRepository>;
+}
+
+interface Served {
+  /** Messages that arrived while the repository was being opened, handed on once it is. */
+  readonly early: TabMessage[];
+  link?: LeaderRepositoryLink;
+  repo?: Repository;
+}
+
+export class TabLeader {
+  readonly #tab: string;
+  readonly #channel: TabChannel;
+  readonly #database: PersistingDatabase;
+  readonly #onRefused: (error: unknown) => void;
+  readonly #served = new Map<string, Served>();
+  readonly #stop: () => void;
+
+  constructor(
+    tab: string,
+    channel: TabChannel,
+    database: PersistingDatabase,
+    onRefused: (error: unknown) => void,
+  ) {
+    this.#tab = tab;
+    this.#channel = channel;
+    this.#database = database;
+    this.#onRefused = onRefused;
+    this.#stop = channel.listen((value) => {
+      let message: TabMessage;
+      try {
+        message = decodeTabMessage(value);
+      } catch (err) {
+        onRefused(err);
+        return;
+      }
+      this.#receive(message);
+    });
+  }
+
+  #receive(message: TabMessage): void {
+    if (message.type === "join") {
+      this.#channel.post(encodeTabMessage({
+        type: "welcome",
+        to: message.from,
+        id: message.id,
+        secret: this.#database.storedSecret,
+      }));
+      return;
+    }
+    if (message.type !== "load" && message.type !== "push") return;
+    let served = this.#served.get(message.repo);
+    // A repository the leader's own page closed is opened again for the followers.
+    if (served?.repo?.closed) {
+      served.link?.close();
+      served = undefined;
+    }
+    if (served?.link) return; // the link heard it too
+    if (served) {
+      served.early.push(message);
+      return;
+    }
+    served = { early: [message] };
+    this.#served.set(message.repo, served);
+    this.#open(message.repo, served).catch((err) => {
+      if (this.#served.get(message.repo) === served) this.#served.delete(message.repo);
+      this.#onRefused(err);
+    });
+  }
+
+  async #open(path: string, served: Served): Promise<void> {
+    const { repo, persist } = await this.#database.repository(path);
+    if (this.#served.get(path) !== served) return; // closed meanwhile
+    served.repo = repo;
+    served.link = new LeaderRepositoryLink(
+      { tab: this.#tab, channel: this.#channel, repo, onRefused: this.#onRefused },
+      persist,
+    );
+    for (const message of served.early.splice(0)) {
+      served.link.receive(message).catch(this.#onRefused);
+    }
+  }
+
+  close(): void {
+    this.#stop();
+    for (const served of this.#served.values()) served.link?.close();
+    this.#served.clear();
+  }
+}
