@@ -4,10 +4,11 @@
  * - web/tabs-election/: three pages join the election of one directory, the leader's page is
  *   closed, and another page must take the lead.
  * - web/storage-tabs/: one stored database open in several pages at once (docs/browser.md, "Many
- *   tabs"). Three tabs write at once and converge, and a fresh tab reads it all back from
- *   storage; the leader's page is closed and writes the other tabs make then are acknowledged by
- *   the tab that takes over, nothing acknowledged before is lost; a follower reloaded again and
- *   again signs as a session of the pool, not a new one each time.
+ *   tabs"). Three tabs open a new database at the same moment, write at once and converge, and a
+ *   fresh tab reads it all back from storage; the leader's page is closed and writes the other
+ *   tabs make then are acknowledged by the tab that takes over, nothing acknowledged before is
+ *   lost; a follower reloaded again and again signs as a session of the pool, not a new one each
+ *   time.
  *
  * Waits are bounded polls; how long a takeover took is printed, never asserted.
  *
@@ -29,7 +30,8 @@ import {
 export const TAB_PAGE_CHECKS: readonly StoragePageCheck[] = [
   { name: "tabs: the leader's page closed, another page takes the lead", run: takeover },
   {
-    name: "tabs: three tabs of one database write at once and converge; a new tab reads it all",
+    name:
+      "tabs: three tabs open a new database at once, write at once and converge; a new tab reads it all",
     run: threeTabsConverge,
   },
   {
@@ -155,9 +157,17 @@ async function threeTabsConverge(context: BrowserContext, origin: string): Promi
   const db = uniqueName("three-tabs");
   const tabs = new Map<string, Tab>();
   try {
-    for (const name of ["A", "B", "C"]) {
-      tabs.set(name, await openDatabaseTab(context, origin, db, name));
-    }
+    // Opened at the same moment, on a database that does not exist yet: one creates it and
+    // leads, the others follow.
+    const names = ["A", "B", "C"];
+    const opened = await Promise.allSettled(
+      names.map((name) => openDatabaseTab(context, origin, db, name)),
+    );
+    opened.forEach((result, i) => {
+      if (result.status === "fulfilled") tabs.set(names[i], result.value);
+    });
+    const failed = opened.find((result) => result.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
     await Promise.all(
       [...tabs].map(([name, tab]) => callStep(tab, "write", `tab ${name} writes`, 20)),
     );

@@ -10,49 +10,11 @@ import { Cairn, watchRepositories } from "../../src/db/database.ts";
 import type { RepositoryHandle } from "../../src/db/repository_handle.ts";
 import { isCairnError } from "../../src/core/errors.ts";
 import type { Repository } from "../../src/repo/repository.ts";
-import {
-  FollowerRepositoryLink,
-  LeaderRepositoryLink,
-  type TabChannel,
-} from "../../src/tabs/repository_link.ts";
+import { FollowerRepositoryLink, LeaderRepositoryLink } from "../../src/tabs/repository_link.ts";
 import { MAX_TAB_BLOCKS, type TabMessage } from "../../src/tabs/tab_messages.ts";
+import { FakeBroadcast } from "../harness/fake_broadcast.ts";
 import { Note, PATH } from "../harness/linked_client.ts";
 import { snapshot } from "../harness/peers.ts";
-
-/** Every tab's end of one broadcast channel; `post` reaches the others, never the sender. */
-class FakeBroadcast {
-  #listeners = new Map<string, Set<(value: unknown) => void>>();
-  /** Everything posted, for assertions. */
-  readonly posted: TabMessage[] = [];
-
-  end(tab: string): TabChannel & { postRaw(value: unknown): void } {
-    const listeners = new Set<(value: unknown) => void>();
-    this.#listeners.set(tab, listeners);
-    const send = (value: unknown) => {
-      for (const [other, set] of this.#listeners) {
-        if (other === tab) continue;
-        const copy = structuredClone(value);
-        for (const listener of set) setTimeout(() => listener(copy), 0);
-      }
-    };
-    return {
-      post: (message) => {
-        this.posted.push(message);
-        send(message);
-      },
-      postRaw: send,
-      listen: (listener) => {
-        listeners.add(listener);
-        return () => listeners.delete(listener);
-      },
-    };
-  }
-
-  /** The tab is gone: nothing reaches it any more. */
-  drop(tab: string): void {
-    this.#listeners.delete(tab);
-  }
-}
 
 interface Tab {
   name: string;

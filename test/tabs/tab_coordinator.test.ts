@@ -1,0 +1,193 @@
+/**
+ * One tab's coordinator (src/tabs/tab_coordinator.ts) on fake locks and a fake channel, with
+ * in-memory databases standing for the stored one: a follower is welcomed with the stored
+ * secret and a key index of its own, loads from the leader and is acknowledged once the leader
+ * persisted; when the leader's tab crashes with a write unacknowledged, the next tab opens the
+ * storage (waiting while it is still locked) and that write reaches it; a tab that led since
+ * its open and loses the lead to a steal is told so; a tab past the pool's size gets E_LOCKED.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { toBase64Url } from "../../src/core/bytes.ts";
+import { CairnError, isCairnError } from "../../src/core/errors.ts";
+import { Cairn, watchRepositories } from "../../src/db/database.ts";
+import type { RepositoryHandle } from "../../src/db/repository_handle.ts";
+import type { Repository } from "../../src/repo/repository.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import {
+  type Persister,
+  TabCoordinator,
+  type TabEnvironment,
+} from "../../src/tabs/tab_coordinator.ts";
+import { MAX_TABS, tabSecret } from "../../src/tabs/tab_keys.ts";
+import { FakeBroadcast } from "../harness/fake_broadcast.ts";
+import { FakeLocks } from "../harness/fake_locks.ts";
+import { Note, PATH } from "../harness/linked_client.ts";
+import { waitFor } from "../harness/wait.ts";
+
+interface Fakes {
+  locks: FakeLocks;
+  channels: FakeBroadcast;
+  refused: unknown[];
+}
+
+function fakes(): Fakes {
+  return { locks: new FakeLocks(), channels: new FakeBroadcast(), refused: [] };
+}
+
+function environment(
+  fake: Fakes,
+  tab: string,
+  extra: Partial<TabEnvironment> = {},
+): TabEnvironment {
+  return {
+    directory: "cairn/db",
+    locks: fake.locks.forTab(tab),
+    openChannel: () => fake.channels.end(tab),
+    now: () => Date.now(),
+    visible: () => true,
+    openPersister: () => Promise.reject(new Error(`tab ${tab} was not meant to lead`)),
+    tookOver: () => {},
+    onRefused: (err) => fake.refused.push(err),
+    ...extra,
+  };
+}
+
+interface Opened {
+  db: Cairn;
+  notes: RepositoryHandle;
+  repo: Repository;
+}
+
+/** An in-memory database, its handle of PATH and the Repository behind it. */
+async function openDatabase(secretKey?: Uint8Array): Promise<Opened> {
+  const db = await Cairn.open({ schemas: [Note], secretKey });
+  let repo: Repository | undefined;
+  watchRepositories(db, { opened: (r) => repo ??= r, closed: () => {} });
+  const notes = await db.open(PATH);
+  return { db, notes, repo: repo! };
+}
+
+/** The database a leader serves from, standing for the stored one. */
+function persisting(db: Cairn, persist: () => Promise<void> = () => Promise.resolve()): Persister {
+  return {
+    storedSecret: db.exportSecretKey(),
+    repository: async (path) => {
+      await db.open(path);
+      let repo: Repository | undefined;
+      watchRepositories(db, { opened: (r) => r.path === path && (repo ??= r), closed: () => {} })();
+      return { repo: repo!, persist: () => persist() };
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+/** `promise`'s outcome, or a failure naming `what` after waitFor's bound (never a hang). */
+async function settled<T>(promise: Promise<T>, what: string): Promise<T> {
+  let done = false;
+  const watched = promise.finally(() => done = true);
+  await waitFor(() => done, what);
+  return await watched;
+}
+
+function titles({ notes }: Opened): string[] {
+  return [...notes.keys()].map((key) => notes.get(key, Note)!.get("title") as string).sort();
+}
+
+test("a follower gets the stored secret and a key of its own, loads from the leader, and is acknowledged once persisted", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  stored.notes.create(Note, { title: "stored" });
+  let persists = 0;
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  assert.equal(a.leads, true);
+  a.coordinator.lead(persisting(stored.db, () => {
+    persists++;
+    return stored.db.flush();
+  }));
+
+  const b = await TabCoordinator.join(environment(fake, "b"));
+  assert.equal(b.leads, false);
+  assert.deepEqual([a.coordinator.keyIndex, b.coordinator.keyIndex], [0, 1]);
+  const secret = await b.coordinator.welcome();
+  assert.equal(toBase64Url(secret), toBase64Url(stored.db.exportSecretKey()));
+
+  const front = await openDatabase(await tabSecret(await cryptoSuite(), secret, 1));
+  const link = await b.coordinator.follow(front.repo);
+  assert.deepEqual(titles(front), ["stored"]);
+  front.notes.create(Note, { title: "from b" });
+  await settled(link.flush(), "the write acknowledged by the leader");
+  assert.ok(persists > 0);
+  assert.deepEqual(titles(stored), ["from b", "stored"]);
+  assert.deepEqual(fake.refused, []);
+
+  await b.coordinator.close();
+  await a.coordinator.close();
+  await Promise.all([stored.db.close(), front.db.close()]);
+});
+
+test("the leader's tab crashes with a write unacknowledged: the next tab opens the storage when it is free and gets the write", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  // The first leader never gets to persist: its acknowledgement never comes.
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db, () => new Promise(() => {})));
+
+  let attempts = 0;
+  const b = await TabCoordinator.join(environment(fake, "b", {
+    openPersister: () => {
+      // The old leader's worker holds the files for a moment after its lock is gone.
+      if (++attempts < 3) return Promise.reject(new CairnError("E_LOCKED", "still held"));
+      return Promise.resolve(persisting(stored.db, () => stored.db.flush()));
+    },
+  }));
+  const secret = await b.coordinator.welcome();
+  const front = await openDatabase(await tabSecret(await cryptoSuite(), secret, 1));
+  const link = await b.coordinator.follow(front.repo);
+  front.notes.create(Note, { title: "written before the crash" });
+  const flushed = link.flush();
+  await waitFor(() => link.unacknowledged === 1, "the write pushed, not acknowledged");
+
+  fake.channels.drop("a");
+  fake.locks.crash("a");
+  // Acknowledged by this tab's own persister, once it could open the storage.
+  await settled(flushed, "the write acknowledged by the next leader");
+  assert.equal(attempts, 3);
+  assert.ok(titles(stored).includes("written before the crash"));
+
+  await b.coordinator.close();
+  await a.coordinator.close();
+  await Promise.all([stored.db.close(), front.db.close()]);
+});
+
+test("a tab that led since its open and loses the lead to a steal is told to close", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  let tookOver = false;
+  const a = await TabCoordinator.join(environment(fake, "a", { tookOver: () => tookOver = true }));
+  a.coordinator.lead(persisting(stored.db));
+  const b = await TabCoordinator.join(environment(fake, "b", {
+    openPersister: () => Promise.resolve(persisting(stored.db)),
+  }));
+  // A frozen leader: its heartbeats stop reaching anyone, but it keeps its locks.
+  fake.channels.drop("a");
+  await waitFor(() => tookOver, "the frozen leader told it was taken over");
+  assert.equal(fake.locks.holder("cairn:leader:cairn/db"), "b");
+  await b.coordinator.close();
+  await a.coordinator.close();
+  await stored.db.close();
+});
+
+test("a tab past the pool's size gets E_LOCKED and holds nothing", async () => {
+  const fake = fakes();
+  const tabs = [];
+  for (let i = 0; i < MAX_TABS; i++) {
+    tabs.push((await TabCoordinator.join(environment(fake, `t${i}`))).coordinator);
+  }
+  await assert.rejects(
+    TabCoordinator.join(environment(fake, "one-too-many")),
+    (err) => isCairnError(err) && err.code === "E_LOCKED",
+  );
+  assert.equal(fake.locks.holder(`cairn:session-key:cairn/db:${MAX_TABS}`), undefined);
+  for (const tab of tabs) await tab.close();
+});
