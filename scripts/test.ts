@@ -8,7 +8,13 @@
  *
  * Options: --only=deno,node,browser,package   run a subset of the sections
  */
-import { buildBrowserTests, buildBundledApp, buildNodeTests, stopBundler } from "./lib/bundles.ts";
+import {
+  buildBrowserTests,
+  buildBundledApp,
+  buildNodeTests,
+  buildViteApp,
+  stopBundler,
+} from "./lib/bundles.ts";
 import { runBrowserTests } from "./lib/browser_tests.ts";
 import { runTee } from "./lib/process.ts";
 import { testFiles, type TestRuntime } from "./lib/test_files.ts";
@@ -78,7 +84,11 @@ async function runNode(): Promise<Tally> {
 }
 
 async function runBrowser(): Promise<Tally> {
-  await Promise.all([buildBrowserTests(await testFiles("browser")), buildBundledApp()]);
+  await Promise.all([
+    buildBrowserTests(await testFiles("browser")),
+    buildBundledApp(),
+    buildViteApp(),
+  ]);
   const result = await runBrowserTests();
   return tally("browser", result.passed, result.failed, result.failed > 0 ? 1 : 0);
 }

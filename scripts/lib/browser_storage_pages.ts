@@ -1,9 +1,9 @@
 /**
  * Storage checks that need real pages rather than one test page (issue #4): a database that
- * must survive its tab navigating away, in a plain page and in an app bundled with esbuild (the
- * tabs of one database: browser_tabs_pages.ts). Each check
- * drives a page under web/ that imports the built package (dist/browser/cairn.js) through
- * several steps; a step that fails rejects with the step's name and the page's message.
+ * must survive its tab navigating away, in a plain page and in an app bundled with esbuild or
+ * with Vite (the tabs of one database: browser_tabs_pages.ts). Each check drives a page under
+ * web/ (or an app built from one) through several steps; a step that fails rejects with the
+ * step's name and the page's message.
  */
 import type { BrowserContext, Page } from "playwright-core";
 
@@ -16,37 +16,37 @@ export interface StoragePageCheck {
 export const STORAGE_PAGE_CHECKS: readonly StoragePageCheck[] = [
   {
     name: "OPFS database survives a page reload: lock released, same values, session and index",
-    run: checkReload,
+    run: (context, origin) =>
+      checkReloadAt(context, origin, "/web/storage-reload/index.html", "reload"),
   },
   {
     name: 'an app bundling "cairndb" with esbuild keeps its OPFS database across a reload',
-    run: checkBundledReload,
+    run: (context, origin) =>
+      checkReloadAt(context, origin, "/web/bundled-reload/index.html", "bundled"),
+  },
+  {
+    name: 'an app bundling "cairndb" with Vite keeps its OPFS database across a reload',
+    run: (context, origin) => checkReloadAt(context, origin, "/build/vite-app/index.html", "vite"),
   },
 ];
 
 const STEP_TIMEOUT_MS = 30_000;
 
-/** Write in a tab and leave the database open; navigate the tab to the read phase. */
-async function checkReload(context: BrowserContext, origin: string): Promise<void> {
-  const db = uniqueName("reload");
+/**
+ * Writes in a tab and leaves the database open, then navigates the tab to the read phase: in a
+ * plain page, or in an app bundled from the package name (web/bundled-reload/app.ts) by esbuild
+ * (build/apps/) or by Vite (build/vite-app/).
+ */
+async function checkReloadAt(
+  context: BrowserContext,
+  origin: string,
+  page: string,
+  kind: string,
+): Promise<void> {
+  const db = uniqueName(kind);
   const tab = await openTab(context);
   try {
-    const url = (phase: string) =>
-      `${origin}/web/storage-reload/index.html?phase=${phase}&db=${db}`;
-    await loadPhase(tab, url("write"), "write phase");
-    await loadPhase(tab, url("read"), "read phase, after navigating the same tab");
-  } finally {
-    await tab.page.close();
-  }
-}
-
-/** The same, in an app esbuild bundled from the package name (web/bundled-reload/). */
-async function checkBundledReload(context: BrowserContext, origin: string): Promise<void> {
-  const db = uniqueName("bundled");
-  const tab = await openTab(context);
-  try {
-    const url = (phase: string) =>
-      `${origin}/web/bundled-reload/index.html?phase=${phase}&db=${db}`;
+    const url = (phase: string) => `${origin}${page}?phase=${phase}&db=${db}`;
     await loadPhase(tab, url("write"), "write phase");
     await loadPhase(tab, url("read"), "read phase, after navigating the same tab");
   } finally {

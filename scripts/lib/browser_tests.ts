@@ -5,6 +5,7 @@
  */
 import type { BrowserContext } from "playwright-core";
 import { STORAGE_PAGE_CHECKS } from "./browser_storage_pages.ts";
+import { EXAMPLE_APP_CHECKS } from "./browser_example_pages.ts";
 import { SYNC_PAGE_CHECKS } from "./browser_sync_pages.ts";
 import { TAB_PAGE_CHECKS } from "./browser_tabs_pages.ts";
 import { launchChromium } from "./chromium.ts";
@@ -78,7 +79,14 @@ export async function runBrowserTests(): Promise<BrowserTestResult> {
     for (const example of EXAMPLE_PAGES) {
       await checkExamplePage(browser.context, server.origin, example, result);
     }
-    for (const check of [...STORAGE_PAGE_CHECKS, ...SYNC_PAGE_CHECKS, ...TAB_PAGE_CHECKS]) {
+    for (
+      const check of [
+        ...STORAGE_PAGE_CHECKS,
+        ...SYNC_PAGE_CHECKS,
+        ...TAB_PAGE_CHECKS,
+        ...EXAMPLE_APP_CHECKS,
+      ]
+    ) {
       try {
         await check.run(browser.context, server.origin);
         result.passed++;

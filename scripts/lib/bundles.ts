@@ -5,6 +5,7 @@
  */
 import * as esbuild from "esbuild";
 import { relative, resolve } from "node:path";
+import { run } from "./process.ts";
 
 /** Options every Node bundle shares: ESM for Node 22, dependencies left as imports. */
 export const NODE_BUNDLE: esbuild.BuildOptions = {
@@ -191,6 +192,19 @@ export async function buildBrowserTests(files: string[]): Promise<void> {
 
 export function stopBundler(): Promise<void> {
   return esbuild.stop();
+}
+
+/**
+ * The app of web/bundled-reload/ built by Vite (web/vite-reload/vite.config.mjs) into
+ * build/vite-app/, from the built package in dist/, as `vite build` runs in an app: with Node.
+ */
+export async function buildViteApp(): Promise<void> {
+  await run("./node_modules/.bin/node", [
+    "node_modules/vite/bin/vite.js",
+    "build",
+    "--config",
+    "web/vite-reload/vite.config.mjs",
+  ]);
 }
 
 /** The apps of web/bundled/ and web/bundled-reload/, bundled from the package name as an app

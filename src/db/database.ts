@@ -304,11 +304,13 @@ export class Cairn {
       onRefused: (error) =>
         warn({ repository: directory, message: `from another tab: ${describeError(error)}` }),
     };
-    const { coordinator, leads } = await TabCoordinator.join(environment);
+    const { coordinator, leads, storedSecret: leadersSecret } = await TabCoordinator.join(
+      environment,
+    );
     let storage: Storage | undefined;
     try {
       storage = leads ? await openStoragePatiently(options, suite) : undefined;
-      const storedSecret = storage?.secretKey ?? await coordinator.welcome();
+      const storedSecret = storage?.secretKey ?? leadersSecret!;
       if (options.secretKey && !bytesEqual(options.secretKey, storedSecret)) {
         throw new CairnError(
           "E_BAD_ARGUMENT",

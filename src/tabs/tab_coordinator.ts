@@ -65,6 +65,8 @@ export class TabCoordinator {
   readonly #stop: (() => void)[] = [];
   /** True while `join` decides: a lead granted then is the caller's to take up (`lead`). */
   #opening = true;
+  /** While `join` waits for the leader's answer: the lead was granted first. */
+  #granted: ((value: undefined) => void) | undefined;
   /** Serving from the database the caller opened (led at open). */
   #ledAtOpen: TabLeader | undefined;
   /** Serving after a promotion, from a persister, over a channel object of its own. */
@@ -92,12 +94,15 @@ export class TabCoordinator {
   }
 
   /**
-   * Claims a key index and joins the election. `leads` says whether this tab leads: then the
-   * caller opens the stored database and calls `lead`; otherwise it awaits `welcome()`.
+   * Claims a key index and joins the election. When this tab leads (`leads`), the caller opens
+   * the stored database and calls `lead`; otherwise `storedSecret` is the leader's answer. A tab
+   * that finds the lead held waits for whichever comes first, the leader's answer or the lead
+   * itself: a reloaded page whose old self still held the lock a moment longer then leads with
+   * the storage as its own database, rather than taking over beside it.
    */
   static async join(
     environment: TabEnvironment,
-  ): Promise<{ coordinator: TabCoordinator; leads: boolean }> {
+  ): Promise<{ coordinator: TabCoordinator; leads: boolean; storedSecret?: Uint8Array }> {
     const key = await claimPoolKey(environment.locks, environment.directory, MAX_TABS);
     if (key.index >= MAX_TABS) {
       key.lock.release();
@@ -107,9 +112,15 @@ export class TabCoordinator {
       );
     }
     const coordinator = new TabCoordinator(environment, key.index, key.lock);
-    const leads = await coordinator.#election.start();
+    if (await coordinator.#election.start()) {
+      coordinator.#opening = false;
+      return { coordinator, leads: true };
+    }
+    const granted = new Promise<undefined>((resolve) => coordinator.#granted = resolve);
+    const storedSecret = await Promise.race([coordinator.#askToJoin(), granted]);
+    coordinator.#welcome = undefined;
     coordinator.#opening = false;
-    return { coordinator, leads };
+    return { coordinator, leads: storedSecret === undefined, storedSecret };
   }
 
   /** Led at open: serves the other tabs from the database the caller opened. */
@@ -118,8 +129,8 @@ export class TabCoordinator {
     this.#announce(this.#channel);
   }
 
-  /** Following: the stored session's secret, from the leader (asked again as leaders change). */
-  welcome(): Promise<Uint8Array> {
+  /** The stored session's secret, from the leader (asked again as leaders change). */
+  #askToJoin(): Promise<Uint8Array> {
     return new Promise((resolve) => {
       this.#welcome = { id: this.#nextId++, resolve };
       this.#askWelcome();
@@ -209,7 +220,11 @@ export class TabCoordinator {
   }
 
   #becameLeader(): void {
-    if (this.#opening || this.#closed) return; // led at open: the caller takes it up
+    if (this.#opening) {
+      this.#granted?.(undefined); // led at open: the caller takes it up
+      return;
+    }
+    if (this.#closed) return;
     const promotion = this.#promote();
     this.#promotion = promotion;
     promotion.catch((err) => {

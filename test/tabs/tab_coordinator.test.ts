@@ -4,7 +4,9 @@
  * secret and a key index of its own, loads from the leader and is acknowledged once the leader
  * persisted; when the leader's tab crashes with a write unacknowledged, the next tab opens the
  * storage (waiting while it is still locked) and that write reaches it; a tab that led since
- * its open and loses the lead to a steal is told so; a tab past the pool's size gets E_LOCKED.
+ * its open and loses the lead to a steal is told so; a reloaded page whose old self holds the
+ * lead a moment longer leads itself rather than taking over; a tab past the pool's size gets
+ * E_LOCKED.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -109,7 +111,7 @@ test("a follower gets the stored secret and a key of its own, loads from the lea
   const b = await TabCoordinator.join(environment(fake, "b"));
   assert.equal(b.leads, false);
   assert.deepEqual([a.coordinator.keyIndex, b.coordinator.keyIndex], [0, 1]);
-  const secret = await b.coordinator.welcome();
+  const secret = b.storedSecret!;
   assert.equal(toBase64Url(secret), toBase64Url(stored.db.exportSecretKey()));
 
   const front = await openDatabase(await tabSecret(await cryptoSuite(), secret, 1));
@@ -141,7 +143,7 @@ test("the leader's tab crashes with a write unacknowledged: the next tab opens t
       return Promise.resolve(persisting(stored.db, () => stored.db.flush()));
     },
   }));
-  const secret = await b.coordinator.welcome();
+  const secret = b.storedSecret!;
   const front = await openDatabase(await tabSecret(await cryptoSuite(), secret, 1));
   const link = await b.coordinator.follow(front.repo);
   front.notes.create(Note, { title: "written before the crash" });
@@ -178,11 +180,30 @@ test("a tab that led since its open and loses the lead to a steal is told to clo
   await stored.db.close();
 });
 
+test("a tab that finds the lead held by a page going away, before it answers, leads with the storage itself", async () => {
+  const fake = fakes();
+  // A page being unloaded: it still holds the lead, and never answers.
+  const old = await TabCoordinator.join(environment(fake, "old"));
+  const reloaded = TabCoordinator.join(environment(fake, "reloaded", {
+    openPersister: () => Promise.reject(new Error("took over beside its own database")),
+  }));
+  fake.channels.drop("old");
+  fake.locks.crash("old");
+  const { coordinator, leads, storedSecret } = await settled(reloaded, "the reloaded page opens");
+  assert.deepEqual([leads, storedSecret], [true, undefined]);
+  assert.deepEqual(fake.refused, []);
+  await coordinator.close();
+  await old.coordinator.close();
+});
+
 test("a tab past the pool's size gets E_LOCKED and holds nothing", async () => {
   const fake = fakes();
+  const stored = await openDatabase();
   const tabs = [];
   for (let i = 0; i < MAX_TABS; i++) {
-    tabs.push((await TabCoordinator.join(environment(fake, `t${i}`))).coordinator);
+    const { coordinator, leads } = await TabCoordinator.join(environment(fake, `t${i}`));
+    if (leads) coordinator.lead(persisting(stored.db));
+    tabs.push(coordinator);
   }
   await assert.rejects(
     TabCoordinator.join(environment(fake, "one-too-many")),
@@ -190,4 +211,5 @@ test("a tab past the pool's size gets E_LOCKED and holds nothing", async () => {
   );
   assert.equal(fake.locks.holder(`cairn:session-key:cairn/db:${MAX_TABS}`), undefined);
   for (const tab of tabs) await tab.close();
+  await stored.db.close();
 });
