@@ -122,9 +122,11 @@ test("text: with no change the base stays", () => {
 test("text: grouping does not matter for edits to separate stretches", () => {
   // Not associative in general (see the example below); it holds when the sides edit
   // stretches kept apart by text nobody touched, and the group is two neighbouring stretches.
-  // The two separators differ from each other and from every letter: with one "|" twice, a
-  // diff may align the first with the second (an alignment as short as the intended one), and
-  // the stretches are no longer kept apart (seed -1982518680 found it).
+  // The separators share no character with each other or with the letters, and are longer than
+  // all of a stretch's edits together: a diff may otherwise delete a separator and insert it
+  // again elsewhere, an alignment as short as the intended one, and the stretches are no longer
+  // kept apart (with "|" twice, seed -1982518680 found it).
+  const [open, close] = ["{ABCDEFGH}", "[IJKLMNOP]"];
   const stretch = text(6);
   const edits = fc.array(change(), { maxLength: 2 });
   fc.assert(
@@ -134,15 +136,19 @@ test("text: grouping does not matter for edits to separate stretches", () => {
       ascendingStamps(3),
       fc.boolean(),
       ([l, m, r], [el, em, er], stamps, groupLeft) => {
-        const base = `${l}<${m}>${r}`;
+        const base = `${l}${open}${m}${close}${r}`;
         const [l2, m2, r2] = [edited(l, el), edited(m, em), edited(r, er)];
-        const sidesList = [`${l2}<${m}>${r}`, `${l}<${m2}>${r}`, `${l}<${m}>${r2}`]
+        const sidesList = [
+          `${l2}${open}${m}${close}${r}`,
+          `${l}${open}${m2}${close}${r}`,
+          `${l}${open}${m}${close}${r2}`,
+        ]
           .map((value, i) => ({ value, stamp: stamps[i] }));
         const [first, second, alone] = groupLeft
           ? [sidesList[0], sidesList[1], sidesList[2]]
           : [sidesList[1], sidesList[2], sidesList[0]];
         const pair = { value: mergeText(base, [first, second]), stamp: stamps[2] };
-        const expected = `${l2}<${m2}>${r2}`;
+        const expected = `${l2}${open}${m2}${close}${r2}`;
         assert.equal(mergeText(base, sidesList), expected);
         assert.equal(mergeText(base, [pair, alone]), expected);
       },
