@@ -23,6 +23,8 @@ export interface TextCtx {
   heapVisible: boolean;
   /** A file of bench/data/. */
   readData(file: string): Promise<Uint8Array>;
+  /** A new storage location (a directory, or an OPFS name) for a database a row opens itself. */
+  storageLocation(): string;
   /** JS heap plus ArrayBuffer memory in use, after a full GC where the runtime allows. */
   heapBytes(): Promise<number | undefined>;
   gc(): void;
@@ -65,6 +67,7 @@ export function textCtx(
     engine,
     heapVisible: contender !== "automerge",
     readData: (file) => platform.readData(file),
+    storageLocation: () => platform.storageLocation(),
     heapBytes: () => platform.heapBytes(),
     gc: () => platform.gc(),
     syncHost: platform.syncHost,

@@ -7,8 +7,9 @@ import { SYNC_CATCHUP } from "./sync_catchup.ts";
 import { SYNC_FANOUT } from "./sync_fanout.ts";
 import { SYNC_LATENCY } from "./sync_latency.ts";
 import { SYNC_POSTGRES } from "./sync_postgres.ts";
+import { TABS } from "./tabs.ts";
 
-/** The rows against SQLite first (memory leading them), then the text rows, then sync. */
+/** The rows against SQLite first (memory leading them), then the text rows, then sync and tabs. */
 export const WORKLOADS: readonly BenchWorkload[] = [
   ...SQL_WORKLOADS,
   ...TEXT_TRACES,
@@ -17,4 +18,5 @@ export const WORKLOADS: readonly BenchWorkload[] = [
   ...SYNC_FANOUT,
   ...SYNC_CATCHUP,
   ...SYNC_POSTGRES,
+  ...TABS,
 ];
