@@ -43,7 +43,7 @@ async function tabPair(location: string, from: "leader" | "follower"): Promise<P
 
 const T01: TextWorkload<TextCtx> = {
   id: "T01.v1",
-  title: "Write to live query, across tabs",
+  title: "Write to live query, across tabs (both in the bench page)",
   family: "sync",
   unit: "ms",
   better: "lower",

@@ -197,8 +197,7 @@ export class Cairn {
     this.trusted = options.trusted === true;
     this.#storage = storage;
     this.#tabs = tabs;
-    this.#onWarning = options.onWarning ??
-      ((w) => console.warn(`cairn ${w.repository}: ${w.message}`));
+    this.#onWarning = options.onWarning ?? warnOnConsole;
   }
 
   /**
@@ -287,8 +286,7 @@ export class Cairn {
   ): Promise<Cairn> {
     const directory = options.path!;
     let opened: Cairn | undefined;
-    const warn = options.onWarning ??
-      ((w: CairnWarning) => console.warn(`cairn ${w.repository}: ${w.message}`));
+    const warn = options.onWarning ?? warnOnConsole;
     const environment: TabEnvironment = {
       directory,
       locks,
@@ -721,7 +719,7 @@ async function openStorage(
   options: CairnOptions,
   suite: CryptoSuite,
   openStorageBackend: BackendOpener,
-): Promise<Storage & { secretKey: Uint8Array }> {
+): Promise<Storage> {
   const backend = await openStorageBackend(options.path!, options);
   await backend.acquireLock();
   try {
@@ -793,6 +791,11 @@ async function openStoragePatiently(
 }
 
 const STORAGE_WAIT_MS = 3_000;
+
+/** Where warnings go when the app gives no `onWarning`. */
+function warnOnConsole(warning: CairnWarning): void {
+  console.warn(`cairn ${warning.repository}: ${warning.message}`);
+}
 
 function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -53,22 +53,37 @@ function refused(options: RepositoryLinkOptions, error: unknown): void {
   options.onRefused?.(error);
 }
 
-/** Decodes what arrives, keeps the messages about this repository, drops (and reports) the rest. */
-function listenTo(
-  options: RepositoryLinkOptions,
-  handle: (message: TabMessage) => Promise<void> | void,
+/**
+ * Hands `onMessage` every value the channel brings that decodes as a tab message, and
+ * `onRefused` the error of each that does not. Returns the unsubscribe.
+ */
+export function listenForMessages(
+  channel: TabChannel,
+  onMessage: (message: TabMessage) => void,
+  onRefused: (error: unknown) => void,
 ): () => void {
-  return options.channel.listen((value) => {
+  return channel.listen((value) => {
     let message: TabMessage;
     try {
       message = decodeTabMessage(value);
     } catch (err) {
-      refused(options, err);
+      onRefused(err);
       return;
     }
-    if ("repo" in message && message.repo !== options.repo.path) return;
-    Promise.resolve().then(() => handle(message)).catch((err) => refused(options, err));
+    onMessage(message);
   });
+}
+
+/** The messages about this repository, handled; the others dropped, failures reported. */
+function listenTo(
+  options: RepositoryLinkOptions,
+  handle: (message: TabMessage) => Promise<void> | void,
+): () => void {
+  const report = (err: unknown) => refused(options, err);
+  return listenForMessages(options.channel, (message) => {
+    if ("repo" in message && message.repo !== options.repo.path) return;
+    Promise.resolve().then(() => handle(message)).catch(report);
+  }, report);
 }
 
 /** Bytes of blocks one `loaded` carries at most (besides MAX_TAB_BLOCKS). */

@@ -19,10 +19,10 @@ import type { Repository } from "../repo/repository.ts";
 import { Election, HEARTBEAT_MS } from "./election.ts";
 import { claimPoolKey } from "./key_pool.ts";
 import type { HeldLock, LockManagerLike } from "./locks.ts";
-import { FollowerRepositoryLink, type TabChannel } from "./repository_link.ts";
+import { FollowerRepositoryLink, listenForMessages, type TabChannel } from "./repository_link.ts";
 import { type PersistingDatabase, TabLeader } from "./tab_leader.ts";
 import { MAX_TABS } from "./tab_keys.ts";
-import { decodeTabMessage, encodeTabMessage } from "./tab_messages.ts";
+import { encodeTabMessage, type TabMessage } from "./tab_messages.ts";
 
 /** A stored database the coordinator serves from after a promotion, and closes with it. */
 export interface Persister extends PersistingDatabase {
@@ -88,7 +88,8 @@ export class TabCoordinator {
       sendHeartbeat: (term) =>
         this.#channel.post(encodeTabMessage({ type: "heartbeat", leader: this.tab, term })),
     });
-    this.#stop.push(this.#channel.listen((value) => this.#heard(value)));
+    // A message that does not decode is reported by the links and the leader, which see it too.
+    this.#stop.push(listenForMessages(this.#channel, (message) => this.#heard(message), () => {}));
     const ticker = setInterval(() => this.#election.tick(), HEARTBEAT_MS);
     this.#stop.push(() => clearInterval(ticker));
   }
@@ -196,13 +197,7 @@ export class TabCoordinator {
     this.#channel.post(encodeTabMessage({ type: "join", from: this.tab, id: welcome.id }));
   }
 
-  #heard(value: unknown): void {
-    let message;
-    try {
-      message = decodeTabMessage(value);
-    } catch {
-      return; // reported by the links and the leader, which see every message too
-    }
+  #heard(message: TabMessage): void {
     if (message.type === "heartbeat") {
       this.#election.heardHeartbeat(message.term);
     } else if (message.type === "serving" && message.term >= this.#servedTerm) {

@@ -6,8 +6,8 @@
  * one tab pays nothing for the others.
  */
 import type { Repository } from "../repo/repository.ts";
-import { LeaderRepositoryLink, type TabChannel } from "./repository_link.ts";
-import { decodeTabMessage, encodeTabMessage, type TabMessage } from "./tab_messages.ts";
+import { LeaderRepositoryLink, listenForMessages, type TabChannel } from "./repository_link.ts";
+import { encodeTabMessage, type TabMessage } from "./tab_messages.ts";
 
 /** A repository of the stored database, and what persists it under its durability mode. */
 export interface PersistedRepository {
@@ -48,16 +48,7 @@ export class TabLeader {
     this.#channel = channel;
     this.#database = database;
     this.#onRefused = onRefused;
-    this.#stop = channel.listen((value) => {
-      let message: TabMessage;
-      try {
-        message = decodeTabMessage(value);
-      } catch (err) {
-        onRefused(err);
-        return;
-      }
-      this.#receive(message);
-    });
+    this.#stop = listenForMessages(channel, (message) => this.#receive(message), onRefused);
   }
 
   #receive(message: TabMessage): void {

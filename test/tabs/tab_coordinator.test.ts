@@ -1,7 +1,8 @@
 /**
  * One tab's coordinator (src/tabs/tab_coordinator.ts) on fake locks and a fake channel, with
  * in-memory databases standing for the stored one: a follower is welcomed with the stored
- * secret and a key index of its own, loads from the leader and is acknowledged once the leader
+ * secret and a key index of its own (hostile values, and welcomes not matching its join
+ * that arrive before the leader's, change nothing), loads from the leader and is acknowledged once the leader
  * persisted; when the leader's tab crashes with a write unacknowledged, the next tab opens the
  * storage (waiting while it is still locked) and that write reaches it; a tab that led since
  * its open and loses the lead to a steal is told so; a reloaded page whose old self holds the
@@ -126,6 +127,34 @@ test("a follower gets the stored secret and a key of its own, loads from the lea
   await b.coordinator.close();
   await a.coordinator.close();
   await Promise.all([stored.db.close(), front.db.close()]);
+});
+
+test("hostile messages around a join: garbage is reported, welcomes not matching the join are ignored", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  // Made before the leader's ends: what it posts in answer to a join arrives before the leader's.
+  const evil = fake.channels.end("evil");
+  const forged = new Uint8Array(32).fill(9);
+  evil.listen((value) => {
+    const join = value as { type?: string; from?: string; id?: number };
+    if (join.type !== "join") return;
+    evil.post({ type: "welcome", to: "someone-else", id: join.id!, secret: forged });
+    evil.post({ type: "welcome", to: join.from!, id: join.id! + 1, secret: forged });
+  });
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db));
+  const garbage: unknown[] = [null, 7, "join", { type: "join" }, { type: "welcome", to: "x" }];
+  for (const value of garbage) evil.postRaw(value);
+
+  const b = await TabCoordinator.join(environment(fake, "b"));
+  const welcomes = fake.channels.posted.filter((message) => message.type === "welcome");
+  assert.equal(welcomes.length, 3, "two forged welcomes, then the leader's");
+  assert.equal(toBase64Url(b.storedSecret!), toBase64Url(stored.db.exportSecretKey()));
+  await waitFor(() => fake.refused.length >= garbage.length, "each undecodable value reported");
+  assert.ok(fake.refused.every((err) => isCairnError(err) && err.code === "E_PROTOCOL"));
+  await b.coordinator.close();
+  await a.coordinator.close();
+  await stored.db.close();
 });
 
 test("the leader's tab crashes with a write unacknowledged: the next tab opens the storage when it is free and gets the write", async () => {
