@@ -1,11 +1,11 @@
 /**
  * Cairn as a text contender, signed or trusted (the profiles of cairn.ts): a database per replica
  * with one repository holding one item whose `text` field is edited in place (`replaceText`, the
- * one edit `insertText` and `deleteText` also make; UTF-16 positions). Edits of one tick are one
- * commit in one block; the rows await
- * between transactions, so each transaction is its own block, as the default sealing makes of
- * edits in separate ticks. Peers exchange blocks (`exportBlocks(theirVersionVector)`,
- * `importBlocks`), trusting each other's keys first unless trusted.
+ * one edit `insertText` and `deleteText` also make; UTF-16 positions). The rows await between
+ * transactions, so each transaction is its own commit; how commits group into blocks is the
+ * default sealing's (text_engine.ts, `Pace`). Peers exchange blocks
+ * (`exportBlocks(theirVersionVector)`, `importBlocks`), trusting each other's keys first unless
+ * trusted.
  */
 import { Cairn, defineSchema, type Item, type RepositoryHandle } from "../../src/mod.ts";
 import type { Patch } from "../lib/traces.ts";
@@ -76,6 +76,10 @@ class CairnReplica implements TextReplica {
 
   text(): string {
     return this.#doc.get("body") ?? "";
+  }
+
+  written(): Promise<void> {
+    return this.#repo.flush();
   }
 
   diff(peer: TextReplica): Promise<Uint8Array[]> {

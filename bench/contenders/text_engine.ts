@@ -12,10 +12,16 @@ export interface TextReplica {
   /** Who writes here, as peers name it (Cairn: the session's public key). */
   readonly peer: string;
   /**
-   * Applies the patches as one transaction: one commit, hence one signed block, in Cairn (when
-   * the next transaction comes in a later tick); one Yjs transaction; one Automerge change.
+   * Applies the patches as one transaction: one commit in Cairn (sealed into a signed block with
+   * the other commits of its tick, or of the ticks that end while the previous block is written);
+   * one Yjs transaction; one Automerge change.
    */
   edit(patches: readonly Patch[]): void;
+  /**
+   * Resolves once every edit so far is in the engine's storage: Cairn: sealed and appended to
+   * its log (not fsynced in relaxed mode); engines that keep their documents in memory: at once.
+   */
+  written(): Promise<void>;
   text(): string;
   /** Everything this replica holds that `peer` lacks, as a transport would carry it. */
   diff(peer: TextReplica): Promise<Uint8Array[]>;
@@ -84,17 +90,27 @@ export function checkText(actual: string, expected: string, what: string): void 
 }
 
 /**
- * Applies each transaction as its own engine transaction. The await between them is what makes
- * each one Cairn's own commit and block (the default sealing seals a tick's edits together);
- * Yjs and Automerge do not need it, and it costs them the same microtask it costs Cairn.
+ * How a replay paces its transactions:
+ * - "burst": one after another, each in a tick of its own (the await between them is what makes
+ *   each one Cairn's own commit; Yjs and Automerge do not need it, and it costs them the same
+ *   microtask). Cairn's default sealing seals the first tick's commit at once, and the commits of
+ *   the ticks that end while a block is being written together into the next block;
+ * - "written each": each transaction waits until the previous one is in storage, as edits typed
+ *   at a human pace are (Cairn: a block of its own per transaction, appended to the log before
+ *   the next; Yjs and Automerge keep their documents in memory and wait for nothing).
  */
+export type Pace = "burst" | "written each";
+
+/** Applies each transaction as its own engine transaction, at `pace`. */
 export async function replay(
   replica: TextReplica,
   txns: readonly (readonly Patch[])[],
+  pace: Pace = "burst",
 ): Promise<void> {
   for (const txn of txns) {
     replica.edit(txn);
-    await null;
+    if (pace === "burst") await null;
+    else await replica.written();
   }
 }
 
@@ -147,6 +163,10 @@ export abstract class InMemoryReplica {
   }
 
   settle(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  written(): Promise<void> {
     return Promise.resolve();
   }
 

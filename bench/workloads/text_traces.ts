@@ -1,13 +1,15 @@
 /**
  * X01–X02: the two real editing traces of bench/data/ replayed by every text engine. X01 is one
  * writer's typing (seph-blog1), each transaction its own commit: time, memory, history and
- * checkpoint bytes, and the time to load the final text. X02 is three writers' concurrent
+ * checkpoint bytes, and the time to load the final text, for a replay in a burst (X01a–f) and
+ * for one where each transaction is written before the next (X01g–i, one block each). X02 is three writers' concurrent
  * typing (clownschool), replayed with one replica per branch exchanging what they lack where
  * branches merge (bench/lib/replay_plan.ts): time, history and snapshot bytes.
  */
 import type { TextCtx } from "../contenders/text.ts";
 import {
   checkText,
+  type Pace,
   replay,
   runPlan,
   type Stored,
@@ -61,9 +63,10 @@ interface Sequential {
   label: string;
   txns: readonly (readonly Patch[])[];
   expected: string;
+  pace: Pace;
 }
 
-async function sequential(ctx: TextCtx, variant: Variant): Promise<Sequential> {
+async function sequential(ctx: TextCtx, variant: Variant, pace: Pace): Promise<Sequential> {
   const trace = await loadTrace(TRACES.sequential, ctx.readData) as SequentialTrace;
   const prefix = sequentialPrefix(trace, variant.txns as number);
   return {
@@ -71,21 +74,22 @@ async function sequential(ctx: TextCtx, variant: Variant): Promise<Sequential> {
     label: variant.label,
     txns: sequentialIn(prefix, ctx.engine().units),
     expected: prefix.endContent,
+    pace,
   };
 }
 
 /** A new document (on disk for Cairn) with the trace replayed into it and committed. */
 async function replayed(s: Sequential): Promise<TextReplica> {
   const replica = await s.ctx.engine().create({ onDisk: true });
-  await replay(replica, s.txns);
+  await replay(replica, s.txns, s.pace);
   await replica.settle();
   checkText(replica.text(), s.expected, s.label);
   return replica;
 }
 
-/** The replayed document, stored once per contender and size for the rows that only read it. */
+/** The replayed document, stored once per contender, size and pace for the rows that read it. */
 function storedReplay(s: Sequential): Promise<Stored> {
-  return madeOnce(s.ctx, `X01 ${s.label}`, async () => (await replayed(s)).store());
+  return madeOnce(s.ctx, `X01 ${s.label} ${s.pace}`, async () => (await replayed(s)).store());
 }
 
 const SEQUENTIAL = {
@@ -97,70 +101,113 @@ const ON_DISK = "Cairn writes its database on disk (relaxed durability: appended
   "fsynced once by the final `db.flush()`); Yjs and Automerge keep their documents in memory " +
   "and store nothing";
 
-const sequentialTime: BenchWorkload = {
-  id: "X01a.v1",
-  title: "Trace replay, a commit each",
-  ...SEQUENTIAL,
-  unit: "ms",
-  better: "lower",
-  scale: "long",
-  timed: "Every transaction of the trace applied to a new document holding an empty text, each " +
-    "as one transaction of the engine (Cairn: one commit, sealed and signed into its own " +
-    "block, since each comes in a tick of its own), then waiting until all are committed " +
-    "(Cairn: `db.flush()` — every block appended, the log fsynced once, and any checkpoint " +
-    "the writing started in the background written). Creating the document is outside the " +
-    "clock; the final text is checked against the trace's after it (a difference fails the row).",
-  fairness: `Every engine applies the same patches in the same transactions. ${ON_DISK}. Yjs ` +
-    "computes each transaction's update (an update listener counts its bytes) and Automerge " +
-    "each change's bytes, as apps persisting them do.",
-  targets: TIME_TARGETS,
-  text: side({
-    requires: ["text", "storage"],
-    setup: sequential,
-    async sample(s) {
-      const replica = await s.ctx.engine().create({ onDisk: true });
-      const start = now();
-      await replay(replica, s.txns);
-      await replica.settle();
-      const elapsed = now() - start;
-      checkText(replica.text(), s.expected, s.label);
-      await replica.close();
-      return elapsed;
-    },
-  }),
-};
+const BURST = "Transactions one after another, each in a tick of its own (an `await` between " +
+  "them), each one transaction of the engine (Cairn: one commit). Cairn seals the first tick's " +
+  "commit into a block at once; the commits of the ticks that end while that block is being " +
+  "written wait and are sealed together into the next block (its default group commit), and so " +
+  "on: a burst makes few large blocks";
 
-const sequentialMemory: BenchWorkload = {
-  id: "X01b.v1",
-  title: "Memory after the replay",
-  ...SEQUENTIAL,
-  unit: "kB",
-  better: "lower",
-  scale: "memory",
-  timed: "JS heap plus ArrayBuffer memory in use after a full GC with the replayed document " +
-    "open (the database and its repository, the Y.Doc), minus the same before creating it.",
-  fairness: `${ON_DISK}. Each engine holds what it needs to go on editing and merging (Cairn: ` +
-    "the item and its history; Yjs: its item structs). Automerge's documents live in " +
-    "WebAssembly memory, which these figures do not see: n/a.",
-  targets: cairnTargets(10, "yjs"),
-  text: side({
-    requires: ["text", "storage"],
-    setup(ctx: TextCtx, variant) {
-      requireHeapVisible(ctx);
-      return sequential(ctx, variant);
-    },
-    async sample(s) {
-      const before = await heap(s.ctx);
-      const replica = await replayed(s);
-      const after = await heap(s.ctx);
-      await replica.close();
-      return kB(after - before);
-    },
-  }),
-};
+const WRITTEN_EACH = "Each transaction waits until the previous one is in the engine's storage, " +
+  "as edits typed at a human pace do (Cairn: its own commit sealed, signed and appended to the " +
+  "log before the next — one block per transaction; Yjs and Automerge keep the document in " +
+  "memory and wait for nothing)";
 
-const HISTORY = "Cairn: its log file on disk (every signed block, one per transaction, and the " +
-  "block creating the document); Yjs: the bytes of every transaction's update; Automerge: the " +
+/** X01a and X01g: the replay's time, at one pace. */
+function replayTime(id: string, title: string, pace: Pace, paced: string): BenchWorkload {
+  return {
+    id,
+    title,
+    ...SEQUENTIAL,
+    unit: "ms",
+    better: "lower",
+    scale: "long",
+    timed: "Every transaction of the trace applied to a new document holding an empty text. " +
+      `${paced}. Then waiting until all are committed (Cairn: \`db.flush()\` — every block ` +
+      "appended, the log fsynced once, and any checkpoint the writing started in the background " +
+      "written). Creating the document is outside the clock; the final text is checked against " +
+      "the trace's after it (a difference fails the row).",
+    fairness: `Every engine applies the same patches in the same transactions. ${ON_DISK}. Yjs ` +
+      "computes each transaction's update (an update listener counts its bytes) and Automerge " +
+      "each change's bytes, as apps persisting them do.",
+    targets: TIME_TARGETS,
+    text: side({
+      requires: ["text", "storage"],
+      setup: (ctx: TextCtx, variant) => sequential(ctx, variant, pace),
+      async sample(s) {
+        const replica = await s.ctx.engine().create({ onDisk: true });
+        const start = now();
+        await replay(replica, s.txns, s.pace);
+        await replica.settle();
+        const elapsed = now() - start;
+        checkText(replica.text(), s.expected, s.label);
+        await replica.close();
+        return elapsed;
+      },
+    }),
+  };
+}
+
+const sequentialTime = replayTime(
+  "X01a.v1",
+  "Trace replay, a commit each, in a burst",
+  "burst",
+  BURST,
+);
+const typedTime = replayTime(
+  "X01g.v1",
+  "Trace replay, each written before the next",
+  "written each",
+  WRITTEN_EACH,
+);
+
+/** X01b and X01h: memory after the replay, at one pace. */
+function replayMemory(id: string, title: string, pace: Pace, after: string): BenchWorkload {
+  return {
+    id,
+    title,
+    ...SEQUENTIAL,
+    unit: "kB",
+    better: "lower",
+    scale: "memory",
+    timed: "JS heap plus ArrayBuffer memory in use after a full GC with the replayed document " +
+      `open (the database and its repository, the Y.Doc) after ${after}, minus the same before ` +
+      "creating it.",
+    fairness: `${ON_DISK}. Each engine holds what it needs to go on editing and merging (Cairn: ` +
+      "the item and its history; Yjs: its item structs). Automerge's documents live in " +
+      "WebAssembly memory, which these figures do not see: n/a.",
+    targets: cairnTargets(10, "yjs"),
+    text: side({
+      requires: ["text", "storage"],
+      setup(ctx: TextCtx, variant) {
+        requireHeapVisible(ctx);
+        return sequential(ctx, variant, pace);
+      },
+      async sample(s) {
+        const before = await heap(s.ctx);
+        const replica = await replayed(s);
+        const after = await heap(s.ctx);
+        await replica.close();
+        return kB(after - before);
+      },
+    }),
+  };
+}
+
+const sequentialMemory = replayMemory(
+  "X01b.v1",
+  "Memory after the replay",
+  "burst",
+  "X01a's replay",
+);
+const typedMemory = replayMemory(
+  "X01h.v1",
+  "Memory after the replay, each written",
+  "written each",
+  "X01g's replay (one block per transaction)",
+);
+
+const HISTORY = "Cairn: its log file on disk (every signed block, the one creating the document " +
+  "included); Yjs: the bytes of every transaction's update; Automerge: the " +
   "bytes of every change (the document's creation included)";
 
 const sequentialHistory: BenchWorkload = {
@@ -178,31 +225,47 @@ const sequentialHistory: BenchWorkload = {
   text: side({
     requires: ["text", "storage"],
     async setup(ctx: TextCtx, variant) {
-      return await storedReplay(await sequential(ctx, variant));
+      return await storedReplay(await sequential(ctx, variant, "burst"));
     },
     sample: (stored) => kB(stored.historyBytes),
   }),
 };
 
-const sequentialPerEdit: BenchWorkload = {
-  id: "X01d.v1",
-  title: "History per transaction",
-  ...SEQUENTIAL,
-  unit: "B/edit",
-  better: "lower",
-  scale: "size",
-  timed: `X01c's history divided by the transactions replayed. ${HISTORY}.`,
-  fairness: "As X01c: what one edit costs the history, signature and key included for Cairn " +
-    "signed.",
-  text: side({
-    requires: ["text", "storage"],
-    async setup(ctx: TextCtx, variant) {
-      const s = await sequential(ctx, variant);
-      return { stored: await storedReplay(s), txns: s.txns.length };
-    },
-    sample: ({ stored, txns }) => stored.historyBytes / txns,
-  }),
-};
+/** X01d and X01i: the history per transaction, after the replay at one pace. */
+function historyPerEdit(id: string, title: string, pace: Pace, after: string): BenchWorkload {
+  return {
+    id,
+    title,
+    ...SEQUENTIAL,
+    unit: "B/edit",
+    better: "lower",
+    scale: "size",
+    timed: `The history kept after ${after}, divided by the transactions replayed. ${HISTORY}.`,
+    fairness: "As X01c: what one edit costs the history, signature and key included for Cairn " +
+      "signed (one per block: blocks of many commits share theirs).",
+    text: side({
+      requires: ["text", "storage"],
+      async setup(ctx: TextCtx, variant) {
+        const s = await sequential(ctx, variant, pace);
+        return { stored: await storedReplay(s), txns: s.txns.length };
+      },
+      sample: ({ stored, txns }) => stored.historyBytes / txns,
+    }),
+  };
+}
+
+const sequentialPerEdit = historyPerEdit(
+  "X01d.v1",
+  "History per transaction",
+  "burst",
+  "X01a's replay",
+);
+const typedPerEdit = historyPerEdit(
+  "X01i.v1",
+  "History per transaction, each written",
+  "written each",
+  "X01g's replay (one block per transaction)",
+);
 
 const SNAPSHOT = "Cairn: its checkpoint file (written on close; opening reads it instead of the " +
   "log); Yjs: the encoded document (`encodeStateAsUpdate`); Automerge: the saved document " +
@@ -222,7 +285,7 @@ const sequentialSnapshot: BenchWorkload = {
   text: side({
     requires: ["text", "storage"],
     async setup(ctx: TextCtx, variant) {
-      return await storedReplay(await sequential(ctx, variant));
+      return await storedReplay(await sequential(ctx, variant, "burst"));
     },
     sample: (stored) => kB(stored.snapshotBytes),
   }),
@@ -244,7 +307,7 @@ const sequentialLoad: BenchWorkload = {
   text: side({
     requires: ["text", "storage"],
     async setup(ctx: TextCtx, variant) {
-      const s = await sequential(ctx, variant);
+      const s = await sequential(ctx, variant, "burst");
       return { s, stored: await storedReplay(s) };
     },
     async sample({ s, stored }) {
@@ -403,6 +466,9 @@ export const TEXT_TRACES: readonly BenchWorkload[] = [
   sequentialPerEdit,
   sequentialSnapshot,
   sequentialLoad,
+  typedTime,
+  typedMemory,
+  typedPerEdit,
   concurrentTime,
   concurrentHistory,
   concurrentSnapshot,

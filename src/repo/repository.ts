@@ -186,8 +186,9 @@ export class Repository {
       tip: () => this.#chains.tip(session),
       sealed: (sealed) => {
         this.#recordBlock(sealed, "next");
-        this.#persist(sealed);
+        const stored = this.#persist(sealed);
         this.#blockListeners.emit(sealed, SEALED_HERE);
+        return stored;
       },
       persisted: ctx.persisted,
     });
@@ -534,9 +535,10 @@ export class Repository {
     return this.#hydrating;
   }
 
-  #persist(sealed: SealedBlock): void {
+  /** Hands a block to storage; the promise settles when its write ends, and never rejects. */
+  #persist(sealed: SealedBlock): Promise<void> | undefined {
     // A failure leaves the block queued for the next write; flush() retries and reports it.
-    this.#ctx.persist?.(sealed).catch(() => {});
+    return this.#ctx.persist?.(sealed).catch(() => {});
   }
 
   // ── exchange ─────────────────────────────────────────────────────────────────────────────

@@ -1,8 +1,11 @@
 /**
  * The seal pipeline of a repository's local writes: commits written in one tick are sealed
  * together, once the tick ends, into signed blocks of a capped size that follow the session's
- * chain. Seals run one after another, each after the last has finished, so the chain's tip read
- * at the start of one is the tip the previous one left.
+ * chain (group commit). While a block is being sealed and stored, the ticks that end meanwhile
+ * wait, and everything they wrote is sealed together once it is stored: an idle repository seals
+ * a write at the end of its tick, as soon as it can, while a burst of writes in many ticks costs a
+ * signature and a log append per storage round instead of one per tick. Seals run one after
+ * another, so the chain's tip read at the start of one is the tip the previous one left.
  */
 import type { BlockSigner, ChainTip, SealedBlock } from "../core/block.ts";
 import { sealBlocks } from "../core/block.ts";
@@ -10,10 +13,10 @@ import type { Commit } from "../core/commit.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 
 /**
- * The largest block body a tick is sealed into; a larger tick becomes several chained blocks, so
- * that a block always fits in a sync frame (1 MiB by default) with room to spare. A single commit
- * larger than this still gets a block of its own, which a sync connection whose frames are
- * smaller cannot carry (E_TOO_LARGE). Tests lower it to cut small ticks.
+ * The largest block body a group of commits is sealed into; a larger group becomes several
+ * chained blocks, so that a block always fits in a sync frame (1 MiB by default) with room to
+ * spare. A single commit larger than this still gets a block of its own, which a sync connection
+ * whose frames are smaller cannot carry (E_TOO_LARGE). Tests lower it to cut small groups.
  */
 export const sealing = { maxBlockBody: 256 * 1024 };
 
@@ -26,18 +29,26 @@ export interface SealHost {
   readonly suite: CryptoSuite;
   /** The tip of the own session's chain: what the next block follows. */
   tip(): ChainTip | undefined;
-  /** Takes in a block just sealed, the next of its chain: records, persists and announces it. */
-  sealed(sealed: SealedBlock): void;
+  /**
+   * Takes in a block just sealed, the next of its chain: records, persists and announces it.
+   * Returns, for a repository with storage, a promise settled (never rejected) once the block's
+   * write has ended, successfully or not: the next group is sealed then.
+   */
+  sealed(sealed: SealedBlock): Promise<void> | undefined;
   /** RepositoryContext.persisted: resolves when every block handed on so far is durable. */
   readonly persisted?: () => Promise<void>;
 }
 
 export class SealPipeline {
   readonly #host: SealHost;
-  /** Commits written since the last seal began. */
+  /** Commits written and not yet taken by a seal. */
   #pending: Commit[] = [];
+  /** Whether the end of the current tick is awaited to seal what it wrote. */
   #scheduled = false;
-  #inFlight = 0;
+  /** Groups taken and not yet handed on as blocks. */
+  #unsealed = 0;
+  /** Groups handed on whose storing has not ended: while any is, ended ticks wait. */
+  #storing = 0;
   /** The last seal queued: the next one waits for it. */
   #sealing: Promise<void> = Promise.resolve();
   #failure: unknown;
@@ -48,38 +59,52 @@ export class SealPipeline {
 
   /** Whether a written commit is not yet sealed and handed on. */
   get busy(): boolean {
-    return this.#pending.length > 0 || this.#scheduled || this.#inFlight > 0;
+    return this.#pending.length > 0 || this.#scheduled || this.#unsealed > 0;
   }
 
-  /** Queues a local commit: it is sealed with the rest of its tick when the tick ends. */
+  /** Queues a local commit: it is sealed when its tick ends, or with the next group. */
   add(commit: Commit): void {
     this.#pending.push(commit);
     if (!this.#scheduled) {
       this.#scheduled = true;
-      queueMicrotask(() => this.#queue());
+      queueMicrotask(() => {
+        this.#scheduled = false;
+        if (this.#storing === 0) this.#sealPending();
+      });
     }
   }
 
-  /** Repository.flush: seals what waits, then waits for it to be persisted. */
+  /**
+   * Repository.flush: seals what waits at once (without waiting for a group being stored), then
+   * waits for everything to be persisted.
+   */
   async flush(): Promise<void> {
-    if (this.#pending.length > 0) this.#queue();
+    this.#sealPending();
     await this.#sealing;
     if (this.#failure !== undefined) throw this.#failure;
     await this.#host.persisted?.();
   }
 
-  #queue(): void {
-    this.#scheduled = false;
+  #sealPending(): void {
     if (this.#pending.length === 0) return;
     const commits = this.#pending;
     this.#pending = [];
-    this.#inFlight++;
-    this.#sealing = this.#sealing.then(() => this.#seal(commits)).catch((err) => {
+    this.#unsealed++;
+    this.#storing++;
+    const stored = this.#sealing.then(() => this.#seal(commits)).finally(() => this.#unsealed--);
+    this.#sealing = stored.then(() => {}, (err) => {
       this.#failure = err;
-    }).finally(() => this.#inFlight--);
+    });
+    stored.then(({ write }) => write, () => {}).then(() => {
+      if (--this.#storing === 0) this.#sealPending();
+    });
   }
 
-  async #seal(commits: Commit[]): Promise<void> {
+  /**
+   * Seals `commits` into the next blocks of the chain. Resolves once they are handed on, to their
+   * storing (wrapped: a promise resolved with a promise would wait for it).
+   */
+  async #seal(commits: Commit[]): Promise<{ write: Promise<void> | undefined }> {
     const { session, publicKey, signer, suite } = this.#host;
     const tip = this.#host.tip();
     const blocks = await sealBlocks(
@@ -88,6 +113,8 @@ export class SealPipeline {
       suite,
       sealing.maxBlockBody,
     );
-    for (const sealed of blocks) this.#host.sealed(sealed);
+    let write: Promise<void> | undefined;
+    for (const sealed of blocks) write = this.#host.sealed(sealed);
+    return { write };
   }
 }

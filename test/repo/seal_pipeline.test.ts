@@ -1,0 +1,153 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { type SealedBlock, sessionIdFromPublicKey } from "../../src/core/block.ts";
+import { CairnError } from "../../src/core/errors.ts";
+import { HybridClock } from "../../src/core/hlc.ts";
+import { defineSchema, SchemaRegistry } from "../../src/core/schema.ts";
+import { Repository } from "../../src/repo/repository.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import { ALL_TYPES } from "../harness/schemas.ts";
+
+const suite = await cryptoSuite();
+const Note = defineSchema(ALL_TYPES);
+
+/** A write to storage that ends when the test says: `finish()` or `fail()`. */
+interface PendingWrite {
+  sealed: SealedBlock;
+  finish(): void;
+  fail(): void;
+  /** Settles (resolved) when the write has ended either way. */
+  ended: Promise<void>;
+}
+
+/**
+ * A signed repository whose storage writes end only when the test ends them, and every block
+ * it seals, in order.
+ */
+async function repositoryWithStorage() {
+  const registry = new SchemaRegistry();
+  registry.register(Note);
+  const key = await suite.ed25519.generate();
+  const writes: PendingWrite[] = [];
+  const repo = new Repository("/notes", {
+    session: await sessionIdFromPublicKey(key.publicKey, suite),
+    publicKey: key.publicKey,
+    signer: { key, ed25519: suite.ed25519 },
+    suite,
+    registry,
+    clock: new HybridClock(),
+    isTrusted: () => true,
+    persist: (block) => {
+      const written = Promise.withResolvers<void>();
+      writes.push({
+        sealed: block,
+        finish: written.resolve,
+        fail: () => written.reject(new CairnError("E_IO", "the disk is full")),
+        ended: written.promise.catch(() => {}),
+      });
+      return written.promise;
+    },
+    // Every write handed on so far has ended (this stand-in does not write a failed one again).
+    persisted: async () => {
+      await Promise.all(writes.map((write) => write.ended));
+    },
+  });
+  const write = (n: number) =>
+    repo.create(`k${n}`, Note.id, Note.createWire({ title: `note ${n}` }));
+  return { repo, writes, write };
+}
+
+/** Lets every queued microtask run, and the next task start. */
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** The items written in each block sealed so far (each is handed to storage at once). */
+const blockKeys = (writes: PendingWrite[]) =>
+  writes.map(({ sealed }) => sealed.block.commits.map((commit) => commit.key));
+
+test("an idle repository seals a tick's writes when the tick ends", async () => {
+  const { writes, write } = await repositoryWithStorage();
+  write(1);
+  write(2);
+  assert.equal(writes.length, 0, "nothing is sealed before the tick ends");
+  await nextTask();
+  assert.deepEqual(blockKeys(writes), [["k1", "k2"]]);
+  writes[0].finish();
+  await nextTask();
+  write(3);
+  await nextTask();
+  assert.deepEqual(blockKeys(writes), [["k1", "k2"], ["k3"]], "stored: the next tick's own block");
+});
+
+test("ticks that end while a block is being stored are sealed together once it is stored", async () => {
+  const { writes, write } = await repositoryWithStorage();
+  write(1);
+  await nextTask();
+  for (let n = 2; n <= 5; n++) {
+    write(n);
+    await nextTask(); // a tick of its own, ended while block 1 is being written
+  }
+  assert.deepEqual(blockKeys(writes), [["k1"]], "nothing sealed while block 1 is being written");
+  writes[0].finish();
+  await nextTask();
+  assert.deepEqual(blockKeys(writes), [["k1"], ["k2", "k3", "k4", "k5"]]);
+  assert.deepEqual(writes.map(({ sealed }) => sealed.block.seq), [1, 2]);
+  assert.equal(writes[1].sealed.block.prev, writes[0].sealed.hash, "the group follows the chain");
+});
+
+test("a failed write does not stop sealing: the next group is sealed, and flush writes all", async () => {
+  const { repo, writes, write } = await repositoryWithStorage();
+  write(1);
+  await nextTask();
+  write(2);
+  await nextTask();
+  writes[0].fail();
+  await nextTask();
+  assert.deepEqual(blockKeys(writes), [["k1"], ["k2"]]);
+  write(3);
+  const flushing = repo.flush();
+  await nextTask();
+  assert.deepEqual(blockKeys(writes), [["k1"], ["k2"], ["k3"]]);
+  writes[1].finish();
+  writes[2].finish();
+  await flushing;
+  assert.notEqual(repo.snapshot(), undefined, "every write sealed");
+});
+
+test("flush seals what waits at once, even while a block is being stored, and resolves once all is persisted", async () => {
+  const { repo, writes, write } = await repositoryWithStorage();
+  write(1);
+  await nextTask();
+  write(2);
+  write(3);
+  let flushed = false;
+  const flushing = repo.flush().then(() => (flushed = true));
+  await nextTask();
+  assert.deepEqual(blockKeys(writes), [["k1"], ["k2", "k3"]]);
+  writes[1].finish();
+  await nextTask();
+  assert.equal(flushed, false, "block 1 is still being written");
+  writes[0].finish();
+  await flushing;
+  assert.equal(flushed, true);
+});
+
+test("a repository without storage seals each tick's writes at its end", async () => {
+  const registry = new SchemaRegistry();
+  registry.register(Note);
+  const repo = new Repository("/memory", {
+    session: "in-memory",
+    publicKey: new Uint8Array(32),
+    signer: null,
+    suite,
+    registry,
+    clock: new HybridClock(),
+    isTrusted: () => true,
+  });
+  const sealed: number[] = [];
+  repo.onBlock((block) => sealed.push(block.seq));
+  for (let n = 1; n <= 3; n++) {
+    repo.create(`k${n}`, Note.id, Note.createWire({ title: `note ${n}` }));
+    await nextTask();
+    assert.deepEqual(sealed, Array.from({ length: n }, (_, i) => i + 1), `block ${n} sealed`);
+  }
+});
