@@ -77,7 +77,7 @@ export const TITLE_TAGS_BODY = {
   },
 } as const;
 
-/** A required title and a `done` flag: for queries filtering on done, as the React tests render. */
+/** A required title and a `done` flag: the to-do list the React tests render, filtered on done. */
 export const TITLE_AND_DONE = {
   ns: "task",
   version: 1,
