@@ -3,12 +3,9 @@ import assert from "node:assert/strict";
 import { Cairn, defineSchema, isCairnError } from "cairndb";
 import { openOpfsBackend, type OpfsBackend } from "../../src/storage/backends/opfs.ts";
 import { opfsWorkerUrl } from "../../src/storage/backends/opfs_worker_url.ts";
+import { REQUIRED_TITLE } from "../harness/schemas.ts";
 
-const Note = defineSchema({
-  ns: "opfs-note",
-  version: 1,
-  fields: { title: { type: "string", required: true } },
-});
+const Note = defineSchema(REQUIRED_TITLE);
 
 /** Runs `fn` with a backend on a fresh directory, then closes it and removes the directory. */
 async function withBackend(fn: (backend: OpfsBackend, dir: string) => Promise<void>) {

@@ -27,12 +27,9 @@ import {
   useSyncStatus,
 } from "cairndb/react";
 import { closePeers, exchange, openPeers, type Peer } from "../harness/peers.ts";
+import { TITLE_AND_DONE } from "../harness/schemas.ts";
 
-const Task = defineSchema({
-  ns: "react-task",
-  version: 1,
-  fields: { title: { type: "string", required: true }, done: { type: "boolean" } },
-});
+const Task = defineSchema(TITLE_AND_DONE);
 const Note = defineSchema({
   ns: "react-note",
   version: 1,

@@ -2,16 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn, defineSchema } from "cairndb";
 import { recordSpans } from "../harness/log_records.ts";
+import { TITLE_TAGS_BODY } from "../harness/schemas.ts";
 
-const Note = defineSchema({
-  ns: "note",
-  version: 1,
-  fields: {
-    title: { type: "string", required: true },
-    tags: { type: "set" },
-    body: { type: "text" },
-  },
-});
+const Note = defineSchema(TITLE_TAGS_BODY);
 
 function uniquePath(): string {
   return `cairn-test/db-${crypto.randomUUID()}`;

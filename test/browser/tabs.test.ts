@@ -16,8 +16,9 @@ import { Election, HEARTBEAT_MS } from "../../src/tabs/election.ts";
 import { holdLock, type LockManagerLike } from "../../src/tabs/locks.ts";
 import { FollowerRepositoryLink, LeaderRepositoryLink } from "../../src/tabs/repository_link.ts";
 import { decodeTabMessage } from "../../src/tabs/tab_messages.ts";
+import { OPTIONAL_TITLE } from "../harness/schemas.ts";
 
-const Note = defineSchema({ ns: "tab-note", version: 1, fields: { title: { type: "string" } } });
+const Note = defineSchema(OPTIONAL_TITLE);
 const locks = navigator.locks as unknown as LockManagerLike;
 
 /** Waits until `condition()` holds, for at most `limitMs` (then fails, naming `what`). */

@@ -13,21 +13,9 @@ import {
   openPeers,
   plain,
 } from "../harness/peers.ts";
+import { TASK } from "../harness/schemas.ts";
 
-const Task = defineSchema({
-  ns: "task",
-  version: 1,
-  fields: {
-    title: { type: "string", required: true },
-    done: { type: "boolean", default: false },
-    tags: { type: "set" },
-    notes: { type: "text" },
-    rank: { type: "number" },
-    meta: { type: "map" },
-    likes: { type: "counter" },
-    due: { type: "date" },
-  },
-});
+const Task = defineSchema(TASK);
 
 async function fresh(options: { trusted?: boolean } = {}) {
   const db = await Cairn.open({ ...options, schemas: [Task] });

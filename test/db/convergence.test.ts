@@ -24,21 +24,9 @@ import {
   snapshot,
   syncAll,
 } from "../harness/peers.ts";
+import { TASK } from "../harness/schemas.ts";
 
-const Task = defineSchema({
-  ns: "task",
-  version: 1,
-  fields: {
-    title: { type: "string", required: true },
-    done: { type: "boolean", default: false },
-    rank: { type: "number" },
-    due: { type: "date" },
-    tags: { type: "set" },
-    meta: { type: "map" },
-    notes: { type: "text" },
-    likes: { type: "counter" },
-  },
-});
+const Task = defineSchema(TASK);
 type TaskItem = Item<typeof Task>;
 
 // ── helpers shared by the fuzz and the scenarios ─────────────────────────────────────────────

@@ -13,8 +13,9 @@ import { HLC_LOGICAL_PER_MILLI } from "../../src/core/hlc.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { encodeBlock } from "../../src/core/block.ts";
 import { assertClean, exchange, openPeers } from "../harness/peers.ts";
+import { OPTIONAL_TITLE } from "../harness/schemas.ts";
 
-const Note = defineSchema({ ns: "note", version: 1, fields: { title: { type: "string" } } });
+const Note = defineSchema(OPTIONAL_TITLE);
 
 function throwsCode(fn: () => unknown, code: CairnErrorCode, what: string): void {
   assert.throws(fn, (err) => {

@@ -1,16 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn, defineSchema, isCairnError, type RepositoryHandle } from "cairndb";
+import { TITLE_TAGS_BODY } from "../harness/schemas.ts";
 
-const Note = defineSchema({
-  ns: "note",
-  version: 1,
-  fields: {
-    title: { type: "string", required: true },
-    body: { type: "text" },
-    tags: { type: "set" },
-  },
-});
+const Note = defineSchema(TITLE_TAGS_BODY);
 
 /** Peers that all trust each other. */
 async function peers(count: number): Promise<{ dbs: Cairn[]; repos: RepositoryHandle[] }> {

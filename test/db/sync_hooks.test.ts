@@ -12,8 +12,9 @@ import { isCairnError } from "../../src/core/errors.ts";
 import { type Repository, sealing } from "../../src/repo/repository.ts";
 import { type EnteredBlock, SEALED_HERE } from "../../src/repo/block_listeners.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import { OPTIONAL_TITLE } from "../harness/schemas.ts";
 
-const Note = defineSchema({ ns: "note", version: 1, fields: { title: { type: "string" } } });
+const Note = defineSchema(OPTIONAL_TITLE);
 
 async function openDb(trust: string[] = []) {
   return await Cairn.open({ schemas: [Note], trust });

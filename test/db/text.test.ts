@@ -11,12 +11,9 @@ import { makeCommit } from "../../src/core/commit.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { envInteger } from "../harness/peers.ts";
 import { seededRandom } from "../harness/random.ts";
+import { TITLE_AND_BODY } from "../harness/schemas.ts";
 
-const Doc = defineSchema({
-  ns: "doc",
-  version: 1,
-  fields: { title: { type: "string", required: true }, body: { type: "text" } },
-});
+const Doc = defineSchema(TITLE_AND_BODY);
 
 async function peers(count: number): Promise<{ dbs: Cairn[]; repos: RepositoryHandle[] }> {
   const dbs: Cairn[] = [];

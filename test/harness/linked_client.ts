@@ -11,12 +11,9 @@ import { type SyncLink, type SyncStatus, syncWith } from "../../src/sync/client.
 import type { SyncOptions } from "../../src/sync/options.ts";
 import type { Cursor, Frame } from "../../src/sync/protocol.ts";
 import { type FakeConnection, FakeSyncServer, ManualTimers } from "./fake_sync_server.ts";
+import { OPTIONAL_TITLE } from "./schemas.ts";
 
-export const Note = defineSchema({
-  ns: "note",
-  version: 1,
-  fields: { title: { type: "string" } },
-});
+export const Note = defineSchema(OPTIONAL_TITLE);
 
 export const PATH = "/notes";
 

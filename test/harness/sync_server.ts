@@ -1,20 +1,25 @@
-/** A sync server on a free port over a scratch directory, for server tests (Deno and Node). */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+/**
+ * A sync server on a free port for server tests (Deno and Node): over `options.dir` when given,
+ * else over a scratch directory removed after `run`.
+ */
 import { createSyncServer, type SyncServer, type SyncServerOptions } from "../../src/server.ts";
+import { withTempDirectory } from "./temp_directory.ts";
 
 export async function withSyncServer(
   options: Partial<SyncServerOptions>,
-  run: (server: SyncServer, dir: string) => Promise<void>,
-  { keepDir = false } = {},
+  run: (server: SyncServer) => Promise<void>,
 ): Promise<void> {
-  const dir = options.dir ?? await mkdtemp(join(tmpdir(), "cairn-sync-"));
+  const { dir } = options;
+  if (dir === undefined) {
+    return await withTempDirectory(
+      "sync",
+      (scratch) => withSyncServer({ ...options, dir: scratch }, run),
+    );
+  }
   const server = await createSyncServer({ port: 0, ...options, dir });
   try {
-    await run(server, dir);
+    await run(server);
   } finally {
     await server.close();
-    if (options.dir === undefined && !keepDir) await rm(dir, { recursive: true, force: true });
   }
 }

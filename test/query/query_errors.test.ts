@@ -17,12 +17,9 @@ import {
 import { QueryRegistry } from "../../src/query/registry.ts";
 import { captureUncaught } from "../harness/peers.ts";
 import { FakeSource } from "./fake_source.ts";
+import { TITLE_AND_COUNT } from "../harness/schemas.ts";
 
-const Entry = defineSchema({
-  ns: "qerr",
-  version: 1,
-  fields: { title: { type: "string", required: true }, count: { type: "number" } },
-});
+const Entry = defineSchema(TITLE_AND_COUNT);
 type EntryItem = Item<typeof Entry>;
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));

@@ -3,12 +3,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn, defineSchema } from "cairndb";
 import { captureUncaught } from "../harness/peers.ts";
+import { TITLE_AND_COUNT } from "../harness/schemas.ts";
 
-const Entry = defineSchema({
-  ns: "qsub",
-  version: 1,
-  fields: { title: { type: "string", required: true }, count: { type: "number" } },
-});
+const Entry = defineSchema(TITLE_AND_COUNT);
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 

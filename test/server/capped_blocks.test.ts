@@ -9,8 +9,9 @@ import { Cairn } from "../../src/db/database.ts";
 import { defineSchema } from "../../src/core/schema.ts";
 import { sealing } from "../../src/repo/repository.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
+import { OPTIONAL_TITLE } from "../harness/schemas.ts";
 
-const Note = defineSchema({ ns: "note", version: 1, fields: { title: { type: "string" } } });
+const Note = defineSchema(OPTIONAL_TITLE);
 
 for (const format of ["binary", "jsonl"] as const) {
   test(`${format} log: a tick cut into blocks is stored and read back whole`, async () => {

@@ -12,12 +12,9 @@ import { crc32c } from "../../src/storage/crc32c.ts";
 import { CLI_RUNTIMES, directoryContents, runCli } from "../harness/cli.ts";
 import { recordSpans } from "../harness/log_records.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
+import { TITLE_AND_NUMBER } from "../harness/schemas.ts";
 
-const Note = defineSchema({
-  ns: "note",
-  version: 1,
-  fields: { title: { type: "string", required: true }, n: { type: "number" } },
-});
+const Note = defineSchema(TITLE_AND_NUMBER);
 
 /** A database with /data/notes (one block per item: `count` blocks) and /empty. */
 async function makeDatabase(path: string, format: "binary" | "jsonl", count: number) {

@@ -1,13 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import process from "node:process";
 import { Cairn } from "cairndb";
 import { seededRandom } from "../harness/random.ts";
 import { runtimeCommand } from "../harness/runtime_command.ts";
+import { withTempDirectory } from "../harness/temp_directory.ts";
 
 const WRITER = "test/fixtures/crash_writer.mjs";
 const KILLS = Number(process.env.CAIRN_FUZZ ?? 50);
@@ -56,11 +54,10 @@ for (const format of ["binary", "jsonl"] as const) {
     `${format}: killed with SIGKILL at random moments, every acknowledged durable write survives`,
     { timeout: 10 * 60_000 },
     async () => {
-      const directory = await mkdtemp(join(tmpdir(), "cairn-crash-"));
       const random = seededRandom(SEED + (format === "jsonl" ? 1 : 0));
       const kills = Math.max(1, Math.round(KILLS / 2)); // the two formats share the kill budget
       let next = 0;
-      try {
+      await withTempDirectory("crash", async (directory) => {
         for (let kill = 0; kill < kills; kill++) {
           const delayMs = Math.floor(random() * 40);
           const acked = await writeUntilKilled(directory, format, next, delayMs);
@@ -81,9 +78,7 @@ for (const format of ["binary", "jsonl"] as const) {
           while (repo.has(`k${next}`)) next++;
           await db.close();
         }
-      } finally {
-        await rm(directory, { recursive: true, force: true });
-      }
+      });
     },
   );
 }

@@ -18,12 +18,9 @@ import { recordSpans } from "../harness/log_records.ts";
 import { seededRandom } from "../harness/random.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
 import { Cairn, type CairnWarning, defineSchema, type RepositoryHandle } from "cairndb";
+import { TITLE_AND_NUMBER } from "../harness/schemas.ts";
 
-const Note = defineSchema({
-  ns: "note",
-  version: 1,
-  fields: { title: { type: "string", required: true }, n: { type: "number" } },
-});
+const Note = defineSchema(TITLE_AND_NUMBER);
 
 const TRIALS = Number(process.env.CAIRN_FUZZ ?? 40);
 const SEED = Number(process.env.CAIRN_FUZZ_SEED ?? 20261125);

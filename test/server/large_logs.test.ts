@@ -22,12 +22,9 @@ import { forceReadWindow } from "../../src/storage/byte_source.ts";
 import { recordSpans } from "../harness/log_records.ts";
 import { envVar } from "../harness/peers.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
+import { TITLE_AND_NUMBER } from "../harness/schemas.ts";
 
-const Doc = defineSchema({
-  ns: "doc",
-  version: 1,
-  fields: { title: { type: "string", required: true }, n: { type: "number" } },
-});
+const Doc = defineSchema(TITLE_AND_NUMBER);
 
 const pattern = (length: number, seed = 0) =>
   Uint8Array.from({ length }, (_, i) => (i * 31 + seed) & 0xff);

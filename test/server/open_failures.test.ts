@@ -14,12 +14,9 @@ import { Cairn, type CairnErrorCode, defineSchema, isCairnError } from "../../sr
 import { openFsBackend } from "../../src/storage/backends/fs.ts";
 import { FailingCalls, faultyBackend } from "../harness/faulty_backend.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
+import { REQUIRED_TITLE } from "../harness/schemas.ts";
 
-const Doc = defineSchema({
-  ns: "doc",
-  version: 1,
-  fields: { title: { type: "string", required: true } },
-});
+const Doc = defineSchema(REQUIRED_TITLE);
 
 function hasCode(code: CairnErrorCode, message?: RegExp): (err: unknown) => boolean {
   return (err) => {
@@ -82,7 +79,7 @@ test("options refused by Cairn.open leave no directory behind", async () => {
       ["a bad trusted key", { trust: ["not a key"] }, "E_BAD_KEY"],
       ["not a schema", { schemas: [{ id: "doc@1" }] }, "E_BAD_SCHEMA"],
       ["two schemas under one id", {
-        schemas: [Doc, defineSchema({ ns: "doc", version: 1, fields: {} })],
+        schemas: [Doc, defineSchema({ ...REQUIRED_TITLE, fields: {} })],
       }, "E_BAD_SCHEMA"],
       ["a misspelt option", { schema: [Doc] }, "E_BAD_ARGUMENT"],
       ["an onWarning that is not a function", { onWarning: "log" }, "E_BAD_ARGUMENT"],

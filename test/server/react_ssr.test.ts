@@ -17,12 +17,9 @@ import {
   useRepository,
   useSyncStatus,
 } from "cairndb/react";
+import { TITLE_AND_DONE } from "../harness/schemas.ts";
 
-const Task = defineSchema({
-  ns: "ssr-task",
-  version: 1,
-  fields: { title: { type: "string", required: true }, done: { type: "boolean" } },
-});
+const Task = defineSchema(TITLE_AND_DONE);
 
 function TaskList() {
   const repo = useRepository("/tasks");

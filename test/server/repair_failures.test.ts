@@ -15,12 +15,9 @@ import { openFsBackend } from "../../src/storage/backends/fs.ts";
 import { FailingCalls, faultyBackend } from "../harness/faulty_backend.ts";
 import { recordSpans } from "../harness/log_records.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
+import { REQUIRED_TITLE } from "../harness/schemas.ts";
 
-const Doc = defineSchema({
-  ns: "doc",
-  version: 1,
-  fields: { title: { type: "string", required: true } },
-});
+const Doc = defineSchema(REQUIRED_TITLE);
 
 test("a repaired log that cannot be written anew is reported, loses nothing, and close writes it", async () => {
   await withTempDirectory("repair-full", async (path) => {

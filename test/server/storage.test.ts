@@ -1,12 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { sealBlock } from "../../src/core/block.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { LOG_FORMATS } from "../../src/storage/log_convert.ts";
 import { ALL_TYPES } from "../harness/schemas.ts";
+import { withTempDirectory } from "../harness/temp_directory.ts";
 import {
   Cairn,
   type CairnErrorCode,
@@ -16,10 +16,6 @@ import {
 } from "cairndb";
 
 const Everything = defineSchema(ALL_TYPES);
-
-async function tempDir(): Promise<string> {
-  return await mkdtemp(join(tmpdir(), "cairn-storage-"));
-}
 
 function snapshot(repo: RepositoryHandle) {
   return [...repo.keys()].sort().map((key) => ({
@@ -48,8 +44,7 @@ function fill(repo: RepositoryHandle, count: number): void {
 
 for (const format of ["binary", "jsonl"] as const) {
   test(`${format}: every field type survives close and reopen — same values, leaves, keys, session`, async () => {
-    const path = await tempDir();
-    try {
+    await withTempDirectory("storage", async (path) => {
       const db = await Cairn.open({ path, format });
       const repo = await db.open("/data/all");
       fill(repo, 300);
@@ -71,15 +66,12 @@ for (const format of ["binary", "jsonl"] as const) {
       const third = await Cairn.open({ path });
       assert.deepEqual(snapshot(await third.open("/data/all")), after);
       await third.close();
-    } finally {
-      await rm(path, { recursive: true, force: true });
-    }
+    });
   });
 }
 
 test("reopening with another session's secretKey is refused; the same one is accepted", async () => {
-  const path = await tempDir();
-  try {
+  await withTempDirectory("storage", async (path) => {
     const db = await Cairn.open({ path });
     const secretKey = db.exportSecretKey();
     await db.close();
@@ -91,14 +83,11 @@ test("reopening with another session's secretKey is refused; the same one is acc
     const again = await Cairn.open({ path, secretKey });
     assert.equal(again.session.id, db.session.id);
     await again.close();
-  } finally {
-    await rm(path, { recursive: true, force: true });
-  }
+  });
 });
 
 test("a database opened with the other format is refused with a clear error, nothing changed", async () => {
-  const path = await tempDir();
-  try {
+  await withTempDirectory("storage", async (path) => {
     const db = await Cairn.open({ path, format: "jsonl" });
     (await db.open("/r")).create(Everything, { title: "x" }, { key: "x" });
     await db.close();
@@ -113,9 +102,7 @@ test("a database opened with the other format is refused with a clear error, not
       return true;
     });
     assert.deepEqual(await readdir(path), files);
-  } finally {
-    await rm(path, { recursive: true, force: true });
-  }
+  });
 });
 
 test("bad files in place of a log: typed errors, and the file is left untouched", async () => {
@@ -130,8 +117,7 @@ test("bad files in place of a log: typed errors, and the file is left untouched"
     { name: "an empty file", bytes: new Uint8Array() },
   ];
   for (const { name, bytes, code } of cases) {
-    const path = await tempDir();
-    try {
+    await withTempDirectory("storage", async (path) => {
       const db = await Cairn.open({ path });
       await db.close();
       await writeFile(join(path, "r.log"), bytes);
@@ -147,15 +133,12 @@ test("bad files in place of a log: typed errors, and the file is left untouched"
         assert.equal((await again.open("/r")).count(), 0, name);
       }
       await again.close();
-    } finally {
-      await rm(path, { recursive: true, force: true });
-    }
+    });
   }
 });
 
 test("a settings file from a newer version is refused, not overwritten", async () => {
-  const path = await tempDir();
-  try {
+  await withTempDirectory("storage", async (path) => {
     const newer = JSON.stringify({
       cairn: "database",
       version: 99,
@@ -168,15 +151,12 @@ test("a settings file from a newer version is refused, not overwritten", async (
     // The lock was released: the failed open does not leave the directory locked.
     await writeFile(join(path, "cairn.json"), "not json");
     await assert.rejects(Cairn.open({ path }), (err) => isCairnError(err, "E_NOT_A_LOG"));
-  } finally {
-    await rm(path, { recursive: true, force: true });
-  }
+  });
 });
 
 for (const format of ["binary", "jsonl"] as const) {
   test(`${format}: a log cut at every byte of its last records still opens, keeping every whole record`, async () => {
-    const path = await tempDir();
-    try {
+    await withTempDirectory("storage", async (path) => {
       const db = await Cairn.open({ path, format });
       const repo = await db.open("/cut");
       for (let i = 0; i < 5; i++) {
@@ -213,16 +193,13 @@ for (const format of ["binary", "jsonl"] as const) {
         previousCount = count;
         await again.close();
       }
-    } finally {
-      await rm(path, { recursive: true, force: true });
-    }
+    });
   });
 }
 
 for (const format of LOG_FORMATS) {
   test(`${format.name}: a log of version 1 blocks (before sessions were named once per block) opens and grows`, async () => {
-    const path = await tempDir();
-    try {
+    await withTempDirectory("storage", async (path) => {
       const db = await Cairn.open({ path, format: format.name });
       const repo = await db.open("/data/all");
       fill(repo, 60); // creates, local updates (own parents), deletes
@@ -277,8 +254,6 @@ for (const format of LOG_FORMATS) {
       const grown = await format.scan(await readFile(join(path, logName)), suite);
       const versions = grown.blocks.map(({ body }) => body[1]);
       assert.deepEqual(versions, [...legacy.map(() => 1), 2], "old blocks kept, new ones current");
-    } finally {
-      await rm(path, { recursive: true, force: true });
-    }
+    });
   });
 }

@@ -6,10 +6,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { rm } from "node:fs/promises";
 import { toBase64Url } from "../../src/core/bytes.ts";
 import { asArrays, blocksOf, newSession, pushBlocks, RawClient } from "../harness/sync_client.ts";
 import { withSyncServer } from "../harness/sync_server.ts";
+import { withTempDirectory } from "../harness/temp_directory.ts";
 
 const REPO = "/data/notes";
 
@@ -50,49 +50,57 @@ test("sync catch-up: small credit and a small maxFrame: every frame fits, blocks
 
 test("sync catch-up: a cursor resumes with only the new blocks, after a restart too; another epoch is reset", async () => {
   const first = await newSession();
-  let dir = "";
-  let cursor: readonly [string, number] = ["", 0];
-  let before: Uint8Array[] = [];
-  await withSyncServer({ open: true }, async (server, serverDir) => {
-    dir = serverDir;
-    const writer = await RawClient.connect(server.url, first);
-    before = await blocksOf(first, REPO, 5);
-    await pushBlocks(writer, REPO, before);
-    const reader = await RawClient.connect(server.url);
-    const caught = await reader.catchUp(REPO);
-    assert.deepEqual(asArrays(caught.blocks), asArrays(before));
-    cursor = caught.synced.cursor;
-    assert.equal(cursor[1], 5);
-    const more = await blocksOf(first, REPO, 3, 5);
-    await pushBlocks(writer, REPO, more);
-    const again = await RawClient.connect(server.url);
-    const resumed = await again.catchUp(REPO, { cursor });
-    assert.deepEqual(asArrays(resumed.blocks), asArrays(more), "only the blocks after the cursor");
-    assert.deepEqual(resumed.members.writers, [], "no writer added after the cursor");
-    assert.equal(resumed.synced.versionVector, null);
-    cursor = resumed.synced.cursor;
-    await Promise.all([writer.close(), reader.close(), again.close()]);
-  }, { keepDir: true });
-  // A new server on the same directory: the same epoch and positions.
-  await withSyncServer({ open: true, dir }, async (server) => {
-    const writer = await RawClient.connect(server.url, first);
-    const later = await blocksOf(first, REPO, 2, 8);
-    await pushBlocks(writer, REPO, later);
-    const reader = await RawClient.connect(server.url);
-    const resumed = await reader.catchUp(REPO, { cursor });
-    assert.deepEqual(asArrays(resumed.blocks), asArrays(later));
-    assert.deepEqual(resumed.synced.cursor, [cursor[0], 10]);
-    // Positions are stable: a full catch-up is the same blocks in the same order as before.
-    const full = await (await RawClient.connect(server.url)).catchUp(REPO);
-    assert.deepEqual(asArrays(full.blocks.slice(0, 5)), asArrays(before));
-    // Another epoch, and a position past the head, are reset.
-    reader.send({ type: "subscribe", repo: REPO, cursor: ["other-epoch", 3], versionVector: null });
-    assert.equal((await reader.next("reset")).repo, REPO);
-    reader.send({ type: "subscribe", repo: REPO, cursor: [cursor[0], 11], versionVector: null });
-    assert.equal((await reader.next("reset")).repo, REPO);
-    await Promise.all([writer.close(), reader.close()]);
+  await withTempDirectory("sync-catchup", async (dir) => {
+    let cursor: readonly [string, number] = ["", 0];
+    let before: Uint8Array[] = [];
+    await withSyncServer({ open: true, dir }, async (server) => {
+      const writer = await RawClient.connect(server.url, first);
+      before = await blocksOf(first, REPO, 5);
+      await pushBlocks(writer, REPO, before);
+      const reader = await RawClient.connect(server.url);
+      const caught = await reader.catchUp(REPO);
+      assert.deepEqual(asArrays(caught.blocks), asArrays(before));
+      cursor = caught.synced.cursor;
+      assert.equal(cursor[1], 5);
+      const more = await blocksOf(first, REPO, 3, 5);
+      await pushBlocks(writer, REPO, more);
+      const again = await RawClient.connect(server.url);
+      const resumed = await again.catchUp(REPO, { cursor });
+      assert.deepEqual(
+        asArrays(resumed.blocks),
+        asArrays(more),
+        "only the blocks after the cursor",
+      );
+      assert.deepEqual(resumed.members.writers, [], "no writer added after the cursor");
+      assert.equal(resumed.synced.versionVector, null);
+      cursor = resumed.synced.cursor;
+      await Promise.all([writer.close(), reader.close(), again.close()]);
+    });
+    // A new server on the same directory: the same epoch and positions.
+    await withSyncServer({ open: true, dir }, async (server) => {
+      const writer = await RawClient.connect(server.url, first);
+      const later = await blocksOf(first, REPO, 2, 8);
+      await pushBlocks(writer, REPO, later);
+      const reader = await RawClient.connect(server.url);
+      const resumed = await reader.catchUp(REPO, { cursor });
+      assert.deepEqual(asArrays(resumed.blocks), asArrays(later));
+      assert.deepEqual(resumed.synced.cursor, [cursor[0], 10]);
+      // Positions are stable: a full catch-up is the same blocks in the same order as before.
+      const full = await (await RawClient.connect(server.url)).catchUp(REPO);
+      assert.deepEqual(asArrays(full.blocks.slice(0, 5)), asArrays(before));
+      // Another epoch, and a position past the head, are reset.
+      reader.send({
+        type: "subscribe",
+        repo: REPO,
+        cursor: ["other-epoch", 3],
+        versionVector: null,
+      });
+      assert.equal((await reader.next("reset")).repo, REPO);
+      reader.send({ type: "subscribe", repo: REPO, cursor: [cursor[0], 11], versionVector: null });
+      assert.equal((await reader.next("reset")).repo, REPO);
+      await Promise.all([writer.close(), reader.close()]);
+    });
   });
-  await rm(dir, { recursive: true, force: true });
 });
 
 test("sync catch-up: a version vector gets exactly the blocks it lacks, and the server's vector", async () => {

@@ -6,13 +6,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { CLOSE } from "../../src/sync/protocol.ts";
 import { startPostgres } from "../../scripts/lib/postgres.ts";
 import { runtimeCommand } from "../harness/runtime_command.ts";
 import { RawClient } from "../harness/sync_client.ts";
+import { withTempDirectory } from "../harness/temp_directory.ts";
 
 const CLI = "Deno" in globalThis ? "src/cli.ts" : "dist/cli.js";
 
@@ -46,12 +44,7 @@ async function serveAndStop(options: string[]): Promise<void> {
 }
 
 test("cairndb serve: prints its URL, serves, and drains then exits 0 on SIGTERM", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "cairn-cli-"));
-  try {
-    await serveAndStop(["--dir", dir]);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  await withTempDirectory("cli", (dir) => serveAndStop(["--dir", dir]));
 });
 
 test("cairndb serve --store postgres://…: serves on PostgreSQL the same way", async () => {

@@ -6,14 +6,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import process from "node:process";
 import { seededRandom } from "../harness/random.ts";
 import { runtimeCommand } from "../harness/runtime_command.ts";
 import { asArrays, newSession, NOTE, RawClient, type TestSession } from "../harness/sync_client.ts";
 import { withSyncServer } from "../harness/sync_server.ts";
+import { withTempDirectory } from "../harness/temp_directory.ts";
 
 const SERVER = "test/fixtures/sync_server.mjs";
 const ROUNDS = Number(process.env.CAIRN_FUZZ ?? 6);
@@ -93,13 +91,12 @@ async function pushUntilKilled(
 test("sync crash: a server killed with SIGKILL mid-push keeps every block it acknowledged", {
   timeout: 600_000,
 }, async () => {
-  const dir = await mkdtemp(join(tmpdir(), "cairn-sync-crash-"));
   const random = seededRandom(SEED);
   const session = await newSession();
   const ackedEver: Uint8Array[] = [];
   let backlog: Uint8Array[] = [];
   let killedMidPush = 0;
-  try {
+  await withTempDirectory("sync-crash", async (dir) => {
     for (let round = 0; round < ROUNDS; round++) {
       const delayMs = Math.floor(random() * 40);
       const { child, url } = await startServer(dir);
@@ -124,7 +121,5 @@ test("sync crash: a server killed with SIGKILL mid-push keeps every block it ack
       });
     }
     assert.ok(killedMidPush > 0, "some kill landed with pushes in flight");
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 });

@@ -13,6 +13,7 @@ import { sync } from "../../src/sync/client.ts";
 import { blocksOf, keyOf, newSession, pushBlocks, RawClient } from "../harness/sync_client.ts";
 import { withSyncServer } from "../harness/sync_server.ts";
 import { waitFor } from "../harness/wait.ts";
+import { OPTIONAL_TITLE } from "../harness/schemas.ts";
 
 const REPO = "/data/shared";
 
@@ -132,7 +133,7 @@ test("sync rights: server.reauthorize() asks an authorize hook again for connect
   });
 });
 
-const Note = defineSchema({ ns: "note", version: 1, fields: { title: { type: "string" } } });
+const Note = defineSchema(OPTIONAL_TITLE);
 
 test("sync rights: the client pushes what waited once writing is granted, and stops receiving once reading is revoked", async () => {
   await withSyncServer({}, async (server) => {

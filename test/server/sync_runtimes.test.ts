@@ -10,12 +10,9 @@ import { join } from "node:path";
 import { Cairn, defineSchema, sync } from "cairndb";
 import { Child, type ChildRuntime } from "../harness/child_process.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
+import { TITLE_AND_BODY } from "../harness/schemas.ts";
 
-const Note = defineSchema({
-  ns: "note",
-  version: 1,
-  fields: { title: { type: "string", required: true }, body: { type: "text" } },
-});
+const Note = defineSchema(TITLE_AND_BODY);
 
 const NOTES_EACH = 3;
 const CLIENT_RUNTIMES: readonly ChildRuntime[] = ["deno", "node"];

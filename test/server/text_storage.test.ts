@@ -9,12 +9,9 @@ import { rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Cairn, defineSchema, type RepositoryHandle } from "cairndb";
 import { withTempDirectory } from "../harness/temp_directory.ts";
+import { TITLE_AND_BODY } from "../harness/schemas.ts";
 
-const Doc = defineSchema({
-  ns: "doc",
-  version: 1,
-  fields: { title: { type: "string", required: true }, body: { type: "text" } },
-});
+const Doc = defineSchema(TITLE_AND_BODY);
 
 async function exchange(from: RepositoryHandle, to: RepositoryHandle): Promise<void> {
   const report = await to.importBlocks(await from.exportBlocks(to.versionVector()));

@@ -30,12 +30,9 @@ import {
 import { envInteger } from "../harness/peers.ts";
 import { seededRandom } from "../harness/random.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
+import { TITLE_AND_NUMBER } from "../harness/schemas.ts";
 
-const Doc = defineSchema({
-  ns: "doc",
-  version: 1,
-  fields: { title: { type: "string", required: true }, n: { type: "number" } },
-});
+const Doc = defineSchema(TITLE_AND_NUMBER);
 
 function hasCode(code: CairnErrorCode): (err: unknown) => boolean {
   return (err) => isCairnError(err, code);

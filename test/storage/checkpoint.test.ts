@@ -20,6 +20,7 @@ import { Repository } from "../../src/repo/repository.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { commit as commitArb, fieldRecord } from "../harness/arbitrary.ts";
 import { seededRandom } from "../harness/random.ts";
+import { TITLE_AND_NUMBER } from "../harness/schemas.ts";
 
 const LOG = { length: 12_345, crc: 0xdeadbeef };
 /** Magic and version (8 bytes), the payload's SHA-256 (32), its signature (64). */
@@ -193,11 +194,7 @@ test("a checkpoint built in slices is the same file, with a pause between every 
 });
 
 test("writes made between the slices of a repository's checkpoint do not reach it", async () => {
-  const Note = defineSchema({
-    ns: "note",
-    version: 1,
-    fields: { title: { type: "string", required: true }, n: { type: "number" } },
-  });
+  const Note = defineSchema(TITLE_AND_NUMBER);
   const registry = new SchemaRegistry();
   registry.register(Note);
   const repo = new Repository("/notes", {
