@@ -41,10 +41,26 @@ export const AUTOMERGE_IN_BROWSER: esbuild.Plugin = {
   },
 };
 
+/**
+ * What the browser test bundle takes for Node's test modules: a stand-in for node:test, and the
+ * npm package "assert" (Node's assert module, ported) for node:assert.
+ */
 const BROWSER_SHIMS: Record<string, string> = {
   "node:test": "./test/harness/browser/node_test.ts",
-  "node:assert/strict": "./test/harness/browser/assert.ts",
-  "node:assert": "./test/harness/browser/assert.ts",
+  "node:assert/strict": "./test/harness/browser/assert_strict.ts",
+  "node:assert": "assert",
+};
+
+/**
+ * The "assert" package reads two things of Node's `process` that a page lacks: `util` reads
+ * `process.env.NODE_DEBUG` on import, and AssertionError reads `process.stderr` to size and
+ * colour its diff (which would turn a failed assertion into "process is not defined"). Both are
+ * replaced with undefined, as on a Node process without a terminal. A global `process` object
+ * would do instead, but the library and the tests look for one to tell Node from a page.
+ */
+const ASSERT_IN_BROWSER_DEFINES: Record<string, string> = {
+  "process.env.NODE_DEBUG": "undefined",
+  "process.stderr": "undefined",
 };
 
 export const OPFS_WORKER = "src/storage/backends/opfs_worker.ts";
@@ -168,7 +184,7 @@ export async function buildBrowserTests(files: string[]): Promise<void> {
     sourcemap: "inline",
     alias: { ...BROWSER_SHIMS, cairndb: "./src/mod.ts", "cairndb/react": "./src/react.ts" },
     // React's development build: it warns about snapshots that are not cached, which tests see.
-    define: { "process.env.NODE_ENV": '"development"' },
+    define: { "process.env.NODE_ENV": '"development"', ...ASSERT_IN_BROWSER_DEFINES },
     // package.json says "sideEffects": false for users' tree-shaking; test files register tests
     // as a side effect of being imported, so that hint must not apply here.
     ignoreAnnotations: true,
