@@ -167,7 +167,7 @@ export async function buildNodeTests(files: string[]): Promise<string[]> {
   return files.map((file) => `${outdir}/${relative("test", file).replace(/\.ts$/, ".mjs")}`);
 }
 
-/** All browser tests in one bundle, build/browser-tests.js, loaded by web/test/index.html. */
+/** All browser tests in one bundle, build/browser-tests.js, which test/web/suite/index.html loads. */
 export async function buildBrowserTests(files: string[]): Promise<void> {
   // Each test file is preceded by a marker module that names it, so reports say which file a
   // test came from; static imports evaluate in order, marker then file.
@@ -211,7 +211,7 @@ export function stopBundler(): Promise<void> {
 }
 
 /**
- * The app of web/bundled-reload/ built by Vite (web/vite-reload/vite.config.mjs) into
+ * The app of test/web/bundled-reload/ built by Vite (test/web/vite-reload/vite.config.mjs) into
  * build/vite-app/, from the built package in dist/, as `vite build` runs in an app: with Node.
  */
 export async function buildViteApp(): Promise<void> {
@@ -219,21 +219,24 @@ export async function buildViteApp(): Promise<void> {
     "node_modules/vite/bin/vite.js",
     "build",
     "--config",
-    "web/vite-reload/vite.config.mjs",
+    "test/web/vite-reload/vite.config.mjs",
   ]);
 }
 
-/** The apps of web/bundled/ and web/bundled-reload/, bundled from the package name as an app
- *  would do it (and the election page of web/tabs-election/, from src/), into build/apps/: a directory of their own, where no worker file lies beside them
- *  (build/ has the test bundle's opfs_worker.js, which would hide a worker the app cannot find). */
+/**
+ * The apps of test/web/bundled/ and test/web/bundled-reload/, bundled from the package name as an
+ * app would do it (and the election page of test/web/tabs-election/, from src/), into build/apps/:
+ * a directory of their own, where no worker file lies beside them (build/ has the test bundle's
+ * opfs_worker.js, which would hide a worker the app cannot find).
+ */
 export async function buildBundledApp(): Promise<void> {
   await esbuild.build({
     ...BROWSER_BUNDLE,
     entryPoints: {
-      "bundled-app": "web/bundled/app.ts",
-      "bundled-reload-app": "web/bundled-reload/app.ts",
+      "bundled-app": "test/web/bundled/app.ts",
+      "bundled-reload-app": "test/web/bundled-reload/app.ts",
       // Not an app of the package: the election's page, which reaches src/tabs/ directly.
-      "tabs-election": "web/tabs-election/page.ts",
+      "tabs-election": "test/web/tabs-election/page.ts",
     },
     outdir: "build/apps",
   });
