@@ -2,7 +2,7 @@
  * Storage checks that need real pages rather than one test page (issue #4): a database that
  * must survive its tab navigating away, in a plain page and in an app bundled with esbuild or
  * with Vite (the tabs of one database: browser_tabs_pages.ts). Each check drives a page under
- * web/ (or an app built from one) through several steps; a step that fails rejects with the
+ * test/web/ (or an app built from one) through several steps; a step that fails rejects with the
  * step's name and the page's message.
  */
 import type { BrowserContext, Page } from "playwright-core";
@@ -17,12 +17,12 @@ export const STORAGE_PAGE_CHECKS: readonly StoragePageCheck[] = [
   {
     name: "OPFS database survives a page reload: lock released, same values, session and index",
     run: (context, origin) =>
-      checkReloadAt(context, origin, "/web/storage-reload/index.html", "reload"),
+      checkReloadAt(context, origin, "/test/web/storage-reload/index.html", "reload"),
   },
   {
     name: 'an app bundling "cairndb" with esbuild keeps its OPFS database across a reload',
     run: (context, origin) =>
-      checkReloadAt(context, origin, "/web/bundled-reload/index.html", "bundled"),
+      checkReloadAt(context, origin, "/test/web/bundled-reload/index.html", "bundled"),
   },
   {
     name: 'an app bundling "cairndb" with Vite keeps its OPFS database across a reload',
@@ -34,8 +34,8 @@ const STEP_TIMEOUT_MS = 30_000;
 
 /**
  * Writes in a tab and leaves the database open, then navigates the tab to the read phase: in a
- * plain page, or in an app bundled from the package name (web/bundled-reload/app.ts) by esbuild
- * (build/apps/) or by Vite (build/vite-app/).
+ * plain page, or in an app bundled from the package name (test/web/bundled-reload/app.ts) by
+ * esbuild (build/apps/) or by Vite (build/vite-app/).
  */
 async function checkReloadAt(
   context: BrowserContext,

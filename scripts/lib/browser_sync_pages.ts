@@ -3,9 +3,8 @@
  * sessions) and a Deno client in this process converge through a Deno server (in this process),
  * through a Node server (a child process on the built package), and through three Deno servers
  * on one throwaway PostgreSQL cluster, each client on a server of its own (issue #17). Each
- * profile runs
- * web/sync-profiles/ and must end with everyone's notes, stored: reopened without sync, the
- * database still holds them.
+ * profile runs test/web/sync-profiles/ and must end with everyone's notes, stored: reopened
+ * without sync, the database still holds them.
  */
 import { join } from "node:path";
 import { Cairn, defineSchema, sync } from "../../src/mod.ts";
@@ -19,7 +18,7 @@ const Note = defineSchema({
   version: 1,
   fields: { title: { type: "string", required: true }, body: { type: "text" } },
 });
-/** As web/sync-profiles/profiles.js. */
+/** As test/web/sync-profiles/profiles.js. */
 const NOTES = 3;
 const REPOSITORY = "/data/profiles";
 const PROFILES = ["A", "B"];
@@ -115,7 +114,7 @@ async function checkProfiles(origin: string, servers: RunningServers): Promise<v
     const tabs = await Promise.all(browsers.map(({ context }) => openTab(context)));
     const dbs = PROFILES.map((name) => uniqueName(`sync-${name}`));
     const url = (phase: string, i: number) =>
-      `${origin}/web/sync-profiles/index.html?phase=${phase}&server=${
+      `${origin}/test/web/sync-profiles/index.html?phase=${phase}&server=${
         encodeURIComponent(urlOf(i))
       }&name=${PROFILES[i]}&db=${dbs[i]}&expect=${[...PROFILES, RUNNER].join(",")}`;
     const [runner, ...pages] = await Promise.all([

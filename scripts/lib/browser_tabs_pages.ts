@@ -1,14 +1,14 @@
 /**
  * The tabs of one database, in real pages of one persistent profile.
  *
- * - web/tabs-election/: three pages join the election of one directory, the leader's page is
+ * - test/web/tabs-election/: three pages join the election of one directory, the leader's page is
  *   closed, and another page must take the lead.
- * - web/storage-tabs/: one stored database open in several pages at once (docs/browser.md, "Many
- *   tabs"). Three tabs open a new database at the same moment, write at once and converge, and a
- *   fresh tab reads it all back from storage; the leader's page is closed and writes the other
- *   tabs make then are acknowledged by the tab that takes over, nothing acknowledged before is
- *   lost; a follower reloaded again and again signs as a session of the pool, not a new one each
- *   time.
+ * - test/web/storage-tabs/: one stored database open in several pages at once (docs/browser.md,
+ *   "Many tabs"). Three tabs open a new database at the same moment, write at once and converge,
+ *   and a fresh tab reads it all back from storage; the leader's page is closed and writes the
+ *   other tabs make then are acknowledged by the tab that takes over, nothing acknowledged before
+ *   is lost; a follower reloaded again and again signs as a session of the pool, not a new one
+ *   each time.
  *
  * Waits are bounded polls; how long a takeover took is printed, never asserted.
  *
@@ -77,7 +77,7 @@ async function soleLeader(tabs: Tab[], what: string): Promise<Tab> {
 }
 
 async function takeover(context: BrowserContext, origin: string): Promise<void> {
-  const url = `${origin}/web/tabs-election/index.html?dir=${uniqueName("election")}`;
+  const url = `${origin}/test/web/tabs-election/index.html?dir=${uniqueName("election")}`;
   const tabs: Tab[] = [];
   try {
     for (let i = 0; i < 3; i++) {
@@ -95,7 +95,7 @@ async function takeover(context: BrowserContext, origin: string): Promise<void> 
   }
 }
 
-/** A page of web/storage-tabs/ as tab `name` of database `db`, opened (its phase passed). */
+/** A page of test/web/storage-tabs/ as tab `name` of database `db`, opened (its phase passed). */
 async function openDatabaseTab(
   context: BrowserContext,
   origin: string,
@@ -105,7 +105,7 @@ async function openDatabaseTab(
   const tab = await openTab(context);
   await loadPhase(
     tab,
-    `${origin}/web/storage-tabs/index.html?db=${db}&name=${name}`,
+    `${origin}/test/web/storage-tabs/index.html?db=${db}&name=${name}`,
     `tab ${name} opens the database`,
   );
   return tab;
@@ -230,7 +230,7 @@ async function reloadsReuseKeys(context: BrowserContext, origin: string): Promis
     for (let i = 0; i < RELOADS; i++) {
       await loadPhase(
         follower,
-        `${origin}/web/storage-tabs/index.html?db=${db}&name=B`,
+        `${origin}/test/web/storage-tabs/index.html?db=${db}&name=B`,
         `tab B reloaded (${i + 1})`,
       );
       sessions.add(await callStep(follower, "session", "tab B's session"));

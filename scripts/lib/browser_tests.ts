@@ -1,6 +1,6 @@
 /**
  * Runs the browser test bundle in Chromium: serves the project on 127.0.0.1, opens
- * web/test/index.html, and collects each test's report through exposed functions; then checks
+ * test/web/suite/index.html, and collects each test's report through exposed functions; then checks
  * the example pages and the multi-step storage pages (browser_storage_pages.ts).
  */
 import type { BrowserContext } from "playwright-core";
@@ -31,12 +31,12 @@ const RUN_TIMEOUT_MS = 20 * 60_000;
 const EXAMPLE_PAGES = [
   {
     name: "plain <script type=module> page imports dist/browser/cairn.js",
-    path: "/web/plain/index.html",
+    path: "/test/web/plain/index.html",
   },
-  { name: 'app bundling "cairndb" with esbuild', path: "/web/bundled/index.html" },
+  { name: 'app bundling "cairndb" with esbuild', path: "/test/web/bundled/index.html" },
   {
     name: "a CSP without blob: workers: E_IO names the fix, and workerUrl opens OPFS storage",
-    path: "/web/strict-csp/index.html",
+    path: "/test/web/strict-csp/index.html",
   },
 ];
 const PAGE_TIMEOUT_MS = 30_000;
@@ -66,7 +66,7 @@ export async function runBrowserTests(): Promise<BrowserTestResult> {
       }
     });
     await page.exposeFunction("__cairnDone", () => finish());
-    await page.goto(`${server.origin}/web/test/index.html`);
+    await page.goto(`${server.origin}/test/web/suite/index.html`);
     const timedOut = await Promise.race([
       finished.then(() => false),
       new Promise<boolean>((resolve) => setTimeout(() => resolve(true), RUN_TIMEOUT_MS)),

@@ -41,10 +41,26 @@ export const AUTOMERGE_IN_BROWSER: esbuild.Plugin = {
   },
 };
 
+/**
+ * What the browser test bundle takes for Node's test modules: a stand-in for node:test, and the
+ * npm package "assert" (Node's assert module, ported) for node:assert.
+ */
 const BROWSER_SHIMS: Record<string, string> = {
   "node:test": "./test/harness/browser/node_test.ts",
-  "node:assert/strict": "./test/harness/browser/assert.ts",
-  "node:assert": "./test/harness/browser/assert.ts",
+  "node:assert/strict": "./test/harness/browser/assert_strict.ts",
+  "node:assert": "assert",
+};
+
+/**
+ * The "assert" package reads two things of Node's `process` that a page lacks: `util` reads
+ * `process.env.NODE_DEBUG` on import, and AssertionError reads `process.stderr` to size and
+ * colour its diff (which would turn a failed assertion into "process is not defined"). Both are
+ * replaced with undefined, as on a Node process without a terminal. A global `process` object
+ * would do instead, but the library and the tests look for one to tell Node from a page.
+ */
+const ASSERT_IN_BROWSER_DEFINES: Record<string, string> = {
+  "process.env.NODE_DEBUG": "undefined",
+  "process.stderr": "undefined",
 };
 
 export const OPFS_WORKER = "src/storage/backends/opfs_worker.ts";
@@ -151,7 +167,7 @@ export async function buildNodeTests(files: string[]): Promise<string[]> {
   return files.map((file) => `${outdir}/${relative("test", file).replace(/\.ts$/, ".mjs")}`);
 }
 
-/** All browser tests in one bundle, build/browser-tests.js, loaded by web/test/index.html. */
+/** All browser tests in one bundle, build/browser-tests.js, which test/web/suite/index.html loads. */
 export async function buildBrowserTests(files: string[]): Promise<void> {
   // Each test file is preceded by a marker module that names it, so reports say which file a
   // test came from; static imports evaluate in order, marker then file.
@@ -168,7 +184,7 @@ export async function buildBrowserTests(files: string[]): Promise<void> {
     sourcemap: "inline",
     alias: { ...BROWSER_SHIMS, cairndb: "./src/mod.ts", "cairndb/react": "./src/react.ts" },
     // React's development build: it warns about snapshots that are not cached, which tests see.
-    define: { "process.env.NODE_ENV": '"development"' },
+    define: { "process.env.NODE_ENV": '"development"', ...ASSERT_IN_BROWSER_DEFINES },
     // package.json says "sideEffects": false for users' tree-shaking; test files register tests
     // as a side effect of being imported, so that hint must not apply here.
     ignoreAnnotations: true,
@@ -195,7 +211,7 @@ export function stopBundler(): Promise<void> {
 }
 
 /**
- * The app of web/bundled-reload/ built by Vite (web/vite-reload/vite.config.mjs) into
+ * The app of test/web/bundled-reload/ built by Vite (test/web/vite-reload/vite.config.mjs) into
  * build/vite-app/, from the built package in dist/, as `vite build` runs in an app: with Node.
  */
 export async function buildViteApp(): Promise<void> {
@@ -203,21 +219,24 @@ export async function buildViteApp(): Promise<void> {
     "node_modules/vite/bin/vite.js",
     "build",
     "--config",
-    "web/vite-reload/vite.config.mjs",
+    "test/web/vite-reload/vite.config.mjs",
   ]);
 }
 
-/** The apps of web/bundled/ and web/bundled-reload/, bundled from the package name as an app
- *  would do it (and the election page of web/tabs-election/, from src/), into build/apps/: a directory of their own, where no worker file lies beside them
- *  (build/ has the test bundle's opfs_worker.js, which would hide a worker the app cannot find). */
+/**
+ * The apps of test/web/bundled/ and test/web/bundled-reload/, bundled from the package name as an
+ * app would do it (and the election page of test/web/tabs-election/, from src/), into build/apps/:
+ * a directory of their own, where no worker file lies beside them (build/ has the test bundle's
+ * opfs_worker.js, which would hide a worker the app cannot find).
+ */
 export async function buildBundledApp(): Promise<void> {
   await esbuild.build({
     ...BROWSER_BUNDLE,
     entryPoints: {
-      "bundled-app": "web/bundled/app.ts",
-      "bundled-reload-app": "web/bundled-reload/app.ts",
+      "bundled-app": "test/web/bundled/app.ts",
+      "bundled-reload-app": "test/web/bundled-reload/app.ts",
       // Not an app of the package: the election's page, which reaches src/tabs/ directly.
-      "tabs-election": "web/tabs-election/page.ts",
+      "tabs-election": "test/web/tabs-election/page.ts",
     },
     outdir: "build/apps",
   });

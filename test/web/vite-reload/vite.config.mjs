@@ -1,8 +1,8 @@
-// The Vite build of web/vite-reload/ (scripts/lib/bundles.ts runs it with Node). "cairndb" is the
-// built package, as an app that installed it would import it.
+// The Vite build of test/web/vite-reload/ (scripts/lib/bundles.ts runs it with Node). "cairndb" is
+// the built package, as an app that installed it would import it.
 import { fileURLToPath } from "node:url";
 
-const project = fileURLToPath(new URL("../..", import.meta.url));
+const project = fileURLToPath(new URL("../../..", import.meta.url));
 
 export default {
   root: fileURLToPath(new URL(".", import.meta.url)),

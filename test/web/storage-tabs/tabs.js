@@ -8,7 +8,7 @@
 //   close()    closes the database;
 //   remove()   removes the database's directory (the last step of a check).
 // The open reports through document.body.dataset.status ("ok" or "failed") and #out.
-import { Cairn, defineSchema } from "../../dist/browser/cairn.js";
+import { Cairn, defineSchema } from "../../../dist/browser/cairn.js";
 
 const Note = defineSchema({
   ns: "tabs-note",

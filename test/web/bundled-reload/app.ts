@@ -37,7 +37,7 @@ async function read(): Promise<string> {
   const db = await Cairn.open({ path });
   try {
     const repo = await db.open("/tasks");
-    const titles = [...repo.keys()].map((key) => repo.get(key, Task).get("title")).sort();
+    const titles = [...repo.keys()].map((key) => repo.get(key, Task)?.get("title")).sort();
     const expected = Array.from({ length: ITEMS }, (_, i) => `task ${i}`).sort();
     if (JSON.stringify(titles) !== JSON.stringify(expected)) {
       throw new Error(`after the reload: ${JSON.stringify(titles)}`);

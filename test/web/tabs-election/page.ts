@@ -3,10 +3,10 @@
  * of the page, for the multi-page checks of scripts/lib/browser_tabs_pages.ts: closing, crashing
  * and freezing the leader's page.
  */
-import { openTabChannel } from "../../src/tabs/broadcast_channel.ts";
-import { Election, HEARTBEAT_MS } from "../../src/tabs/election.ts";
-import type { LockManagerLike } from "../../src/tabs/locks.ts";
-import { decodeTabMessage } from "../../src/tabs/tab_messages.ts";
+import { openTabChannel } from "../../../src/tabs/broadcast_channel.ts";
+import { Election, HEARTBEAT_MS } from "../../../src/tabs/election.ts";
+import type { LockManagerLike } from "../../../src/tabs/locks.ts";
+import { decodeTabMessage } from "../../../src/tabs/tab_messages.ts";
 
 const out = document.getElementById("out")!;
 const directory = new URL(location.href).searchParams.get("dir") ?? "cairn/election";

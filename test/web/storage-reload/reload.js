@@ -3,7 +3,7 @@
 // database open. Phase "read", loaded into the same tab, must be able to open the same path (the
 // reload ended the old document's OPFS worker and its Web Lock) and find the same values, session
 // and index. The outcome goes to document.body.dataset.status ("ok" or "failed") and #out.
-import { Cairn, defineSchema } from "../../dist/browser/cairn.js";
+import { Cairn, defineSchema } from "../../../dist/browser/cairn.js";
 
 const Entry = defineSchema({
   ns: "reload-entry",

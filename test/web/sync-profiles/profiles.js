@@ -5,7 +5,7 @@
 //   ?phase=reopen  opens the same database again with sync off: what arrived was stored.
 // Each phase reports through document.body.dataset.status ("ok" or "failed") and #out, where an
 // ok phase lists every title it holds, sorted, as JSON.
-import { Cairn, defineSchema, sync } from "../../dist/browser/cairn.js";
+import { Cairn, defineSchema, sync } from "../../../dist/browser/cairn.js";
 
 const Note = defineSchema({
   ns: "note",

@@ -2,7 +2,7 @@
 // workers, Cairn.open of an OPFS database fails with E_IO whose message names the Blob URL and the
 // fix, and the fix works: workerUrl pointing at dist/browser/opfs_worker.js, served by the page's
 // own origin. The outcome goes to document.body.dataset.status ("ok" or "failed") and #out.
-import { Cairn, isCairnError } from "../../dist/browser/cairn.js";
+import { Cairn, isCairnError } from "../../../dist/browser/cairn.js";
 
 const path = `cairn-page-csp-${crypto.randomUUID()}`;
 
