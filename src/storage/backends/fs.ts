@@ -28,6 +28,9 @@ const SMALL_FILE_BYTES = 64 * 1024;
  */
 const IO_CALL_BYTES = 64 * 1024 * 1024;
 
+/** Appends up to this size are written synchronously (see `append`). */
+const SYNC_APPEND_BYTES = 64 * 1024;
+
 export interface FsBackendOptions {
   /** For tests: the most one read or write call asks for (default 64 MiB). */
   readonly ioCallBytes?: number;
@@ -201,6 +204,17 @@ function fsAppendFile(
     async append(bytes) {
       open();
       let written = 0;
+      if (bytes.length <= SYNC_APPEND_BYTES) {
+        // Copying a small append into the page cache takes a few µs; the thread pool's round
+        // trip of an asynchronous write costs more than that in waiting alone.
+        try {
+          while (written < bytes.length) {
+            written += fs.writeSync(fd, bytes, written, bytes.length - written, null);
+          }
+        } catch (err) {
+          throw ioError(`append to ${name}`, err);
+        }
+      }
       while (written < bytes.length) {
         written += await call<number>(
           "append to",
