@@ -242,7 +242,7 @@ test("text rows compare Cairn with Yjs, then Automerge, and say which targets ar
   const { markdown } = buildReport(text, "bench/results/test.json");
   assert.match(
     markdown,
-    /\| X01a\.v1 Trace replay, a commit each \| whole trace \| Cairn ≤ 3× Yjs \| \*\*missed\*\* \(5\.0×\) \|/,
+    /\| X01a\.v1 Trace replay, a commit each, in a burst \| whole trace \| Cairn ≤ 3× Yjs \| \*\*missed\*\* \(5\.0×\) \|/,
   );
   assert.ok(renderRuntimeTable("deno", result).includes("↳ targets: Cairn ≤ 3× Yjs: missed"));
 });
