@@ -10,6 +10,7 @@ import { CairnError } from "../core/errors.ts";
 import type { FieldType } from "../core/field_type.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import { checkTextEdit } from "../core/text/text_doc.ts";
+import { copyRecord } from "../core/text/text_record.ts";
 import type { FieldDef, Schema } from "../core/schema_types.ts";
 import type { ItemValue } from "../core/item_state.ts";
 import type { Repository } from "../repo/repository.ts";
@@ -57,7 +58,7 @@ export class TypedReader {
       return this.#writeUpgraded(repo, key, schema, current, { [field]: value });
     }
     const wire = schema.checkFieldWire(field, value as never);
-    const next = { ...current.wire };
+    const next = copyRecord(current.wire!);
     if (wire === undefined) {
       delete next[field];
       repo.writeChange(key, schema.id, next, NO_FIELDS, [field]);
@@ -81,7 +82,7 @@ export class TypedReader {
     }
     // Nothing to change is nothing to commit: an empty update leaves no trace in the history.
     if (unset.length === 0 && isEmpty(set)) return;
-    const next = { ...current.wire, ...set };
+    const next = Object.assign(copyRecord(current.wire!), set);
     for (const field of unset) delete next[field];
     repo.writeChange(key, schema.id, next, set, unset);
   }

@@ -8,38 +8,36 @@
 import type { Block } from "../core/block.ts";
 import { type Commit, commitId, type FieldRecord, parseCommitId } from "../core/commit.ts";
 import { blockCommitFromTuple, commitFromTuple, unpackBytes } from "../core/commit_codec.ts";
+import type { HeldBlock } from "./held_blocks.ts";
 import { StampHeap } from "./stamp_heap.ts";
 
 /**
- * One block's commits held as the block body's bytes; a commit is decoded when a walk needs it.
- * History kept this way costs its encoding (about 75 bytes for a one-field update) instead of
- * a commit object with its parents array, id string and change record (about 300 bytes of
- * heap), and the objects a write made die young instead of filling the old generation, where
- * every major GC marks them again.
+ * One block's commits held as the block body's bytes (the held block's, in the repository's byte
+ * arena); a commit is decoded when a walk needs it. History kept this way costs its encoding
+ * (about 75 bytes for a one-field update) instead of a commit object with its parents array, id
+ * string and change record (about 300 bytes of heap), and the objects a write made die young
+ * instead of filling the old generation, where every major GC marks them again.
  */
 class EncodedCommits {
-  /** The block's session (its commits' own), and whether the body has the version 1 layout. */
-  readonly session: string;
-  readonly legacy: boolean;
-  readonly body: Uint8Array;
-  readonly firstSeq: number;
-  /** Where each commit starts in the body, then where the last one ends. */
-  readonly offsets: Uint32Array;
+  readonly #held: HeldBlock;
+  /** Whether the body has the version 1 layout. */
+  readonly #legacy: boolean;
+  /** Where each commit starts in the body, then where the last one ends (a plain array: smaller). */
+  readonly #offsets: number[];
 
-  constructor(block: Block, body: Uint8Array, firstSeq: number, offsets: Uint32Array) {
+  constructor(block: Block, held: HeldBlock, offsets: Uint32Array) {
     // Not the block itself: it holds the commit objects that this replaces.
-    this.session = block.session;
-    this.legacy = block.version === 1;
-    this.body = body;
-    this.firstSeq = firstSeq;
-    this.offsets = offsets;
+    this.#held = held;
+    this.#legacy = block.version === 1;
+    this.#offsets = Array.from(offsets);
   }
 
   /** A new object each time: commits from the graph are not compared by identity. */
   decode(seq: number): Commit {
-    const i = seq - this.firstSeq;
-    const tuple = unpackBytes(this.body, "commit", this.offsets[i], this.offsets[i + 1]);
-    return this.legacy ? commitFromTuple(tuple) : blockCommitFromTuple(tuple, this.session);
+    const held = this.#held;
+    const i = seq - held.firstCommitSeq;
+    const tuple = unpackBytes(held.body, "commit", this.#offsets[i], this.#offsets[i + 1]);
+    return this.#legacy ? commitFromTuple(tuple) : blockCommitFromTuple(tuple, held.session);
   }
 }
 
@@ -92,13 +90,13 @@ export class CommitGraph {
    * From now on holds an added block's commits as its body (see EncodedCommits), when the
    * offsets of its commits are known and their seqs leave no gap; else keeps the objects.
    */
-  keepEncoded(block: Block, body: Uint8Array, commitOffsets: Uint32Array | undefined): void {
+  keepEncoded(block: Block, held: HeldBlock, commitOffsets: Uint32Array | undefined): void {
     const { session, commits } = block;
     const firstSeq = commits[0].seq;
     const entries = this.#bySession.get(session);
     const gapless = commits[commits.length - 1].seq - firstSeq === commits.length - 1;
     if (!commitOffsets || !entries || !gapless) return;
-    const encoded = new EncodedCommits(block, body, firstSeq, commitOffsets);
+    const encoded = new EncodedCommits(block, held, commitOffsets);
     for (const commit of commits) {
       if (entries[commit.seq - 1] === commit) entries[commit.seq - 1] = encoded;
     }

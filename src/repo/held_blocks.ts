@@ -6,20 +6,49 @@
 import type { SealedBlock } from "../core/block.ts";
 import type { VersionVector } from "./session_chains.ts";
 import { causalOrder } from "./block_order.ts";
+import { ByteArena } from "./byte_arena.ts";
 
-/** What the repository keeps of a block once it is applied: enough to export it. */
-export interface HeldBlock {
+/**
+ * What the repository keeps of a block once it is applied: enough to export it, its body and
+ * signature stored in the repository's byte arena (byte_arena.ts) and read as views of it.
+ */
+export class HeldBlock {
   readonly session: string;
   readonly seq: number;
   /** Its commits' seqs, first to last: where a lost block's commits belong (block_order.ts). */
   readonly firstCommitSeq: number;
   readonly lastCommitSeq: number;
-  readonly body: Uint8Array;
-  readonly signature: Uint8Array;
+  readonly #chunk: Uint8Array;
+  readonly #at: number;
+  readonly #bodyLength: number;
+  readonly #signatureLength: number;
+
+  constructor({ block, body }: SealedBlock, arena: ByteArena) {
+    const { session, seq, commits, signature } = block;
+    this.session = session;
+    this.seq = seq;
+    this.firstCommitSeq = commits[0].seq;
+    this.lastCommitSeq = commits[commits.length - 1].seq;
+    const { chunk, at } = arena.store(body, signature);
+    this.#chunk = chunk;
+    this.#at = at;
+    this.#bodyLength = body.length;
+    this.#signatureLength = signature.length;
+  }
+
+  get body(): Uint8Array {
+    return this.#chunk.subarray(this.#at, this.#at + this.#bodyLength);
+  }
+
+  get signature(): Uint8Array {
+    const start = this.#at + this.#bodyLength;
+    return this.#chunk.subarray(start, start + this.#signatureLength);
+  }
 }
 
 export class HeldBlocks {
   #blocks: HeldBlock[] = [];
+  readonly #arena = new ByteArena();
   /** False once a block lost to damage came back: it belongs earlier than the end of the list. */
   #inOrder = true;
   /** The parent ids of a commit, by its id (none for a commit not held). */
@@ -30,15 +59,17 @@ export class HeldBlocks {
   }
 
   /** Adds a block just applied; `outOfOrder` when it filled a gap left by damage. */
-  add(sealed: SealedBlock, outOfOrder: boolean): void {
-    this.#blocks.push(heldBlock(sealed));
+  add(sealed: SealedBlock, outOfOrder: boolean): HeldBlock {
+    const held = new HeldBlock(sealed, this.#arena);
+    this.#blocks.push(held);
     if (outOfOrder) this.#inOrder = false;
+    return held;
   }
 
   /** Puts blocks that came before every held one (a snapshot's history) in front of them. */
   addHistory(blocks: readonly SealedBlock[]): void {
     // Not unshift(...blocks): a spread of that many arguments can overflow the stack.
-    this.#blocks = blocks.map(heldBlock).concat(this.#blocks);
+    this.#blocks = blocks.map((sealed) => new HeldBlock(sealed, this.#arena)).concat(this.#blocks);
   }
 
   /** The blocks a peer at `since` lacks, in a causal order. */
@@ -57,11 +88,4 @@ export class HeldBlocks {
       if (parents) yield* parents;
     }
   }
-}
-
-function heldBlock({ block, body }: SealedBlock): HeldBlock {
-  const { session, seq, commits, signature } = block;
-  const firstCommitSeq = commits[0].seq;
-  const lastCommitSeq = commits[commits.length - 1].seq;
-  return { session, seq, firstCommitSeq, lastCommitSeq, body, signature };
 }

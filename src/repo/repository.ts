@@ -46,6 +46,7 @@ import { SealPipeline } from "./seal_pipeline.ts";
 import { type TextFieldChange, TextFields } from "./text_fields.ts";
 import type { TextChange } from "../core/text/text_doc.ts";
 import type { TextOp } from "../core/text/text_ops.ts";
+import { copyRecord, setLazyText } from "../core/text/text_record.ts";
 import {
   type ChainPlace,
   type MissingBlocks,
@@ -324,17 +325,18 @@ export class Repository {
   editText(key: string, schema: string, field: string, change: TextChange): void {
     const state = this.#requireLive(key);
     this.#checkOpen();
-    const current = state.wire![field];
-    this.#texts.checkEdit(key, field, current, change);
+    this.#texts.checkEdit(key, field, state.wire!, change);
     const session = this.#ctx.session;
-    const edited = this.#texts.edit(key, field, current, session, (doc) => {
+    const edited = this.#texts.edit(key, field, state.wire!, session, (doc) => {
       const ops: TextOp[] = doc.delete(change.index, change.deleted);
       if (change.inserted.length > 0) {
         ops.push(doc.insert(change.index, change.inserted, session, doc.nextClock(session)));
       }
       return ops;
     });
-    const next = { ...state.wire, [field]: edited.text };
+    // The text is read when someone reads it, not per edit (core/text/text_record.ts).
+    const next = copyRecord(state.wire!);
+    setLazyText(next, field, edited.text);
     const carried = { field, wire: edited.wire, changes: [change] };
     const asDelta = state.schema === schema && state.deltas < MAX_DELTA_CHAIN &&
       soleLeaf(state) !== undefined;
@@ -439,7 +441,8 @@ export class Repository {
       const written = this.#texts.write(key, schema, change, state?.wire, session, edited?.field);
       if (written) [change, text] = [written.record, written.changes];
       if (edited) {
-        change = { ...change, [edited.field]: edited.wire };
+        change = copyRecord(change!);
+        change[edited.field] = edited.wire;
         (text ??= []).push({ field: edited.field, changes: edited.changes });
       }
     }
@@ -727,7 +730,11 @@ export class Repository {
       next = this.#merged(key, leaves, extendsLeaf ? state : undefined);
     } else if (this.#extendsHeldValue(commit, state)) {
       // Fast path: a delta on the value we already hold.
-      const wire = this.#texts.overlay(key, commit.schema, applyDelta({ ...state!.wire }, commit));
+      const wire = this.#texts.overlay(
+        key,
+        commit.schema,
+        applyDelta(copyRecord(state!.wire!), commit),
+      );
       next = new SoleLeafState(commit, wire, commit.schema, state!.deltas + 1);
     } else {
       const deltas = commit.kind === "delta" ? Infinity : 0;
@@ -815,8 +822,8 @@ export class Repository {
     if (session === this.#ctx.session) {
       this.#commitSeq = Math.max(this.#commitSeq, commits[commits.length - 1].seq);
     }
-    this.#blocks.add(sealed, place === "gap");
-    this.#graph.keepEncoded(sealed.block, sealed.body, sealed.commitOffsets);
+    const held = this.#blocks.add(sealed, place === "gap");
+    this.#graph.keepEncoded(sealed.block, held, sealed.commitOffsets);
     this.#chains.record(sealed);
   }
 }

@@ -15,6 +15,8 @@ import type { SchemaRegistry } from "../core/schema.ts";
 import type { Schema } from "../core/schema_types.ts";
 import type { RestoredTexts, TextSnapshot } from "../core/snapshot.ts";
 import { checkTextEdit, PendingInserts, type TextChange, TextDoc } from "../core/text/text_doc.ts";
+import { ChunkedText } from "../core/text/chunked_text.ts";
+import { copyRecord, holdsField, readsLazily, setLazyText } from "../core/text/text_record.ts";
 import { type TextOp, textOpsFromWire, textOpsToWire } from "../core/text/text_ops.ts";
 import { textEdits } from "../core/merge/text.ts";
 
@@ -103,8 +105,9 @@ export class TextFields {
     let carried: FieldRecord | undefined;
     const changes: TextFieldChange[] = [];
     for (const field of this.fieldsOf(schemaId)) {
+      if (field === skip) continue;
       const text = record[field];
-      if (typeof text !== "string" || field === skip) continue;
+      if (typeof text !== "string") continue;
       const { doc, ops } = this.#docFor(key, field, current?.[field], session);
       const fieldChanges: TextChange[] = [];
       // Edits from the end backwards, so each one's positions hold in the text as it was.
@@ -117,36 +120,41 @@ export class TextFields {
         }
         fieldChanges.push({ index: start, deleted: end - start, inserted });
       }
-      carried ??= { ...record };
+      carried ??= copyRecord(record);
       carried[field] = textOpsToWire(ops, session);
       if (fieldChanges.length > 0) changes.push({ field, changes: fieldChanges });
     }
     return carried && { record: carried, changes };
   }
 
-  /** Throws E_BAD_ARGUMENT unless `change` fits the field's text (`current`: its value now). */
-  checkEdit(key: string, field: string, current: WireValue | undefined, change: TextChange): void {
-    const doc = current === undefined ? undefined : this.doc(key, field);
-    if (doc) doc.checkEdit(change);
-    else checkTextEdit(typeof current === "string" ? current : "", change);
+  /** Throws E_BAD_ARGUMENT unless `change` fits the field's text (`wire`: the item's value now). */
+  checkEdit(key: string, field: string, wire: FieldRecord, change: TextChange): void {
+    const doc = holdsField(wire, field) ? this.doc(key, field) : undefined;
+    if (doc) return doc.checkEdit(change);
+    const current = wire[field];
+    checkTextEdit(typeof current === "string" ? current : "", change);
   }
 
   /**
-   * A local edit by position (`insertText`, `deleteText`): `edit` makes the operations on the
-   * field's document. Returns the field's wire value for the commit and what changed.
+   * A local edit by position (`insertText`, `deleteText`) of the item whose value is `wire`:
+   * `edit` makes the operations on the field's document. Returns the field's wire value for the
+   * commit and its text after the edit.
    */
   edit(
     key: string,
     field: string,
-    current: WireValue | undefined,
+    wire: FieldRecord,
     session: string,
     edit: (doc: TextDoc) => TextOp[],
-  ): { wire: WireValue; text: string; ops: readonly TextOp[] } {
-    const { doc, ops } = this.#docFor(key, field, current, session);
+  ): { wire: WireValue; text: ChunkedText } {
+    const present = holdsField(wire, field);
+    // Read only when there is no document: then it is a plain value, a legacy string at most.
+    const legacy = present && !this.has(key, field) ? wire[field] : undefined;
+    const { doc, ops } = this.#docFor(key, field, legacy, session);
     // An unset field reads as absent, whatever its document still holds: an edit starts empty.
-    if (current === undefined) ops.push(...doc.delete(0, doc.length));
+    if (!present) ops.push(...doc.delete(0, doc.length));
     ops.push(...edit(doc));
-    return { wire: textOpsToWire(ops, session), text: doc.text, ops };
+    return { wire: textOpsToWire(ops, session), text: doc.value };
   }
 
   /**
@@ -213,21 +221,23 @@ export class TextFields {
   }
 
   /**
-   * `wire` with each text field holding its document's text (a new record; `wire` itself is left
-   * as it is): a field whose commits carried edits and that has no document yet holds "". Fields
-   * absent from `wire` stay absent, and a legacy whole string without a document stays as it is.
-   * Undefined when the schema is not registered here: which fields are text is not known yet.
+   * `wire` with each text field holding its document's text, read lazily (a new record; `wire`
+   * itself is left as it is): a field whose commits carried edits and that has no document yet
+   * holds "". Fields absent from `wire` stay absent, and a legacy whole string without a document
+   * stays as it is. Undefined when the schema is not registered here: which fields are text is
+   * not known yet.
    */
   overlay(key: string, schemaId: string, wire: FieldRecord | undefined): FieldRecord | undefined {
     if (wire === undefined) return undefined;
     let overlaid: FieldRecord | undefined;
     for (const field of this.fieldsOf(schemaId)) {
-      const value = wire[field];
-      if (value === undefined) continue;
+      const lazy = readsLazily(wire, field);
+      const value = lazy ? undefined : wire[field];
+      if (!lazy && value === undefined) continue;
       const doc = this.doc(key, field);
-      if (doc === undefined && !Array.isArray(value)) continue;
-      overlaid ??= { ...wire };
-      overlaid[field] = doc?.text ?? "";
+      if (doc === undefined && !lazy && !Array.isArray(value)) continue;
+      overlaid ??= copyRecord(wire);
+      setLazyText(overlaid, field, doc?.value ?? ChunkedText.EMPTY);
     }
     return overlaid ?? wire;
   }

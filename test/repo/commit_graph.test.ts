@@ -5,6 +5,8 @@ import { type BlockFields, decodeBlock, encodeBlock, sealBlock } from "../../src
 import { type Commit, commitId } from "../../src/core/commit.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { CommitGraph } from "../../src/repo/commit_graph.ts";
+import { ByteArena } from "../../src/repo/byte_arena.ts";
+import { HeldBlock } from "../../src/repo/held_blocks.ts";
 import { commit } from "../harness/arbitrary.ts";
 import { type Author, newAuthor } from "../harness/blocks.ts";
 
@@ -42,7 +44,7 @@ test("commit graph: commits kept as their block's bytes decode to equal commits"
       assert.deepEqual(block.commitOffsets, sealed.commitOffsets);
       const graph = new CommitGraph();
       for (const c of block.block.commits) graph.add(c);
-      graph.keepEncoded(block.block, block.body, block.commitOffsets);
+      graph.keepEncoded(block.block, new HeldBlock(block, new ByteArena()), block.commitOffsets);
       for (const c of block.block.commits) {
         const id = commitId(c);
         assert.ok(graph.has(id), id);
@@ -67,6 +69,6 @@ test("commit graph: a block with a gap in its commit seqs keeps its commit objec
   const sealed = await sealBlock({ ...fields, commits }, null, suite);
   const graph = new CommitGraph();
   for (const c of commits) graph.add(c);
-  graph.keepEncoded(sealed.block, sealed.body, sealed.commitOffsets);
+  graph.keepEncoded(sealed.block, new HeldBlock(sealed, new ByteArena()), sealed.commitOffsets);
   for (const c of commits) assert.equal(graph.get(commitId(c)), c);
 });

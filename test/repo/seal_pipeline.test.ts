@@ -7,6 +7,7 @@ import { defineSchema, SchemaRegistry } from "../../src/core/schema.ts";
 import { Repository } from "../../src/repo/repository.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { ALL_TYPES } from "../harness/schemas.ts";
+import { trustedRepository } from "../harness/repositories.ts";
 
 const suite = await cryptoSuite();
 const Note = defineSchema(ALL_TYPES);
@@ -132,17 +133,7 @@ test("flush seals what waits at once, even while a block is being stored, and re
 });
 
 test("a repository without storage seals each tick's writes at its end", async () => {
-  const registry = new SchemaRegistry();
-  registry.register(Note);
-  const repo = new Repository("/memory", {
-    session: "in-memory",
-    publicKey: new Uint8Array(32),
-    signer: null,
-    suite,
-    registry,
-    clock: new HybridClock(),
-    isTrusted: () => true,
-  });
+  const repo = trustedRepository("/memory", "in-memory", Note);
   const sealed: number[] = [];
   repo.onBlock((block) => sealed.push(block.seq));
   for (let n = 1; n <= 3; n++) {

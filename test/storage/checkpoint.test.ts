@@ -14,12 +14,11 @@ import {
 } from "../../src/storage/checkpoint.ts";
 import type { CheckpointOwner } from "../../src/storage/checkpoint_seal.ts";
 import { crc32c } from "../../src/storage/crc32c.ts";
-import { HybridClock } from "../../src/core/hlc.ts";
-import { defineSchema, SchemaRegistry } from "../../src/core/schema.ts";
-import { Repository } from "../../src/repo/repository.ts";
+import { defineSchema } from "../../src/core/schema.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { commit as commitArb, fieldRecord } from "../harness/arbitrary.ts";
 import { seededRandom } from "../harness/random.ts";
+import { trustedRepository } from "../harness/repositories.ts";
 import { TITLE_AND_NUMBER } from "../harness/schemas.ts";
 
 const LOG = { length: 12_345, crc: 0xdeadbeef };
@@ -195,17 +194,7 @@ test("a checkpoint built in slices is the same file, with a pause between every 
 
 test("writes made between the slices of a repository's checkpoint do not reach it", async () => {
   const Note = defineSchema(TITLE_AND_NUMBER);
-  const registry = new SchemaRegistry();
-  registry.register(Note);
-  const repo = new Repository("/notes", {
-    session: "sliced-checkpoint-test",
-    publicKey: new Uint8Array(32),
-    signer: null,
-    suite,
-    registry,
-    clock: new HybridClock(),
-    isTrusted: () => true,
-  });
+  const repo = trustedRepository("/notes", "sliced-checkpoint-test", Note);
   const note = (i: number, n: number) => Note.createWire({ title: `note ${i}`, n });
   for (let i = 0; i < 2000; i++) repo.create(`k${i}`, Note.id, note(i, i));
   for (let i = 0; i < 2000; i += 7) repo.writeChange(`k${i}`, Note.id, note(i, -i), { n: -i }, []);

@@ -16,6 +16,7 @@
  * split a surrogate pair.
  */
 import { CairnError } from "../errors.ts";
+import { ChunkedText } from "./chunked_text.ts";
 import { type CharId, type DeleteOp, type InsertOp, sameChar, type TextOp } from "./text_ops.ts";
 
 /** A change of the visible text: at `index`, `deleted` code units removed, then `inserted` put. */
@@ -110,7 +111,8 @@ export interface StoredRun {
 
 export class TextDoc {
   #head: Run | null = null;
-  #text = "";
+  /** The visible text; a new one per edit (chunked_text.ts), so it is never copied whole. */
+  #text: ChunkedText = ChunkedText.EMPTY;
   /** Each session's runs, sorted by clock. */
   readonly #bySession = new Map<string, Run[]>();
   /** The run an edit touched last and the number of visible characters before it. */
@@ -118,6 +120,14 @@ export class TextDoc {
 
   /** The visible text. */
   get text(): string {
+    return this.#text.toString();
+  }
+
+  /**
+   * The visible text as of now, to be read later: a value that later edits do not change, made
+   * into a string only when read.
+   */
+  get value(): ChunkedText {
     return this.#text;
   }
 
@@ -156,7 +166,7 @@ export class TextDoc {
       last = run;
     }
     for (const runs of doc.#bySession.values()) runs.sort((a, b) => a.clock - b.clock);
-    doc.#text = parts.join("");
+    doc.#text = ChunkedText.from(parts.join(""));
     return doc;
   }
 
@@ -328,8 +338,7 @@ export class TextDoc {
   }
 
   #splice(index: number, deleted: number, inserted: string): void {
-    const text = this.#text;
-    this.#text = text.slice(0, index) + inserted + text.slice(index + deleted);
+    this.#text = this.#text.splice(index, deleted, inserted);
   }
 
   /** The run holding the visible character at `index`, and its offset in the run. */
@@ -463,13 +472,8 @@ export class TextDoc {
     checkPosition(this.#text.length, (i) => this.#codeAt(i), index, name);
   }
 
-  /**
-   * The code unit at `index`, read from its run: the text is a rope of the edits made to it, and
-   * reading a code unit of it would flatten it, a copy of the whole text per check.
-   */
   #codeAt(index: number): number {
-    const { run, offset } = this.#locate(index);
-    return run.content.charCodeAt(offset);
+    return this.#text.charCodeAt(index);
   }
 }
 
