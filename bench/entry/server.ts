@@ -4,6 +4,7 @@
  * stdout as one line `@@bench <json>` for the runner (bench/drivers/server.ts).
  */
 import process from "node:process";
+import { getHeapStatistics } from "node:v8";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
       ? (globalThis as unknown as { Deno: { version: { deno: string } } }).Deno.version.deno
       : process.versions.node,
     engine: `V8 ${process.versions.v8}`,
+    heapLimit: getHeapStatistics().heap_size_limit,
     sqliteVersions: async () => ({
       native: nativeSqliteVersion(),
       wasm: await wasmSqliteVersion(),

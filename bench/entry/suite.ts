@@ -33,6 +33,8 @@ export interface Platform extends TextPlatform {
   version: string;
   engine: string;
   sqliteVersions(): Promise<Record<string, string>>;
+  /** V8's JS heap limit in a process of this runtime, where it can be read. */
+  heapLimit?: number;
   /**
    * Awaited after each row is emitted: lets the platform finish its own work (the bench page
    * draws the new row) before the next cell starts, outside every clock.
@@ -61,12 +63,13 @@ export interface PlannedCell {
 }
 
 /**
- * The contenders a workload runs on in a runtime: its own list for a text or sync row; Cairn's and
- * SQLite's for the others.
+ * The contenders a workload runs on in a runtime: its own list where it has one (text, sync and
+ * growth rows); Cairn's and SQLite's for the others; none in a runtime it does not run in.
  */
 export function workloadContenders(workload: BenchWorkload, runtime: RuntimeName): ContenderInfo[] {
+  if (workload.runtimes && !workload.runtimes.includes(runtime)) return [];
   return contendersFor(runtime).filter((c) =>
-    isTextWorkload(workload)
+    workload.contenders
       ? workload.contenders.includes(c.id)
       : c.family === "cairn" || c.family === "sqlite"
   );
@@ -100,6 +103,7 @@ export async function runSuite(
     timerResolutionUs: timerResolutionUs(),
     features,
     featureNotes: notes,
+    heapLimit: platform.heapLimit,
     contenders: contenders.map((c) => c.id),
     baseline: BASELINE[platform.runtime],
   };

@@ -83,7 +83,8 @@ export type Family =
   | "mixed"
   | "footprint"
   | "text"
-  | "sync";
+  | "sync"
+  | "growth";
 
 /** What every workload is, whatever it runs on. */
 interface WorkloadInfo {
@@ -110,6 +111,8 @@ interface WorkloadInfo {
    * of the workload there (the notes under its table).
    */
   runtimeNotes?: Partial<Record<RuntimeName, string>>;
+  /** The runtimes it runs in; absent: all. */
+  runtimes?: readonly RuntimeName[];
   /** False when the two sides measure different things (memory): no ratio is shown. */
   comparable?: boolean;
   /**
@@ -127,6 +130,8 @@ interface WorkloadInfo {
 
 /** Cairn against SQLite: a side for each, written for each. */
 export interface SqlWorkload<CairnCtx = unknown, SqlCtx = unknown> extends WorkloadInfo {
+  /** The contenders it runs on; absent: every Cairn and SQLite contender of the runtime. */
+  contenders?: readonly string[];
   /** Exactly what is inside the clock on each side (goes into docs/benchmarks.md). */
   timed: { cairn: string; sqlite: string };
   /** Indexes and prepared statements each side uses. */
@@ -210,6 +215,8 @@ export interface RuntimeInfo {
   features: Record<Feature, boolean>;
   /** Why a feature probe said no (e.g. the error `Cairn.open({ path })` threw). */
   featureNotes?: Partial<Record<Feature, string>>;
+  /** V8's limit on the JS heap of a process started as the bench starts it (bytes), if known. */
+  heapLimit?: number;
   /** Contender ids run in this runtime, and the SQLite profile Cairn rows are compared with. */
   contenders: string[];
   baseline: string;

@@ -1,7 +1,7 @@
 /**
  * docs/benchmarks.md and its charts from an envelope: how to run, the figures at a glance, the
  * setup, per runtime a summary chart and per family a chart with its table, latency and notes;
- * then the fixed sections (markdown_prose.ts).
+ * how cost grows with the database's size; then the fixed sections (markdown_prose.ts).
  */
 import { BASELINE, contenderInfo, CONTENDERS } from "../contenders/list.ts";
 import type { Envelope, RuntimeResult } from "../lib/envelope.ts";
@@ -16,6 +16,7 @@ import {
   summarized,
   summaryChart,
 } from "./charts.ts";
+import { growthSection } from "./growth_section.ts";
 import {
   codeSection,
   expectationsSection,
@@ -86,6 +87,7 @@ export function buildReport(envelope: Envelope, source: string): ReportFiles {
     );
   }
   md.push(
+    ...growthSection(envelope, runtimes),
     ...expectationsSection(),
     ...workloadSection(),
     ...statisticsSection(),

@@ -84,6 +84,7 @@ export const FAMILIES: readonly { id: LineFamily; title: string }[] = [
   { id: "footprint", title: "Memory and disk" },
   { id: "text", title: "Text editing" },
   { id: "sync", title: "Sync" },
+  { id: "growth", title: "How cost grows" },
   { id: "other", title: "Other (workloads this code no longer has)" },
 ];
 
@@ -235,10 +236,12 @@ export function shortId(workload: string): string {
 /**
  * Lines whose ratios go into charts and summaries: comparable work that has a ratio, of a
  * workload this code still knows (an older run's retired row cannot say whether its sides
- * compare alike, e.g. a memory row whose SQLite figure saw nothing).
+ * compare alike, e.g. a memory row whose SQLite figure saw nothing). The growth rows repeat
+ * other rows at other sizes: their section reads them, the charts would count them twice.
  */
 export function charted(line: Line): boolean {
-  return line.ratios.size > 0 && !line.differentWork && line.family !== "other";
+  return line.ratios.size > 0 && !line.differentWork && line.family !== "other" &&
+    line.family !== "growth";
 }
 
 /** Lines grouped by family, in the order of FAMILIES; families without lines are left out. */

@@ -76,7 +76,7 @@ function writeVariants(quick: boolean): Variant[] {
   return [all, { ...all, label: `${all.label} + close`, close: 1 }];
 }
 
-const writeAll: SqlBenchWorkload = {
+export const writeAll: SqlBenchWorkload = {
   id: "W09.v1",
   title: "Write all items",
   family: "writes",
@@ -126,7 +126,7 @@ const writeAll: SqlBenchWorkload = {
   }),
 };
 
-const readCold: SqlBenchWorkload = {
+export const readCold: SqlBenchWorkload = {
   id: "W10.v1",
   title: "Read all items, cold",
   family: "reads",

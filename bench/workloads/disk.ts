@@ -4,7 +4,7 @@ import { freshDatabase, type SqlCtx, uniqueName } from "../lib/sql.ts";
 import { side } from "../lib/types.ts";
 import { PER_ITEM, requirePersistent, SqlBenchWorkload } from "./common.ts";
 
-const disk: SqlBenchWorkload = {
+export const disk: SqlBenchWorkload = {
   id: "D01.v1",
   title: "Bytes on disk per item",
   ...PER_ITEM,

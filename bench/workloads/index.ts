@@ -1,5 +1,6 @@
 /** Every workload, in id order. Add a module's list here to add its rows everywhere. */
 import type { BenchWorkload } from "./common.ts";
+import { GROWTH } from "./growth.ts";
 import { TEXT_PUBLISHED } from "./text_published.ts";
 import { TEXT_TRACES } from "./text_traces.ts";
 import { SQL_WORKLOADS } from "./versus_sqlite.ts";
@@ -9,7 +10,10 @@ import { SYNC_LATENCY } from "./sync_latency.ts";
 import { SYNC_POSTGRES } from "./sync_postgres.ts";
 import { TABS } from "./tabs.ts";
 
-/** The rows against SQLite first (memory leading them), then the text rows, then sync and tabs. */
+/**
+ * The rows against SQLite first (memory leading them), then the text rows, then sync and tabs,
+ * then how cost grows (the longest rows, at up to a million items).
+ */
 export const WORKLOADS: readonly BenchWorkload[] = [
   ...SQL_WORKLOADS,
   ...TEXT_TRACES,
@@ -19,4 +23,5 @@ export const WORKLOADS: readonly BenchWorkload[] = [
   ...SYNC_CATCHUP,
   ...SYNC_POSTGRES,
   ...TABS,
+  ...GROWTH,
 ];

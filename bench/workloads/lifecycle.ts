@@ -169,7 +169,7 @@ function openVariants(quick: boolean): Variant[] {
   ];
 }
 
-const openFull: SqlBenchWorkload = {
+export const openFull: SqlBenchWorkload = {
   id: "W03.v1",
   title: "Open database (filled)",
   family: "startup",

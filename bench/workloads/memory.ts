@@ -20,8 +20,7 @@ const POINTS: readonly [Point, string][] = [
 const MEASURES: readonly [Measure, string][] = [["heap", "heap"], ["rss", "RSS"]];
 
 /** "100k items · after open · heap", for each point and measure. */
-function memoryVariants(quick: boolean): Variant[] {
-  const items = big(quick);
+export function memoryVariantsAt(items: number): Variant[] {
   return POINTS.flatMap(([point, pointLabel]) =>
     MEASURES.map(([measure, measureLabel]) => ({
       label: `${countLabel(items)} items · ${pointLabel} · ${measureLabel}`,
@@ -38,9 +37,9 @@ function perItem(reply: MemoryReply, variant: Variant): number {
 }
 
 /**
- * The four variants are four readings of the same fresh processes: a contender's first variant
- * runs them (one per sample, on one database) and keeps their replies, the next ones read them,
- * and the last one lets them go.
+ * The four variants of one size are four readings of the same fresh processes: a contender's
+ * first variant runs them (one per sample, on one database) and keeps their replies, the next
+ * ones read them, and the last one lets them go.
  */
 const readings = new Map<string, Promise<MemoryReply[]>>();
 
@@ -64,11 +63,11 @@ async function inProcesses(
   return replies;
 }
 
-const memory: SqlBenchWorkload = {
+export const memory: SqlBenchWorkload = {
   id: "M01.v3",
   title: "Memory per item",
   ...PER_ITEM,
-  variants: memoryVariants,
+  variants: (quick) => memoryVariantsAt(big(quick)),
   zeroSample: "RSS changes in whole pages and SQLite reuses memory the process already holds " +
     "(its page cache is at most 2 MiB by default), so this sample did not see SQLite's share",
   timed: {
@@ -92,11 +91,15 @@ const memory: SqlBenchWorkload = {
     requires: ["storage"],
     async setup(ctx: CairnCtx, variant, plan) {
       const run = freshProcess(ctx.inFreshProcess);
-      const replies = await readingsOf(`cairn ${ctx.contender}`, variant, async () => {
-        const { db, location } = await filledRepo(ctx, variant.items);
-        await db.close();
-        return inProcesses(plan.samples, () => run("memory", location!));
-      });
+      const replies = await readingsOf(
+        `cairn ${ctx.contender} ${variant.items}`,
+        variant,
+        async () => {
+          const { db, location } = await filledRepo(ctx, variant.items);
+          await db.close();
+          return inProcesses(plan.samples, () => run("memory", location!));
+        },
+      );
       return { replies, variant };
     },
     sample: ({ replies, variant }, index) => perItem(replies[index], variant),
@@ -110,15 +113,19 @@ const memory: SqlBenchWorkload = {
           "SQLite allocates outside the JS heap (the RSS variants count its memory)",
         );
       }
-      const replies = await readingsOf(`sqlite ${ctx.engine.id}`, variant, async () => {
-        const name = uniqueName("m01");
-        freshDatabase(ctx.engine, name, variant.items).close();
-        try {
-          return await inProcesses(plan.samples, () => run("memory", name));
-        } finally {
-          ctx.engine.remove(name);
-        }
-      });
+      const replies = await readingsOf(
+        `sqlite ${ctx.engine.id} ${variant.items}`,
+        variant,
+        async () => {
+          const name = uniqueName("m01");
+          freshDatabase(ctx.engine, name, variant.items).close();
+          try {
+            return await inProcesses(plan.samples, () => run("memory", name));
+          } finally {
+            ctx.engine.remove(name);
+          }
+        },
+      );
       return { replies, variant };
     },
     sample: ({ replies, variant }, index) => perItem(replies[index], variant),

@@ -38,7 +38,7 @@ const INDEXES = {
     "statements",
 };
 
-function variant(items: number, results: number, quick: boolean): Variant {
+export function filterVariant(items: number, results: number, quick: boolean): Variant {
   return {
     label: `${countLabel(items)} → ${countLabel(results)}`,
     items,
@@ -49,10 +49,14 @@ function variant(items: number, results: number, quick: boolean): Variant {
 
 function filterVariants(quick: boolean): Variant[] {
   const n = big(quick);
-  return [variant(100, 50, quick), variant(n, n / 100, quick), variant(n, n / 10, quick)];
+  return [
+    filterVariant(100, 50, quick),
+    filterVariant(n, n / 100, quick),
+    filterVariant(n, n / 10, quick),
+  ];
 }
 
-const smallVariant = (quick: boolean) => [variant(100, 50, quick)];
+const smallVariant = (quick: boolean) => [filterVariant(100, 50, quick)];
 
 interface CairnState {
   repo: RepositoryHandle;
@@ -317,14 +321,14 @@ const liveUpdate: SqlBenchWorkload = {
  * W20: the filter as a first query meets it: on a repository just opened from disk (values still
  * checkpoint bytes) with no index, against SQLite scanning a table without one.
  */
-const filterFreshOpen: SqlBenchWorkload = {
+export const filterFreshOpen: SqlBenchWorkload = {
   id: "W20.v1",
   title: "Filter query, fresh open, no index",
   family: "queries",
   unit: "µs",
   better: "lower",
   scale: "us",
-  variants: (quick) => [variant(big(quick), big(quick) / 100, quick)],
+  variants: (quick) => [filterVariant(big(quick), big(quick) / 100, quick)],
   timed: {
     cairn: "Setup per sample, untimed: `Cairn.open` and `db.open` on a repository of N items " +
       "written and closed before, no index declared (values not read yet). Timed: " +
