@@ -4,7 +4,7 @@
  * and decodes it), so neither imports the other.
  */
 import type { ChainTip } from "./block.ts";
-import type { Commit } from "./commit.ts";
+import type { Commit, FieldRecord } from "./commit.ts";
 import type { ItemState } from "./item_state.ts";
 import type { StoredRun, TextDoc } from "./text/text_doc.ts";
 
@@ -41,6 +41,13 @@ export interface RestoredItems {
   isLive(index: number): boolean;
   /** The state of entry `index`: always the same object. `key` is its key, when at hand. */
   itemAt(index: number, key?: string): ItemState;
+  /**
+   * Reads `fields` of entry `index`'s stored value into `into` (undefined for a field it lacks),
+   * without making its state or decoding the rest, when the entry exists and is stored under
+   * `schema`; otherwise returns false and reads nothing. Pass the same `fields` array each time:
+   * what it takes to read them is kept for it.
+   */
+  readFields?(index: number, schema: string, fields: readonly string[], into: FieldRecord): boolean;
 }
 
 /** A snapshot read back from storage, ready to be taken over by a repository. */

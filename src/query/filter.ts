@@ -48,6 +48,8 @@ export interface FilterShape {
 
 export interface CompiledFilter extends FilterShape {
   readonly test: WirePredicate;
+  /** Every field `test` reads: it answers the same on a record holding just these. */
+  readonly reads: readonly string[];
 }
 
 interface ShapeBuilder extends FilterShape {
@@ -75,12 +77,18 @@ const NEVER: WirePredicate = () => false;
 /** Compiles `filter`; with `fields` (the query's schema), field names and operand types are checked. */
 export function compileFilter(filter: unknown, fields?: FieldDefs): CompiledFilter {
   const shape: ShapeBuilder = { terms: [], ors: [] };
-  const test = compileObject(filter, fields, shape);
-  return { test, terms: shape.terms, ors: shape.ors };
+  const reads = new Set<string>();
+  const test = compileObject(filter, fields, shape, reads);
+  return { test, terms: shape.terms, ors: shape.ors, reads: [...reads] };
 }
 
 /** Compiles one filter object; what an index can serve of it goes into `shape`. */
-function compileObject(filter: unknown, fields: FieldDefs | undefined, shape: ShapeBuilder) {
+function compileObject(
+  filter: unknown,
+  fields: FieldDefs | undefined,
+  shape: ShapeBuilder,
+  reads: Set<string>,
+): WirePredicate {
   if (!isPlainObject(filter)) throw bad("a filter is an object of field conditions");
   const parts: WirePredicate[] = [];
   for (const name of Object.keys(filter)) {
@@ -89,13 +97,14 @@ function compileObject(filter: unknown, fields: FieldDefs | undefined, shape: Sh
     if (name === "and" || name === "or") {
       if (!Array.isArray(condition)) throw bad(`"${name}" takes an array of filters`);
       if (name === "and") {
-        parts.push(all(condition.map((sub) => compileObject(sub, fields, shape))));
+        parts.push(all(condition.map((sub) => compileObject(sub, fields, shape, reads))));
       } else {
         const branches = condition.map((): ShapeBuilder => ({ terms: [], ors: [] }));
-        parts.push(any(condition.map((sub, i) => compileObject(sub, fields, branches[i]))));
+        parts.push(any(condition.map((sub, i) => compileObject(sub, fields, branches[i], reads))));
         shape.ors.push(branches);
       }
     } else {
+      reads.add(name);
       parts.push(compileField(name, condition, fields, shape.terms));
     }
   }

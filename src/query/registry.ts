@@ -19,6 +19,7 @@ import { LiveQuery, type QueryHost, type QuerySpec } from "./live_query.ts";
 import { candidateKeys, indexPlan, planAccess, scanPlan } from "./planner.ts";
 import { FieldIndex } from "./sorted_index.ts";
 import type { QueryOptions, QueryPlan } from "./types.ts";
+import type { StoredPrefilter } from "../repo/item_map.ts";
 
 /** What the registry needs of a repository (repo/Repository provides it). */
 export interface QuerySource {
@@ -27,6 +28,15 @@ export interface QuerySource {
   /** The key's state, deleted items included (wire undefined), or undefined if it has none. */
   state(key: string): ItemValue | undefined;
   onChange(listener: (change: ItemChange) => void): () => void;
+  /**
+   * Where items may still be stored bytes (a repository restored from a checkpoint): visits
+   * every item as `items().forEach` does, except those stored bytes `prefilter` rejects, and
+   * returns how many existing items it passed over.
+   */
+  scanPassing?(
+    prefilter: StoredPrefilter,
+    visit: (value: ItemValue, key: string) => void,
+  ): number;
 }
 
 /** How results are presented: supplied by the layer above (db/ gives Item handles). */
@@ -52,6 +62,16 @@ export interface RegistryOptions {
    * time a query's filter could use it, so opening a repository never waits for it.
    */
   readonly storedIndexes?: readonly string[];
+}
+
+/**
+ * What a scan may test on an item's stored bytes: the filter, on items stored under the query's
+ * own schema (an item of another version is converted before the filter sees it).
+ */
+function storedPrefilter<R>(spec: QuerySpec<R>): StoredPrefilter | undefined {
+  const { schema, filter } = spec;
+  if (schema === undefined || filter === undefined) return undefined;
+  return { schema: schema.id, fields: filter.reads, test: filter.test };
 }
 
 export class QueryRegistry<R> implements QueryHost<R> {
@@ -295,12 +315,17 @@ export class QueryRegistry<R> implements QueryHost<R> {
     if (this.#sliceMs === null) {
       const matches: Member<R>[] = [];
       let examined = 0;
-      items.forEach((value, key) => {
+      const visit = (value: ItemValue, key: string) => {
         if (value.wire === undefined) return;
         examined++;
         const member = query.match(key, value);
         if (member !== undefined) matches.push(member);
-      });
+      };
+      const prefilter = storedPrefilter(spec);
+      if (prefilter && this.#source.scanPassing) {
+        const passedOver = this.#source.scanPassing(prefilter, visit); // visit counts the rest
+        examined += passedOver;
+      } else items.forEach(visit);
       query.start(matches, scanPlan("scan", examined));
       this.#opened(query);
       return;

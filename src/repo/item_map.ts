@@ -11,11 +11,23 @@
  * filed by hash, in insertion order, then generated ones, in the order they were made. Setting
  * a key keeps its place; keys are never removed (a deleted item stays, as a tombstone).
  */
+import type { FieldRecord } from "../core/commit.ts";
 import type { ItemState } from "../core/item_state.ts";
 import type { RestoredItems } from "../core/snapshot.ts";
 import { stringHash } from "../core/string_hash.ts";
 import type { GeneratedKeys } from "./generated_keys.ts";
 import { KeyTable } from "./key_table.ts";
+
+/**
+ * A test a scan may run on an item's stored bytes before making its state: `test` gets a record
+ * holding just `fields` (undefined where the value lacks one), read from the stored value of an
+ * item stored under `schema`. It must answer as it would on the whole value.
+ */
+export interface StoredPrefilter {
+  readonly schema: string;
+  readonly fields: readonly string[];
+  readonly test: (fields: FieldRecord) => boolean;
+}
 
 export class ItemMap implements ReadonlyMap<string, ItemState> {
   readonly #restored: RestoredItems | undefined;
@@ -131,6 +143,44 @@ export class ItemMap implements ReadonlyMap<string, ItemState> {
       const state = this.#generatedStates[seq];
       if (state !== undefined) callback(state, this.#generated[seq], this);
     }
+  }
+
+  /**
+   * forEach, except that a restored item whose state is not made yet, and which `prefilter`
+   * rejects on the fields it reads from the item's stored bytes, is passed over without making
+   * its state or decoding its value. Returns how many existing items it passed over.
+   */
+  forEachPassing(
+    prefilter: StoredPrefilter,
+    callback: (state: ItemState, key: string) => void,
+  ): number {
+    const restored = this.#restored;
+    if (restored?.readFields === undefined) {
+      this.forEach(callback);
+      return 0;
+    }
+    const { schema, fields, test } = prefilter;
+    // No prototype: a field named like an Object.prototype member reads as missing, not inherited.
+    const scratch: FieldRecord = Object.create(null);
+    let passedOver = 0;
+    for (let i = 0; i < this.#slots.length; i++) {
+      if (
+        this.#slots[i] === undefined && restored.readFields(i, schema, fields, scratch) &&
+        !test(scratch)
+      ) {
+        passedOver++;
+        continue;
+      }
+      callback(this.#slot(i), restored.keyAt(i));
+    }
+    for (let entry = 0; entry < this.#added.size; entry++) {
+      callback(this.#added.valueAt(entry), this.#added.keyAt(entry));
+    }
+    for (let seq = 0; seq < this.#generatedStates.length; seq++) {
+      const state = this.#generatedStates[seq];
+      if (state !== undefined) callback(state, this.#generated[seq]);
+    }
+    return passedOver;
   }
 
   *entries(): MapIterator<[string, ItemState]> {

@@ -38,7 +38,7 @@ import { mergeLeaves } from "./leaf_merge.ts";
 import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
 import { type BlockListener, BlockListeners, SEALED_HERE } from "./block_listeners.ts";
 import { GeneratedKeys } from "./generated_keys.ts";
-import { isLive, ItemMap } from "./item_map.ts";
+import { isLive, ItemMap, type StoredPrefilter } from "./item_map.ts";
 import { HeldBackCommits } from "./held_back.ts";
 import { type HeldBlock, HeldBlocks } from "./held_blocks.ts";
 import { BlockVerifier } from "./block_verifier.ts";
@@ -236,6 +236,15 @@ export class Repository {
    */
   items(): ReadonlyMap<string, ItemValue> {
     return this.#items;
+  }
+
+  /**
+   * Visits every item's state as `items().forEach` does, passing over restored items still in
+   * their stored form that `prefilter` rejects on their stored bytes; returns how many existing
+   * items it passed over.
+   */
+  scanPassing(prefilter: StoredPrefilter, visit: (value: ItemValue, key: string) => void): number {
+    return this.#items.forEachPassing(prefilter, visit);
   }
 
   /** The ids of a key's leaf commits (empty for an unknown key). */

@@ -14,6 +14,7 @@ import type { RestoredItems } from "../core/snapshot.ts";
 import type { TextColumn } from "./columns.ts";
 import { KeyIndex } from "./key_index.ts";
 import { MsgpackCheck } from "./msgpack_check.ts";
+import { RecordFieldReader } from "./record_fields.ts";
 
 /** A leaf's body, by kind. */
 export const LEAF_SAME = 0; // a full value: the item's own value (stored once, with the item)
@@ -72,6 +73,9 @@ export class CheckpointTable implements RestoredItems {
   readonly #items: (CheckpointItem | undefined)[];
   /** Session → seq → leaf number, built on the first lookup. */
   #leafNumbers: Map<string, Map<number, number>> | undefined;
+  /** For readFields: the last field list's reader, and a check over the file to step values. */
+  #fieldReader: RecordFieldReader | undefined;
+  #check: MsgpackCheck | undefined;
 
   /** Throws E_CORRUPT_ENCODING if a key occurs twice. */
   constructor(columns: CheckpointColumns, liveCount: number) {
@@ -112,6 +116,16 @@ export class CheckpointTable implements RestoredItems {
   value(index: number): FieldRecord | undefined {
     const { bytes, valueStarts } = this.columns;
     return this.#record(valueStarts[index], valueStarts[index + 1], bytes);
+  }
+
+  readFields(index: number, schema: string, fields: readonly string[], into: FieldRecord) {
+    const { bytes, valueStarts, schemas, itemSchema } = this.columns;
+    const start = valueStarts[index];
+    if (bytes[start] === NIL || schemas[itemSchema[index]] !== schema) return false;
+    if (this.#fieldReader?.names !== fields) this.#fieldReader = new RecordFieldReader(fields);
+    this.#check ??= new MsgpackCheck(bytes, "checkpoint");
+    this.#fieldReader.read(bytes, start, valueStarts[index + 1], this.#check, into);
+    return true;
   }
 
   /** The stored bytes of item `index`'s value. */
