@@ -37,6 +37,11 @@ export interface QuerySource {
     prefilter: StoredPrefilter,
     visit: (value: ItemValue, key: string) => void,
   ): number;
+  /** The same as an iterator of entries, for a scan in slices: `tally` counts what it passed over. */
+  entriesPassing?(
+    prefilter: StoredPrefilter,
+    tally: { passedOver: number },
+  ): IterableIterator<[string, ItemValue]>;
 }
 
 /** How results are presented: supplied by the layer above (db/ gives Item handles). */
@@ -330,7 +335,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
       this.#opened(query);
       return;
     }
-    this.#sliced(query, items, this.#sliceMs);
+    this.#sliced(query, items, storedPrefilter(spec), this.#sliceMs);
   }
 
   /**
@@ -339,10 +344,18 @@ export class QueryRegistry<R> implements QueryHost<R> {
    * member map (an item the scan reaches later is simply evaluated again), and no partial
    * results are published.
    */
-  #sliced(query: LiveQuery<R>, items: ReadonlyMap<string, ItemValue>, sliceMs: number): void {
+  #sliced(
+    query: LiveQuery<R>,
+    items: ReadonlyMap<string, ItemValue>,
+    prefilter: StoredPrefilter | undefined,
+    sliceMs: number,
+  ): void {
     query.beginScan();
     this.#opened(query);
-    const entries = items.entries();
+    const tally = { passedOver: 0 };
+    const entries = prefilter && this.#source.entriesPassing
+      ? this.#source.entriesPassing(prefilter, tally)
+      : items.entries();
     let examined = 0;
     let first = true;
     const step = () => {
@@ -361,6 +374,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
           return;
         }
       }
+      examined += tally.passedOver;
       query.finishScan(scanPlan(first ? "scan" : "sliced scan", examined));
     };
     step();

@@ -149,39 +149,58 @@ export class ItemMap implements ReadonlyMap<string, ItemState> {
     prefilter: StoredPrefilter,
     callback: (state: ItemState, key: string) => void,
   ): number {
-    const restored = this.#restored;
-    if (restored?.readFields === undefined) {
+    const rejected = this.#storedRejection(prefilter);
+    if (rejected === undefined) {
       this.forEach(callback);
       return 0;
     }
+    let passedOver = 0;
+    for (let i = 0; i < this.#slots.length; i++) {
+      if (rejected(i)) passedOver++;
+      else callback(this.#slot(i), this.#restored!.keyAt(i));
+    }
+    // After a restore, usually few.
+    for (const [key, state] of this.#laterEntries()) callback(state, key);
+    return passedOver;
+  }
+
+  /** forEachPassing as an iterator, for a scan in slices: `tally` counts what it passed over. */
+  *entriesPassing(
+    prefilter: StoredPrefilter,
+    tally: { passedOver: number },
+  ): IterableIterator<[string, ItemState]> {
+    const rejected = this.#storedRejection(prefilter);
+    for (let i = 0; i < this.#slots.length; i++) {
+      if (rejected?.(i)) tally.passedOver++;
+      else yield [this.#restored!.keyAt(i), this.#slot(i)];
+    }
+    yield* this.#laterEntries();
+  }
+
+  /**
+   * Whether `prefilter` rejects restored entry i on its stored bytes (false once its state is
+   * made); undefined when the restored items cannot be read in place.
+   */
+  #storedRejection(prefilter: StoredPrefilter): ((i: number) => boolean) | undefined {
+    const restored = this.#restored;
+    if (restored?.readFields === undefined) return undefined;
     const { schema, fields, test } = prefilter;
     // No prototype: a field named like an Object.prototype member reads as missing, not inherited.
     const scratch: FieldRecord = Object.create(null);
-    let passedOver = 0;
-    for (let i = 0; i < this.#slots.length; i++) {
-      if (
-        this.#slots[i] === undefined && restored.readFields(i, schema, fields, scratch) &&
-        !test(scratch)
-      ) {
-        passedOver++;
-        continue;
-      }
-      callback(this.#slot(i), restored.keyAt(i));
-    }
-    for (let entry = 0; entry < this.#added.size; entry++) {
-      callback(this.#added.valueAt(entry), this.#added.keyAt(entry));
-    }
-    for (let seq = 0; seq < this.#generatedStates.length; seq++) {
-      const state = this.#generatedStates[seq];
-      if (state !== undefined) callback(state, this.#generated[seq]);
-    }
-    return passedOver;
+    return (i) =>
+      this.#slots[i] === undefined && restored.readFields!(i, schema, fields, scratch) &&
+      !test(scratch);
   }
 
   *entries(): MapIterator<[string, ItemState]> {
     for (let i = 0; i < this.#slots.length; i++) {
       yield [this.#restored!.keyAt(i), this.#slot(i)];
     }
+    yield* this.#laterEntries();
+  }
+
+  /** Entries of the keys added after the restore: first filed by hash, then generated ones. */
+  *#laterEntries(): MapIterator<[string, ItemState]> {
     for (let entry = 0; entry < this.#added.size; entry++) {
       yield [this.#added.keyAt(entry), this.#added.valueAt(entry)];
     }

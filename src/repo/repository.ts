@@ -247,6 +247,14 @@ export class Repository {
     return this.#items.forEachPassing(prefilter, visit);
   }
 
+  /** scanPassing as an iterator of entries, for a scan in slices. */
+  entriesPassing(
+    prefilter: StoredPrefilter,
+    tally: { passedOver: number },
+  ): IterableIterator<[string, ItemValue]> {
+    return this.#items.entriesPassing(prefilter, tally);
+  }
+
   /** The ids of a key's leaf commits (empty for an unknown key). */
   leaves(key: string): string[] {
     const state = this.#state(key);
