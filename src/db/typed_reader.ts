@@ -2,8 +2,9 @@
  * Typed access to an item's wire value: reads convert (and upgrade an older schema version,
  * lazily, on first read), writes validate and produce the new wire value.
  *
- * Typed values are cached per wire object. A wire object is never mutated after it is stored —
- * every change stores a new one — so the cache can never serve a stale value.
+ * The typed values of a whole item (toObject(), and reads that upgrade an older version) are
+ * cached per wire object. A wire object is never mutated after it is stored — every change stores
+ * a new one — so the cache can never serve a stale value.
  */
 import type { FieldRecord } from "../core/commit.ts";
 import { CairnError } from "../core/errors.ts";
@@ -38,11 +39,20 @@ export class TypedReader {
     this.#registry = registry;
   }
 
+  /**
+   * One field's typed value. A set, date or map read from an item stored under `schema` is made
+   * for this read, not kept: the caller may change it, and reading every item's field once does
+   * not leave a typed copy of every value behind (toObject() keeps one, for a stable identity).
+   */
   field(repo: Repository, key: string, schema: Schema, field: string): unknown {
     const current = this.#live(repo, key);
     const def = fieldDef(schema, field);
-    if (current.schema === schema.id && SAME_AS_WIRE.has(def.type)) return current.wire![field];
-    return this.#typed(current.wire!, current.schema, schema)[field];
+    if (current.schema !== schema.id) {
+      return this.#typed(current.wire!, current.schema, schema)[field];
+    }
+    const wire = current.wire![field];
+    if (SAME_AS_WIRE.has(def.type) || wire === undefined) return wire;
+    return schema.fieldFromWire(field, wire);
   }
 
   values(repo: Repository, key: string, schema: Schema): TypedValues {

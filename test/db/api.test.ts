@@ -97,6 +97,29 @@ test("create, get, set, update, delete, exists and toObject", async () => {
   await db.close();
 });
 
+test("a set, date or map from get() is the caller's: changing it changes no later read", async () => {
+  const { db, repo } = await fresh();
+  const item = repo.create(Task, {
+    title: "t",
+    tags: new Set(["a"]),
+    meta: new Map<string, string | number | boolean | null>([["k", 1]]),
+    due: new Date(1_000),
+  }, { key: "mine" });
+  const kept = item.toObject();
+  const tags = item.get("tags") as Set<string>;
+  tags.add("b");
+  (item.get("meta") as Map<string, unknown>).set("k", 2);
+  item.get("due")!.setTime(5);
+  assert.deepEqual(item.get("tags"), new Set(["a"]));
+  assert.deepEqual(item.get("meta"), new Map([["k", 1]]));
+  assert.equal(item.get("due")!.getTime(), 1_000);
+  assert.notEqual(item.get("tags"), item.get("tags"), "a set of its own per read");
+  // toObject() keeps one frozen object per stored value, as useItem needs.
+  assert.equal(item.toObject(), kept);
+  assert.deepEqual(kept.tags, new Set(["a"]));
+  await db.close();
+});
+
 test("create without a key generates unique keys; get without a schema uses the item's", async () => {
   const { db, repo } = await fresh();
   const keys = new Set<string>();
