@@ -104,12 +104,21 @@ export class CheckpointTable implements RestoredItems {
     let item = this.#items[index];
     if (item === undefined) {
       if (key !== undefined) this.#keys[index] ??= key;
-      const { schemas, itemSchema, itemDeltas } = this.columns;
-      const deltas = itemDeltas[index] === 0 ? Infinity : itemDeltas[index] - 1;
-      item = new CheckpointItem(this, index, schemas[itemSchema[index]], deltas);
+      item = new CheckpointItem(this, index);
       this.#items[index] = item;
     }
     return item;
+  }
+
+  /** Item `index`'s schema id. */
+  schemaAt(index: number): string {
+    return this.columns.schemas[this.columns.itemSchema[index]];
+  }
+
+  /** Deltas behind item `index`'s single leaf since its last full value (Infinity: unknown). */
+  deltasAt(index: number): number {
+    const stored = this.columns.itemDeltas[index];
+    return stored === 0 ? Infinity : stored - 1;
   }
 
   /** The value of item `index`; undefined if it is deleted. */
@@ -227,10 +236,12 @@ export class CheckpointTable implements RestoredItems {
   }
 }
 
-/** An item restored from a checkpoint: value and leaves decoded on first access, then kept. */
+/**
+ * An item restored from a checkpoint: value and leaves decoded on first access, then kept. Its
+ * schema and delta count are read from the table's columns, not kept: a repository may hold a
+ * million of these.
+ */
 export class CheckpointItem implements ItemState {
-  readonly schema: string;
-  readonly deltas: number;
   readonly table: CheckpointTable;
   readonly index: number;
   attached: Attachments | undefined = undefined;
@@ -238,12 +249,18 @@ export class CheckpointItem implements ItemState {
   #wire: FieldRecord | undefined | null;
   #leaves: readonly Commit[] | undefined;
 
-  constructor(table: CheckpointTable, index: number, schema: string, deltas: number) {
+  constructor(table: CheckpointTable, index: number) {
     this.table = table;
     this.index = index;
-    this.schema = schema;
-    this.deltas = deltas;
     this.#wire = table.isLive(index) ? null : undefined;
+  }
+
+  get schema(): string {
+    return this.table.schemaAt(this.index);
+  }
+
+  get deltas(): number {
+    return this.table.deltasAt(this.index);
   }
 
   get live(): boolean {
