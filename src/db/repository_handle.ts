@@ -4,6 +4,7 @@
  * and once the repository is closed every method is E_CLOSED (lifetime.ts).
  */
 import { CairnError } from "../core/errors.ts";
+import { iteratorOf } from "../core/iterate.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { AnySchema, CreateInput, FieldName, Schema } from "../core/schema_types.ts";
 import type { ItemChange } from "../repo/change_listeners.ts";
@@ -148,14 +149,11 @@ export class RepositoryHandle {
    */
   keys(): IterableIterator<string> {
     this.#life.check();
-    return this.#keysWhileOpen();
-  }
-
-  *#keysWhileOpen(): IterableIterator<string> {
-    for (const key of this.#repo.keys()) {
+    const keys = this.#repo.keys();
+    return iteratorOf(() => {
       this.#life.check();
-      yield key;
-    }
+      return keys.next().value;
+    });
   }
 
   /** Number of live items, O(1). */

@@ -13,6 +13,7 @@
  */
 import type { FieldRecord } from "../core/commit.ts";
 import type { ItemState } from "../core/item_state.ts";
+import { iteratorOf } from "../core/iterate.ts";
 import type { RestoredItems } from "../core/snapshot.ts";
 import { stringHash } from "../core/string_hash.ts";
 import type { GeneratedKeys } from "./generated_keys.ts";
@@ -108,21 +109,41 @@ export class ItemMap implements ReadonlyMap<string, ItemState> {
     return this;
   }
 
-  /** Keys of the items that exist, without making the state of a restored item to find out. */
-  *liveKeys(): IterableIterator<string> {
-    for (let i = 0; i < this.#slots.length; i++) {
-      const state = this.#slots[i];
-      if (state === undefined ? this.#restored!.isLive(i) : isLive(state)) {
-        yield this.#restored!.keyAt(i);
+  /**
+   * Keys of the items that exist, without making the state of a restored item to find out. One
+   * iterator object stepping through the three groups of keys: a generator per group (and per
+   * caller wrapping it) made listing 100k keys take about 1.5× as long.
+   */
+  liveKeys(): IterableIterator<string> {
+    let group = 0; // restored, added, generated
+    let i = 0;
+    const next = (): string | undefined => {
+      if (group === 0) {
+        while (i < this.#slots.length) {
+          const state = this.#slots[i];
+          const index = i++;
+          if (state === undefined ? this.#restored!.isLive(index) : isLive(state)) {
+            return this.#restored!.keyAt(index);
+          }
+        }
+        group = 1;
+        i = 0;
       }
-    }
-    for (let entry = 0; entry < this.#added.size; entry++) {
-      if (isLive(this.#added.valueAt(entry))) yield this.#added.keyAt(entry);
-    }
-    for (let seq = 0; seq < this.#generatedStates.length; seq++) {
-      const state = this.#generatedStates[seq];
-      if (state !== undefined && isLive(state)) yield this.#generated[seq];
-    }
+      if (group === 1) {
+        while (i < this.#added.size) {
+          const entry = i++;
+          if (isLive(this.#added.valueAt(entry))) return this.#added.keyAt(entry);
+        }
+        group = 2;
+        i = 0;
+      }
+      while (i < this.#generatedStates.length) {
+        const state = this.#generatedStates[i++];
+        if (state !== undefined && isLive(state)) return this.#generated[i - 1];
+      }
+      return undefined;
+    };
+    return iteratorOf(next);
   }
 
   forEach(

@@ -215,8 +215,8 @@ export class Repository {
     return this.#liveCount;
   }
 
-  *keys(): IterableIterator<string> {
-    yield* this.#items.liveKeys();
+  keys(): IterableIterator<string> {
+    return this.#items.liveKeys();
   }
 
   /** The current value of a live item, or undefined. */
