@@ -12,10 +12,14 @@
  *
  * Waits are bounded polls; how long a takeover took is printed, never asserted.
  *
- * Not here (docs/browser.md, "Many tabs"): a crashed leader (DevTools `Page.crash` took the other
- * pages of the site down with it in this headless Chromium) and a frozen one
- * (`Page.setWebLifecycleState` "frozen" left the page's timers running: its heartbeats kept
- * arriving), so the steal is tested in one page with a leader made silent (test/browser/tabs.test.ts).
+ * - The leader's page crashed (DevTools `Page.crash`): the browser frees its locks, the next tab
+ *   leads, acknowledges writes, and nothing acknowledged before is lost.
+ * - The leader's page frozen: its JavaScript is paused in the DevTools debugger, so it sends no
+ *   heartbeat and handles no message while its locks stay held, as a frozen page's do. A visible
+ *   follower steals the lead; writes made meanwhile are acknowledged once the frozen page thaws
+ *   and lets go of the files, and the thawed page's database is closed. (Unlike a real freeze, the
+ *   page's worker keeps running; `Page.setWebLifecycleState` "frozen" did not stop this headless
+ *   Chromium's timers, so it cannot stand in.)
  */
 import type { BrowserContext, Page } from "playwright-core";
 import {
@@ -37,6 +41,15 @@ export const TAB_PAGE_CHECKS: readonly StoragePageCheck[] = [
   {
     name: "tabs: the leader's page closed, the next leader acknowledges writes; nothing is lost",
     run: leaderClosed,
+  },
+  {
+    name: "tabs: the leader's page crashed, the next leader acknowledges writes; nothing is lost",
+    run: leaderCrashed,
+  },
+  {
+    name:
+      "tabs: the leader's page frozen, a follower steals the lead; writes are acknowledged after the thaw",
+    run: leaderFrozen,
   },
   {
     name: "tabs: a follower reloaded again and again signs as a session of the pool",
@@ -182,37 +195,144 @@ async function threeTabsConverge(context: BrowserContext, origin: string): Promi
   }
 }
 
-async function leaderClosed(context: BrowserContext, origin: string): Promise<void> {
-  const db = uniqueName("leader-closed");
+/** Opens tabs A (which leads), B and C on a new database; each writes 10 notes, acknowledged. */
+async function threeTabsWritten(
+  context: BrowserContext,
+  origin: string,
+  db: string,
+): Promise<Map<string, Tab>> {
   const tabs = new Map<string, Tab>();
   try {
-    // A opens first: it leads.
     for (const name of ["A", "B", "C"]) {
       tabs.set(name, await openDatabaseTab(context, origin, db, name));
     }
     await Promise.all(
       [...tabs].map(([name, tab]) => callStep(tab, "write", `tab ${name} writes`, 10)),
     );
+    return tabs;
+  } catch (err) {
+    for (const tab of tabs.values()) await tab.page.close().catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * After leader A is gone: B and C write 10 more notes each, acknowledged by the next leader; they
+ * converge on everything acknowledged so far, close, and a new tab reads it all from storage.
+ */
+async function followersCarryOn(
+  context: BrowserContext,
+  origin: string,
+  db: string,
+  followers: Map<string, Tab>,
+  gone: string,
+  started: number,
+): Promise<void> {
+  await Promise.all(
+    [...followers].map(([name, tab]) =>
+      callStep(tab, "write", `tab ${name} writes after A ${gone}`, 10)
+    ),
+  );
+  console.log(
+    `       (writes acknowledged by the next leader ${Date.now() - started} ms after A ${gone})`,
+  );
+  await followersConverge(context, origin, db, followers, `after the leader ${gone}`);
+}
+
+async function followersConverge(
+  context: BrowserContext,
+  origin: string,
+  db: string,
+  followers: Map<string, Tab>,
+  what: string,
+): Promise<void> {
+  const expected = [...notes("A", 0, 10), ...notes("B", 0, 20), ...notes("C", 0, 20)].sort();
+  await converged(followers, expected, `B and C converge ${what}`);
+  for (const [name, tab] of followers) {
+    await callStep(tab, "close", `tab ${name} closes the database`);
+  }
+  await readBack(context, origin, db, expected);
+}
+
+async function leaderClosed(context: BrowserContext, origin: string): Promise<void> {
+  const db = uniqueName("leader-closed");
+  const tabs = await threeTabsWritten(context, origin, db);
+  try {
     const leader = tabs.get("A")!;
     tabs.delete("A");
     const started = Date.now();
     await leader.page.close();
     // Acknowledged only once a new leader has persisted them.
-    await Promise.all(
-      [...tabs].map(([name, tab]) => callStep(tab, "write", `tab ${name} writes after A left`, 10)),
-    );
-    console.log(
-      `       (writes acknowledged by the next leader ${Date.now() - started} ms after A closed)`,
-    );
-    const expected = [
-      ...notes("A", 0, 10),
-      ...notes("B", 0, 20),
-      ...notes("C", 0, 20),
-    ].sort();
-    await converged(tabs, expected, "B and C converge after the leader left");
-    for (const [name, tab] of tabs) await callStep(tab, "close", `tab ${name} closes the database`);
-    await readBack(context, origin, db, expected);
+    await followersCarryOn(context, origin, db, tabs, "closed", started);
   } finally {
+    for (const tab of tabs.values()) await tab.page.close().catch(() => {});
+  }
+}
+
+async function leaderCrashed(context: BrowserContext, origin: string): Promise<void> {
+  const db = uniqueName("leader-crashed");
+  const tabs = await threeTabsWritten(context, origin, db);
+  const leader = tabs.get("A")!;
+  tabs.delete("A");
+  try {
+    const devtools = await context.newCDPSession(leader.page);
+    const started = Date.now();
+    // The page dies before it can answer.
+    void devtools.send("Page.crash").catch(() => {});
+    await followersCarryOn(context, origin, db, tabs, "crashed", started);
+  } finally {
+    await leader.page.close().catch(() => {});
+    for (const tab of tabs.values()) await tab.page.close().catch(() => {});
+  }
+}
+
+/** The browser's id of the page that holds the database's leader lock, as tab B sees it. */
+async function leaderHolder(tabs: Map<string, Tab>): Promise<string> {
+  return await callStep(tabs.get("B")!, "leaderLock", "tab B asks who holds the leader lock");
+}
+
+async function leaderFrozen(context: BrowserContext, origin: string): Promise<void> {
+  const db = uniqueName("leader-frozen");
+  const tabs = await threeTabsWritten(context, origin, db);
+  const leader = tabs.get("A")!;
+  tabs.delete("A");
+  try {
+    const frozenHolder = await leaderHolder(tabs);
+    if (!frozenHolder) throw new Error("before the freeze no page holds the leader lock");
+    const devtools = await context.newCDPSession(leader.page);
+    await devtools.send("Debugger.enable");
+    const started = Date.now();
+    await devtools.send("Debugger.pause");
+    // A keeps its lock until a follower that hears no heartbeat steals it.
+    const end = started + WAIT_MS;
+    while ((await leaderHolder(tabs)) === frozenHolder) {
+      if (Date.now() > end) throw new Error("no follower stole the lead of the frozen leader");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    console.log(`       (the lead stolen ${Date.now() - started} ms after A froze)`);
+    // The frozen page's worker still holds the files: these wait for the thaw, nothing is lost.
+    const writes = Promise.all(
+      [...tabs].map(([name, tab]) =>
+        callStep(tab, "write", `tab ${name} writes while A is frozen`, 10)
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const thawed = Date.now();
+    await devtools.send("Debugger.resume");
+    await writes;
+    console.log(`       (writes acknowledged ${Date.now() - thawed} ms after A thawed)`);
+    const refused = await leader.page.evaluate(async () => {
+      const steps = (globalThis as unknown as {
+        cairnTabs: Record<string, (arg?: number) => Promise<string>>;
+      }).cairnTabs;
+      return await steps.write(1).then(() => "accepted", (err) => String(err?.code));
+    });
+    if (refused !== "E_CLOSED") {
+      throw new Error(`the thawed leader's write ended ${refused}, not E_CLOSED`);
+    }
+    await followersConverge(context, origin, db, tabs, "after the leader froze");
+  } finally {
+    await leader.page.close().catch(() => {});
     for (const tab of tabs.values()) await tab.page.close().catch(() => {});
   }
 }

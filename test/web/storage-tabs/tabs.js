@@ -5,6 +5,7 @@
 //              once the tab that leads has persisted them;
 //   titles()   every title this tab sees, sorted, as JSON;
 //   session()  the session id this tab signs as;
+//   leaderLock() the browser's id of the client (page) holding the database's leader lock;
 //   close()    closes the database;
 //   remove()   removes the database's directory (the last step of a check).
 // The open reports through document.body.dataset.status ("ok" or "failed") and #out.
@@ -41,6 +42,10 @@ async function main() {
     titles: () =>
       JSON.stringify([...notes.keys()].map((key) => notes.get(key, Note).get("title")).sort()),
     session: () => database.session.id,
+    async leaderLock() {
+      const { held = [] } = await navigator.locks.query();
+      return held.find((lock) => lock.name === `cairn:leader:${db}`)?.clientId ?? "";
+    },
     async close() {
       await database.close();
       return `tab ${name} closed the database`;

@@ -1,7 +1,7 @@
 /**
  * One tab of the leader election (src/tabs/election.ts) on the real Web Locks and BroadcastChannel
- * of the page, for the multi-page checks of scripts/lib/browser_tabs_pages.ts: closing, crashing
- * and freezing the leader's page.
+ * of the page, for the multi-page check of scripts/lib/browser_tabs_pages.ts that closes the
+ * leader's page.
  */
 import { openTabChannel } from "../../../src/tabs/broadcast_channel.ts";
 import { Election, HEARTBEAT_MS } from "../../../src/tabs/election.ts";
