@@ -22,6 +22,8 @@
  *   Chromium's timers, so it cannot stand in.)
  */
 import type { BrowserContext, Page } from "playwright-core";
+import { Cairn, defineSchema, sync } from "../../src/mod.ts";
+import { createSyncServer } from "../../src/server.ts";
 import {
   callStep,
   loadPhase,
@@ -54,6 +56,11 @@ export const TAB_PAGE_CHECKS: readonly StoragePageCheck[] = [
   {
     name: "tabs: a follower reloaded again and again signs as a session of the pool",
     run: reloadsReuseKeys,
+  },
+  {
+    name:
+      "tabs: only the leading tab connects to the sync server; a follower's writes reach it both ways; the next leader connects",
+    run: syncThroughLeader,
   },
 ];
 
@@ -108,17 +115,22 @@ async function takeover(context: BrowserContext, origin: string): Promise<void> 
   }
 }
 
-/** A page of test/web/storage-tabs/ as tab `name` of database `db`, opened (its phase passed). */
+/**
+ * A page of test/web/storage-tabs/ as tab `name` of database `db`, opened (its phase passed);
+ * syncing with the server at `server` when given.
+ */
 async function openDatabaseTab(
   context: BrowserContext,
   origin: string,
   db: string,
   name: string,
+  server?: string,
 ): Promise<Tab> {
   const tab = await openTab(context);
+  const syncing = server ? `&sync=${encodeURIComponent(server)}` : "";
   await loadPhase(
     tab,
-    `${origin}/test/web/storage-tabs/index.html?db=${db}&name=${name}`,
+    `${origin}/test/web/storage-tabs/index.html?db=${db}&name=${name}${syncing}`,
     `tab ${name} opens the database`,
   );
   return tab;
@@ -366,5 +378,122 @@ async function reloadsReuseKeys(context: BrowserContext, origin: string): Promis
   } finally {
     await follower.page.close();
     await leader.page.close();
+  }
+}
+
+/** As test/web/storage-tabs/tabs.js. */
+const TabNote = defineSchema({
+  ns: "tabs-note",
+  version: 1,
+  fields: { title: { type: "string", required: true } },
+});
+
+async function waitUntil(
+  condition: () => Promise<boolean> | boolean,
+  what: string | (() => string),
+): Promise<void> {
+  const end = Date.now() + WAIT_MS;
+  while (!(await condition())) {
+    if (Date.now() > end) {
+      throw new Error(`${typeof what === "string" ? what : what()}: not within ${WAIT_MS} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * Tabs A (leading) and B of one database both call `sync()` with one server, beside a Deno client
+ * of it: the server sees one connection from the tabs, A's; B's writes reach the Deno client and
+ * the Deno client's reach B; once A's page closes, B leads and connects from the storage (the
+ * stored session's key, which A signed its handshake with too), and its writes still get there.
+ */
+async function syncThroughLeader(context: BrowserContext, origin: string): Promise<void> {
+  const db = uniqueName("tabs-sync");
+  const dir = await Deno.makeTempDir({ prefix: "cairn-tabs-sync-" });
+  try {
+    // Every subscription asks to read: who connected, in order.
+    const readers: string[] = [];
+    const server = await createSyncServer({
+      dir,
+      port: 0,
+      authorize: ({ session, right }) => {
+        if (right === "read") readers.push(session);
+        return true;
+      },
+    });
+    const observer = await Cairn.open({ schemas: [TabNote] });
+    const observed = await observer.open("/notes");
+    const link = sync(observer, server.url);
+    const tabs = new Map<string, Tab>();
+    const sessionsOnServer = () =>
+      server.stats().connections.map((connection) => connection.session ?? "").sort().join();
+    const connectionsOf = (session: string) => readers.filter((s) => s === session).length;
+    const observedTitles = () =>
+      [...observed.keys()].map((key) => observed.get(key, TabNote)!.get("title") as string);
+    try {
+      for (const name of ["A", "B"]) {
+        tabs.set(name, await openDatabaseTab(context, origin, db, name, server.url));
+      }
+      const [a, b] = [tabs.get("A")!, tabs.get("B")!];
+      const leaderSession = await callStep(a, "session", "tab A's session");
+      const followerSession = await callStep(b, "session", "tab B's session");
+      const onlyLeader = [leaderSession, observer.session.id].sort().join();
+      await waitUntil(
+        async () => (await callStep(b, "syncStatus", "tab B's sync status")) === "synced",
+        "tab B shows the leader's connection synced",
+      );
+      if (sessionsOnServer() !== onlyLeader) {
+        throw new Error(`the server sees sessions ${sessionsOnServer()}, not A's and the client's`);
+      }
+      await callStep(b, "write", "tab B writes", 5);
+      await callStep(b, "synced", "tab B waits for the server");
+      const fromB = notes("B", 0, 5);
+      await waitUntil(
+        () => fromB.every((title) => observedTitles().includes(title)),
+        "tab B's writes reach the Deno client",
+      );
+      observed.create(TabNote, { title: "Z from the server" });
+      await waitUntil(
+        async () => (await titles(b, "B")).includes("Z from the server"),
+        "the Deno client's write reaches tab B",
+      );
+      if (sessionsOnServer() !== onlyLeader || connectionsOf(leaderSession) !== 1) {
+        throw new Error(`the server saw ${readers.join(", ")}; it sees ${sessionsOnServer()}`);
+      }
+
+      const started = Date.now();
+      await a.page.close();
+      tabs.delete("A");
+      // A led with the stored session's key (the first tab takes key 0), so B, serving from the
+      // storage, connects as that session again.
+      await waitUntil(
+        async () =>
+          connectionsOf(leaderSession) === 2 && sessionsOnServer() === onlyLeader &&
+          (await callStep(b, "syncStatus", "tab B's sync status")) === "synced",
+        () =>
+          `tab B leads and connects from the storage (the server saw ${readers.join(", ")}; ` +
+          `it sees ${sessionsOnServer()}) ${b.errors.join(" | ")}`,
+      );
+      console.log(`       (the next leader connected ${Date.now() - started} ms after A closed)`);
+      await callStep(b, "write", "tab B writes after A closed", 5);
+      await callStep(b, "synced", "tab B waits for the server again");
+      const later = notes("B", 5, 5);
+      await waitUntil(
+        () => later.every((title) => observedTitles().includes(title)),
+        "tab B's later writes reach the Deno client",
+      );
+      if (connectionsOf(followerSession) !== 0) {
+        throw new Error(`tab B connected as its own session: the server saw ${readers.join(", ")}`);
+      }
+      await callStep(b, "close", "tab B closes");
+      await callStep(b, "remove", "tab B removes the database");
+    } finally {
+      for (const tab of tabs.values()) await tab.page.close().catch(() => {});
+      await link.close();
+      await observer.close();
+      await server.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }

@@ -32,8 +32,13 @@ import { RepositoryHandle, type RepositoryStats } from "./repository_handle.ts";
 import { TypedReader } from "./typed_reader.ts";
 import { openTabChannel } from "../tabs/broadcast_channel.ts";
 import type { LockManagerLike } from "../tabs/locks.ts";
-import type { FollowerRepositoryLink } from "../tabs/repository_link.ts";
-import { type Persister, TabCoordinator, type TabEnvironment } from "../tabs/tab_coordinator.ts";
+import type { FollowerRepositoryLink, TabChannel } from "../tabs/repository_link.ts";
+import {
+  type Persister,
+  type SyncResponder,
+  TabCoordinator,
+  type TabEnvironment,
+} from "../tabs/tab_coordinator.ts";
 import { tabSecret } from "../tabs/tab_keys.ts";
 import type { PersistedRepository } from "../tabs/tab_leader.ts";
 
@@ -112,11 +117,42 @@ export function openCairnOn(
   return cairnInternals().open(options, openStorageBackend);
 }
 
+/**
+ * @internal What a sync link in a tab of a shared stored database needs of its tab (src/sync/
+ * tab_sync.ts; tests build fakes).
+ */
+export interface TabSyncEnvironment {
+  /** This tab's id on the channel. */
+  readonly tab: string;
+  /** A channel object of the database, closed with the link. */
+  openChannel(): TabChannel & { close(): void };
+  /**
+   * Calls `listener` with the database this tab serves from (undefined while another tab
+   * serves), now and on each change. Returns the function that stops it.
+   */
+  watchHost(listener: (host: Cairn | undefined) => void): () => void;
+  /** Answers the other tabs about `url` with `responder` while this tab serves. */
+  answer(url: string, responder: SyncResponder): () => void;
+  /** Resolves once every block this tab sealed is persisted by the tab that serves. */
+  flush(): Promise<void>;
+  /** This tab's own database, for a connection of its own (`sync-absent`). */
+  readonly own: Cairn;
+}
+
+/**
+ * @internal For src/sync: the tab side of a database shared by the tabs of an origin, or
+ * undefined for any other database.
+ */
+export function tabSyncEnvironment(db: Cairn): TabSyncEnvironment | undefined {
+  return cairnInternals().tabSync(db);
+}
+
 /** @internal What the functions of this module that are not Cairn's methods reach inside a Cairn. */
 interface CairnInternals {
   open(options: CairnOptions, openStorageBackend: BackendOpener): Promise<Cairn>;
   signAs(db: Cairn, message: Uint8Array): Promise<Uint8Array>;
   watch(db: Cairn, watcher: RepositoryWatcher): () => void;
+  tabSync(db: Cairn): TabSyncEnvironment | undefined;
 }
 
 /** The token `Cairn.internals` asks for; this module never hands it out. */
@@ -178,6 +214,9 @@ export class Cairn {
   readonly #repositories = new Map<string, OpenRepository>();
   readonly #opening = new Map<string, Promise<OpenRepository>>();
   #watchers: readonly RepositoryWatcher[] = [];
+  /** In a tab: the stored database this tab serves the others from, while it does. */
+  #syncHost: Cairn | undefined;
+  readonly #syncHostListeners = new Set<(host: Cairn | undefined) => void>();
   #closed = false;
   /** How many `close()` calls of the whole database run: opening a repository then is E_CLOSED. */
   #closing = 0;
@@ -227,7 +266,32 @@ export class Cairn {
         for (const { repo } of db.#repositories.values()) watcher.opened(repo);
         return () => db.#watchers = db.#watchers.filter((other) => other !== watcher);
       },
+      tabSync: (db) => db.#tabSync(),
     };
+  }
+
+  #tabSync(): TabSyncEnvironment | undefined {
+    const tabs = this.#tabs;
+    if (!tabs) return undefined;
+    return {
+      tab: tabs.tab,
+      openChannel: () => openTabChannel(tabs.directory),
+      watchHost: (listener) => {
+        this.#syncHostListeners.add(listener);
+        listener(this.#syncHost);
+        return () => this.#syncHostListeners.delete(listener);
+      },
+      answer: (url, responder) => tabs.answerSync(url, responder),
+      flush: () => this.flush(),
+      own: this,
+    };
+  }
+
+  /** This tab started or stopped serving the other tabs from `host` (see #tabSync). */
+  #setSyncHost(host: Cairn | undefined): void {
+    if (this.#syncHost === host) return;
+    this.#syncHost = host;
+    for (const listener of [...this.#syncHostListeners]) listener(host);
   }
 
   static async #open(
@@ -299,6 +363,9 @@ export class Cairn {
       tookOver: () => {
         opened?.close().catch(() => {});
       },
+      servingFrom: (persister) => {
+        if (opened) opened.#setSyncHost(persister && servedDatabases.get(persister));
+      },
       onRefused: (error) =>
         warn({ repository: directory, message: `from another tab: ${describeError(error)}` }),
     };
@@ -324,6 +391,7 @@ export class Cairn {
       opened = db;
       if (storage) {
         coordinator.lead({ storedSecret, repository: (path) => db.#persisted(path) });
+        db.#setSyncHost(db);
       }
       return db;
     } catch (err) {
@@ -336,11 +404,13 @@ export class Cairn {
   /** A tab granted the lead after open: the stored database, opened beside the tab's own. */
   static async #openPersister(options: CairnOptions): Promise<Persister> {
     const persister = await Cairn.#open(options, openBackend, false);
-    return {
+    const served: Persister = {
       storedSecret: persister.#storage!.secretKey,
       repository: (path) => persister.#persisted(path),
       close: () => persister.close(),
     };
+    servedDatabases.set(served, persister);
+    return served;
   }
 
   /** A repository of this stored database, for the tabs that follow: opened if it is not. */
@@ -766,6 +836,9 @@ async function openStorage(
 }
 
 /** `navigator.locks` in a browser (where the storage is OPFS); undefined on Deno and Node. */
+/** The database behind each persister a tab serves from after a promotion. */
+const servedDatabases = new WeakMap<Persister, Cairn>();
+
 function browserLocks(): LockManagerLike | undefined {
   if (hasNodeModules() || typeof BroadcastChannel !== "function") return undefined;
   return (globalThis.navigator as { locks?: LockManagerLike } | undefined)?.locks;

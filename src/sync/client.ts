@@ -6,7 +6,7 @@
  * keeping each until the server acknowledges it, across reconnects.
  */
 import { CairnError, isCairnError } from "../core/errors.ts";
-import { Cairn, signAsSession, watchRepositories } from "../db/database.ts";
+import { Cairn, signAsSession, tabSyncEnvironment, watchRepositories } from "../db/database.ts";
 import { fromBase64Url } from "../core/bytes.ts";
 import type { Repository } from "../repo/repository.ts";
 import { Backoff } from "./backoff.ts";
@@ -27,41 +27,20 @@ import {
   proofMessage,
   PROTOCOL_VERSION,
 } from "./protocol.ts";
-import { LinkEvents, type SyncStatus } from "./link_events.ts";
+import { EventedLink } from "./link_events.ts";
+import { closedError, type SyncLink } from "./sync_link.ts";
 import { remoteError } from "./remote_error.ts";
 import { RepositoryLink } from "./repository_link.ts";
 import { openWebSocket, SOCKET_OPEN, type SocketFactory, type SyncSocket } from "./socket.ts";
 import { type OutgoingBlock } from "./push_queue.ts";
 import { onWake } from "./wake.ts";
+import { TabSyncLink } from "./tab_sync.ts";
 
 export type { SyncOptions } from "./options.ts";
 
 export type { SyncStatus } from "./link_events.ts";
 
-/** A database's connection to a sync server, made by `sync()`. */
-export interface SyncLink {
-  /**
-   * "connecting" (opening a socket, handshake), "catching-up" (some repository is still being
-   * sent what it lacks), "synced", "offline" (waiting to reconnect) or "closed".
-   */
-  readonly status: SyncStatus;
-  /** Blocks written here (or imported from elsewhere) that the server has not acknowledged. */
-  readonly unacknowledged: number;
-  /** The last error reported (also given to "error" listeners). */
-  readonly lastError: CairnError | undefined;
-  /** Listens to status changes or errors; returns the unsubscribe function. */
-  on(event: "status", listener: (status: SyncStatus) => void): () => void;
-  on(event: "error", listener: (error: CairnError) => void): () => void;
-  /**
-   * Resolves when the server holds every block sealed before the call (each acknowledged, so
-   * durable there) and every synced repository has caught up. Rejects with E_CLOSED if the link
-   * is closed first. A repository the server refuses (reading, or writing) does not hold it up:
-   * the refusal is reported as an error.
-   */
-  synced(): Promise<void>;
-  /** Closes the socket and stops syncing; unacknowledged blocks stay in the repositories. */
-  close(): Promise<void>;
-}
+export type { SyncLink } from "./sync_link.ts";
 
 /** @internal What tests replace: the socket, timers and random numbers. */
 export interface SyncSeams {
@@ -118,7 +97,11 @@ export function syncWith(
   if (db.trusted) {
     throw new CairnError("E_BAD_ARGUMENT", "sync: a trusted-mode database signs no block");
   }
-  return new SyncClient(db, url, checked, { ...DEFAULT_SEAMS, ...seams });
+  const connect = (from: Cairn) =>
+    new SyncClient(from, url, checked, { ...DEFAULT_SEAMS, ...seams });
+  // In a tab of a database shared by several, only the tab that serves the others connects.
+  const tabs = tabSyncEnvironment(db);
+  return tabs ? new TabSyncLink(url, tabs, connect) : connect(db);
 }
 
 /** One socket's state: replaced whole on every reconnect. */
@@ -143,14 +126,13 @@ interface Waiter {
   readonly reject: (err: unknown) => void;
 }
 
-class SyncClient implements SyncLink {
+class SyncClient extends EventedLink implements SyncLink {
   readonly #db: Cairn;
   readonly #url: string;
   readonly #options: CheckedSyncOptions;
   readonly #seams: SyncSeams;
   readonly #backoff: Backoff;
   readonly #links = new Map<string, RepositoryLink>();
-  readonly #events = new LinkEvents();
   #waiters: Waiter[] = [];
   #connection: Connection | undefined;
   #reconnectTimer: unknown;
@@ -158,6 +140,7 @@ class SyncClient implements SyncLink {
   readonly #stopWaking: () => void;
 
   constructor(db: Cairn, url: string, options: CheckedSyncOptions, seams: SyncSeams) {
+    super();
     this.#db = db;
     this.#url = url;
     this.#options = options;
@@ -171,24 +154,10 @@ class SyncClient implements SyncLink {
     this.#connect();
   }
 
-  get status(): SyncStatus {
-    return this.#events.status;
-  }
-
   get unacknowledged(): number {
     let count = 0;
     for (const link of this.#links.values()) count += link.queue.size;
     return count;
-  }
-
-  get lastError(): CairnError | undefined {
-    return this.#events.lastError;
-  }
-
-  on(event: "status", listener: (status: SyncStatus) => void): () => void;
-  on(event: "error", listener: (error: CairnError) => void): () => void;
-  on(event: "status" | "error", listener: (value: never) => void): () => void {
-    return this.#events.on(event, listener);
   }
 
   async synced(): Promise<void> {
@@ -206,12 +175,12 @@ class SyncClient implements SyncLink {
   }
 
   #isClosed(): boolean {
-    return this.#events.status === "closed";
+    return this.events.status === "closed";
   }
 
   close(): Promise<void> {
     if (this.#isClosed()) return Promise.resolve();
-    this.#events.setStatus("closed");
+    this.events.setStatus("closed");
     this.#unwatch();
     this.#stopWaking();
     this.#seams.clearTimeout(this.#reconnectTimer);
@@ -260,12 +229,12 @@ class SyncClient implements SyncLink {
 
   #connect(): void {
     this.#reconnectTimer = undefined;
-    this.#events.setStatus("connecting");
+    this.events.setStatus("connecting");
     let socket: SyncSocket;
     try {
       socket = this.#seams.socket(this.#url);
     } catch (err) {
-      this.#events.report(asCairnError(err, "E_IO", "cannot open a WebSocket"));
+      this.events.report(asCairnError(err, "E_IO", "cannot open a WebSocket"));
       this.#scheduleReconnect(undefined);
       return;
     }
@@ -303,7 +272,7 @@ class SyncClient implements SyncLink {
     this.#seams.clearTimeout(connection.watchdog);
     connection.watchdog = this.#seams.setTimeout(() => {
       if (connection.ended) return;
-      this.#events.report(
+      this.events.report(
         new CairnError(
           "E_IO",
           `sync: nothing heard from the server for ${SILENT_INTERVALS * connection.heartbeatMs} ms`,
@@ -348,7 +317,7 @@ class SyncClient implements SyncLink {
   /** A frame that breaks the protocol (or could not be handled): report, close, reconnect. */
   #fail(connection: Connection, err: unknown): void {
     if (connection.ended) return;
-    this.#events.report(asCairnError(err, "E_PROTOCOL", "sync: the server's frame"));
+    this.events.report(asCairnError(err, "E_PROTOCOL", "sync: the server's frame"));
     this.#end(connection, CLOSE.protocol, "protocol error");
     this.#dropped(connection);
   }
@@ -372,7 +341,7 @@ class SyncClient implements SyncLink {
     this.#connection = undefined;
     for (const link of this.#links.values()) link.startSocket();
     if (this.#isClosed()) return;
-    this.#events.setStatus("offline");
+    this.events.setStatus("offline");
     this.#scheduleReconnect(connection.retryAfterMs);
   }
 
@@ -383,7 +352,7 @@ class SyncClient implements SyncLink {
 
   /** The network may be back: try now rather than at the end of the backoff. */
   #wake(): void {
-    if (this.#events.status !== "offline" || this.#reconnectTimer === undefined) return;
+    if (this.events.status !== "offline" || this.#reconnectTimer === undefined) return;
     this.#seams.clearTimeout(this.#reconnectTimer);
     this.#connect();
   }
@@ -404,7 +373,7 @@ class SyncClient implements SyncLink {
       case "pong":
         return;
       case "error":
-        this.#events.report(remoteError(frame.code, frame.message, "sync: the server"));
+        this.events.report(remoteError(frame.code, frame.message, "sync: the server"));
         this.#end(connection, 1000, "server error");
         this.#dropped(connection);
         return;
@@ -503,7 +472,7 @@ class SyncClient implements SyncLink {
       report = await link.repo.importBlocks(frames, this);
     } catch (err) {
       if (!isCairnError(err)) throw err;
-      this.#events.report(err); // the repository closed meanwhile
+      this.events.report(err); // the repository closed meanwhile
       return;
     }
     if (report.rejected.length > 0) {
@@ -511,7 +480,7 @@ class SyncClient implements SyncLink {
       link.cursor = undefined;
     }
     for (const { error } of report.rejected) {
-      this.#events.report(
+      this.events.report(
         new CairnError(error.code, `sync ${link.path}: a block from the server: ${error.message}`, {
           cause: error,
         }),
@@ -551,7 +520,7 @@ class SyncClient implements SyncLink {
       throw new CairnError("E_PROTOCOL", `sync: an ack for push ${frame.id}, never sent`);
     }
     for (const { block, code, message } of link.queue.settle(frame.id, frame.rejected)) {
-      this.#events.report(
+      this.events.report(
         remoteError(
           code,
           message,
@@ -588,7 +557,7 @@ class SyncClient implements SyncLink {
       link.catchUpPushes.clear();
       link.queue.unsendAll();
     }
-    this.#events.report(remoteError(frame.code, frame.message, about));
+    this.events.report(remoteError(frame.code, frame.message, about));
     if (connection.ended) return;
     this.#updateStatus();
     this.#checkWaiters();
@@ -623,7 +592,7 @@ class SyncClient implements SyncLink {
       // Kept for a later socket, where the right may have been granted; said once per socket.
       if (link.queue.size > 0 && !link.toldCannotWrite) {
         link.toldCannotWrite = true;
-        this.#events.report(
+        this.events.report(
           new CairnError(
             "E_FORBIDDEN",
             `sync ${link.path}: the server does not let this session write; ` +
@@ -639,7 +608,7 @@ class SyncClient implements SyncLink {
       if (binCost(block.bytes.length) + overhead <= connection.sendLimit) sendable.push(block);
       else {
         link.queue.drop(block);
-        this.#events.report(
+        this.events.report(
           new CairnError(
             "E_TOO_LARGE",
             `sync ${link.path}: block ${block.session}/${block.seq} (${block.bytes.length} ` +
@@ -669,12 +638,12 @@ class SyncClient implements SyncLink {
     const caughtUp = [...this.#links.values()].every((link) =>
       link.settled || link.phase === "denied"
     );
-    this.#events.setStatus(caughtUp ? "synced" : "catching-up");
+    this.events.setStatus(caughtUp ? "synced" : "catching-up");
   }
 
   /** Resolves the synced() calls whose blocks are all settled, once caught up. */
   #checkWaiters(): void {
-    if (this.#events.status !== "synced" || this.#waiters.length === 0) return;
+    if (this.events.status !== "synced" || this.#waiters.length === 0) return;
     this.#waiters = this.#waiters.filter((waiter) => {
       for (const [link, blocks] of waiter.waited) {
         if (this.#links.get(link.path) !== link || link.phase === "denied") continue;
@@ -689,10 +658,6 @@ class SyncClient implements SyncLink {
 
 function outOfOrder(frame: { type: string }): CairnError {
   return new CairnError("E_PROTOCOL", `sync: unexpected ${frame.type} frame from the server`);
-}
-
-function closedError(): CairnError {
-  return new CairnError("E_CLOSED", "the sync link is closed");
 }
 
 function asCairnError(err: unknown, code: "E_PROTOCOL" | "E_IO", about: string): CairnError {

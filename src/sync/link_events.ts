@@ -47,6 +47,25 @@ export class LinkEvents {
   }
 }
 
+/** What every sync link shows the app (client.ts, tab_sync.ts): status, last error, listeners. */
+export abstract class EventedLink {
+  protected readonly events = new LinkEvents();
+
+  get status(): SyncStatus {
+    return this.events.status;
+  }
+
+  get lastError(): CairnError | undefined {
+    return this.events.lastError;
+  }
+
+  on(event: "status", listener: (status: SyncStatus) => void): () => void;
+  on(event: "error", listener: (error: CairnError) => void): () => void;
+  on(event: "status" | "error", listener: (value: never) => void): () => void {
+    return this.events.on(event, listener);
+  }
+}
+
 /** A listener that throws stops neither the others nor the link; its error is rethrown apart. */
 function callSafely<T>(listener: (value: T) => void, value: T): void {
   try {

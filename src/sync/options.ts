@@ -3,6 +3,7 @@ import { badArgument, checkOptions, typeOf } from "../db/arguments.ts";
 import { checkRepositoryPath } from "../core/repository_path.ts";
 import { type BackoffOptions, DEFAULT_BACKOFF } from "./backoff.ts";
 import { DEFAULT_MAX_FRAME } from "./protocol.ts";
+import { MAX_URL } from "../tabs/tab_messages.ts";
 
 export interface SyncOptions {
   /** An app token the server's `authorize` hook sees (e.g. a user's login). */
@@ -29,8 +30,11 @@ export interface CheckedSyncOptions {
 export const MIN_MAX_FRAME = 4096;
 
 export function checkSyncOptions(url: unknown, given: unknown): CheckedSyncOptions {
-  if (typeof url !== "string" || !/^wss?:\/\//.test(url)) {
-    throw badArgument(`sync: the server's URL is a ws:// or wss:// string, got ${typeOf(url)}`);
+  if (typeof url !== "string" || !/^wss?:\/\//.test(url) || url.length > MAX_URL) {
+    throw badArgument(
+      `sync: the server's URL is a ws:// or wss:// string of at most ${MAX_URL} characters, ` +
+        `got ${typeof url === "string" ? `${url.length} characters` : typeOf(url)}`,
+    );
   }
   const options = checkOptions<SyncOptions>(given, "sync options", [
     "token",

@@ -244,7 +244,8 @@ export class FollowerRepositoryLink {
 
   /**
    * A new leader took over: sends it every push the old one did not acknowledge, in order, and
-   * asks again for the loads the old one did not answer.
+   * asks again for the loads the old one did not answer. With neither, an empty push tells it
+   * the repository is open here, so it opens it too (and syncs it, when it syncs).
    */
   resend(): void {
     const { tab, repo } = this.#options;
@@ -252,6 +253,15 @@ export class FollowerRepositoryLink {
       post(this.#options, { type: "push", from: tab, repo: repo.path, id, frames: push.frames });
     }
     for (const id of this.#loads.keys()) this.#postLoad(id);
+    if (this.#unacknowledged.size === 0 && this.#loads.size === 0) {
+      post(this.#options, {
+        type: "push",
+        from: tab,
+        repo: repo.path,
+        id: this.#nextId++,
+        frames: [],
+      });
+    }
   }
 
   async #handle(message: TabMessage): Promise<void> {

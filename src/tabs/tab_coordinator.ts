@@ -13,6 +13,10 @@
  *
  * Whenever a leader announces that it serves (`serving`), followers send it again their
  * unacknowledged pushes and their unanswered loads and joins.
+ *
+ * The tab that serves also answers other tabs' questions about its connections to sync servers
+ * (`sync-ask`, `sync-wait`) through the responders src/sync registers (`answerSync`), and says
+ * `sync-absent` for a server it holds no connection to.
  */
 import { CairnError } from "../core/errors.ts";
 import type { Repository } from "../repo/repository.ts";
@@ -29,6 +33,14 @@ export interface Persister extends PersistingDatabase {
   close(): Promise<void>;
 }
 
+/** What answers the other tabs about one sync server while this tab serves (src/sync). */
+export interface SyncResponder {
+  /** Posts this tab's status for the server (`sync-status`). */
+  tellStatus(): void;
+  /** Resolves once the server holds every block this tab's stored database holds now. */
+  synced(): Promise<void>;
+}
+
 export interface TabEnvironment {
   readonly directory: string;
   readonly locks: LockManagerLike;
@@ -40,6 +52,11 @@ export interface TabEnvironment {
   openPersister(): Promise<Persister>;
   /** This tab led at open and another tab took the lead: its stored database must close. */
   tookOver(): void;
+  /**
+   * This tab serves from `persister` after a promotion (called once it serves), or no longer
+   * does (undefined, before the persister closes).
+   */
+  servingFrom(persister: Persister | undefined): void;
   /** A message or block refused, for logging. */
   onRefused(error: unknown): void;
 }
@@ -71,6 +88,9 @@ export class TabCoordinator {
   #ledAtOpen: TabLeader | undefined;
   /** Serving after a promotion, from a persister, over a channel object of its own. */
   #promotion: Promise<Promotion> | undefined;
+  /** The promotion once it serves. */
+  #promoted: Promotion | undefined;
+  readonly #responders = new Map<string, SyncResponder>();
   #welcome: { id: number; resolve(secret: Uint8Array): void } | undefined;
   #nextId = 1;
   /** The highest term a `serving` was heard for. */
@@ -124,6 +144,11 @@ export class TabCoordinator {
     return { coordinator, leads: storedSecret === undefined, storedSecret };
   }
 
+  /** The database's directory. */
+  get directory(): string {
+    return this.#environment.directory;
+  }
+
   /** Led at open: serves the other tabs from the database the caller opened. */
   lead(database: PersistingDatabase): void {
     this.#ledAtOpen = new TabLeader(this.tab, this.#channel, database, this.#environment.onRefused);
@@ -162,6 +187,17 @@ export class TabCoordinator {
   unfollow(link: FollowerRepositoryLink): void {
     link.close();
     this.#links.delete(link);
+  }
+
+  /**
+   * Answers the other tabs about the sync server at `url` with `responder` while this tab
+   * serves. Returns the function that stops it.
+   */
+  answerSync(url: string, responder: SyncResponder): () => void {
+    this.#responders.set(url, responder);
+    return () => {
+      if (this.#responders.get(url) === responder) this.#responders.delete(url);
+    };
   }
 
   /** Stops serving from the database the caller opened (it is closing): followers wait for the next. */
@@ -211,7 +247,27 @@ export class TabCoordinator {
       const { resolve } = this.#welcome;
       this.#welcome = undefined;
       resolve(message.secret);
+    } else if (message.type === "sync-ask" || message.type === "sync-wait") {
+      this.#answerSync(message);
     }
+  }
+
+  #answerSync(message: Extract<TabMessage, { type: "sync-ask" | "sync-wait" }>): void {
+    if (!this.#ledAtOpen && !this.#promoted) return; // the tab that serves answers
+    const responder = this.#responders.get(message.url);
+    if (!responder) {
+      this.#post({ type: "sync-absent", to: message.from, url: message.url });
+    } else if (message.type === "sync-ask") {
+      responder.tellStatus();
+    } else {
+      const done = (error: string | null) =>
+        this.#post({ type: "sync-done", to: message.from, id: message.id, error });
+      responder.synced().then(() => done(null), (err) => done(describeFailure(err)));
+    }
+  }
+
+  #post(message: TabMessage): void {
+    if (!this.#closed) this.#channel.post(encodeTabMessage(message));
   }
 
   #becameLeader(): void {
@@ -244,7 +300,10 @@ export class TabCoordinator {
     );
     // Heard by this tab's own links too (they listen on another channel object).
     this.#announce(channel);
-    return { persister, leader, channel };
+    const promoted = { persister, leader, channel };
+    this.#promoted = promoted;
+    this.#environment.servingFrom(persister);
+    return promoted;
   }
 
   /** The old leader's files may stay held a moment after its lock is gone (its worker ending). */
@@ -264,6 +323,10 @@ export class TabCoordinator {
     this.#promotion = undefined;
     const promoted = await promotion?.catch(() => undefined);
     if (!promoted) return;
+    if (this.#promoted === promoted) {
+      this.#promoted = undefined;
+      this.#environment.servingFrom(undefined);
+    }
     promoted.leader.close();
     promoted.channel.close();
     await promoted.persister.close();
@@ -278,6 +341,11 @@ export class TabCoordinator {
     }
     this.#endPromotion().catch(this.#environment.onRefused);
   }
+}
+
+/** An error as a tab message carries it: a CairnError's message starts with its code. */
+function describeFailure(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).slice(0, 4096);
 }
 
 function randomTabId(): string {

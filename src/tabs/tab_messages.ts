@@ -49,7 +49,37 @@ export type TabMessage =
   /** The leader persisted a push under the database's durability mode (or could not: `error`). */
   | { type: "persisted"; to: string; id: number; error: string | null }
   /** Blocks new to the database (sealed in some tab, persisted by the leader), for every tab. */
-  | { type: "blocks"; from: string; repo: string; frames: Uint8Array[] };
+  | { type: "blocks"; from: string; repo: string; frames: Uint8Array[] }
+  /** A tab asks the leader how its connection to a sync server is (answered to every tab). */
+  | { type: "sync-ask"; from: string; url: string }
+  /**
+   * The leader's connection to a sync server, sent when it changes and when asked: its status,
+   * how many blocks the server has not acknowledged, and the last error ("CODE: message").
+   */
+  | {
+    type: "sync-status";
+    leader: string;
+    url: string;
+    status: TabSyncStatus;
+    unacknowledged: number;
+    error: string | null;
+  }
+  /** The leader holds no connection to that server: the asking tab connects itself. */
+  | { type: "sync-absent"; to: string; url: string }
+  /**
+   * A tab whose blocks the leader has persisted asks to be told once the server holds them
+   * (and everything else the leader holds): `sync-done`.
+   */
+  | { type: "sync-wait"; from: string; url: string; id: number }
+  /** The answer to `sync-wait`: the server holds it all, or `error` ("CODE: message"). */
+  | { type: "sync-done"; to: string; id: number; error: string | null };
+
+/** A leader's connection as other tabs see it ("closed" is never sent: a closed one is absent). */
+export type TabSyncStatus = "connecting" | "catching-up" | "synced" | "offline";
+
+const SYNC_STATUSES: readonly string[] = ["connecting", "catching-up", "synced", "offline"];
+/** Longest server URL a tab message carries (the longest `sync()` takes). */
+export const MAX_URL = 2048;
 
 export type TabMessageType = TabMessage["type"];
 
@@ -64,6 +94,17 @@ const FIELDS: { [T in TabMessageType]: Record<string, (value: unknown, where: st
   push: { from: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames },
   persisted: { to: checkTabId, id: checkCount, error: checkError },
   blocks: { from: checkTabId, repo: checkRepo, frames: checkFrames },
+  "sync-ask": { from: checkTabId, url: checkUrl },
+  "sync-status": {
+    leader: checkTabId,
+    url: checkUrl,
+    status: checkSyncStatus,
+    unacknowledged: checkCount,
+    error: checkError,
+  },
+  "sync-absent": { to: checkTabId, url: checkUrl },
+  "sync-wait": { from: checkTabId, url: checkUrl, id: checkCount },
+  "sync-done": { to: checkTabId, id: checkCount, error: checkError },
 };
 
 function protocol(message: string): CairnError {
@@ -136,6 +177,18 @@ function checkSecret(value: unknown, where: string): void {
 function checkError(value: unknown, where: string): void {
   if (value !== null && (typeof value !== "string" || value.length > 4096)) {
     throw protocol(`${where} is neither null nor a short string`);
+  }
+}
+
+function checkUrl(value: unknown, where: string): void {
+  if (typeof value !== "string" || value.length > MAX_URL || !/^wss?:\/\//.test(value)) {
+    throw protocol(`${where} is not a ws:// or wss:// URL`);
+  }
+}
+
+function checkSyncStatus(value: unknown, where: string): void {
+  if (typeof value !== "string" || !SYNC_STATUSES.includes(value)) {
+    throw protocol(`${where} is not a sync status`);
   }
 }
 

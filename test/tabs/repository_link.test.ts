@@ -2,7 +2,8 @@
  * Repository links between tabs, over a fake channel that delivers structured clones
  * asynchronously as a BroadcastChannel does: followers load from the leader, three tabs writing
  * at once converge, a follower's flush resolves only once the leader persisted its blocks, a new
- * leader receives every unacknowledged push, and hostile messages are dropped without harm.
+ * leader receives every unacknowledged push (or, with none, hears of the repository and opens it),
+ * and hostile messages are dropped without harm.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,6 +13,7 @@ import { isCairnError } from "../../src/core/errors.ts";
 import type { Repository } from "../../src/repo/repository.ts";
 import { FollowerRepositoryLink, LeaderRepositoryLink } from "../../src/tabs/repository_link.ts";
 import { MAX_TAB_BLOCKS, type TabMessage } from "../../src/tabs/tab_messages.ts";
+import { TabLeader } from "../../src/tabs/tab_leader.ts";
 import { FakeBroadcast } from "../harness/fake_broadcast.ts";
 import { Note, PATH } from "../harness/linked_client.ts";
 import { snapshot } from "../harness/peers.ts";
@@ -195,6 +197,32 @@ test("pushes the old leader never acknowledged are re-sent to the new leader", a
   leading.close();
   follower.close();
   for (const tab of [old, b, c]) await tab.db.close();
+});
+
+test("a new leader hears of a repository open in a follower with nothing unacknowledged, and opens it", async () => {
+  const channel = new FakeBroadcast();
+  const [b, c] = await openTabs(["b", "c"]);
+  const follower = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+  });
+  // c serves now; it opens a repository (and syncs it, when it syncs) once a tab names it.
+  const opened: string[] = [];
+  const leader = new TabLeader("c", channel.end("c"), {
+    storedSecret: new Uint8Array(32),
+    repository: (path) => {
+      opened.push(path);
+      return Promise.resolve({ repo: c.repo, persist: () => c.notes.flush() });
+    },
+  }, (err) => assert.fail(String(err)));
+  follower.resend();
+  await settle();
+  assert.deepEqual(opened, [PATH]);
+  assert.equal(follower.unacknowledged, 0);
+  leader.close();
+  follower.close();
+  for (const tab of [b, c]) await tab.db.close();
 });
 
 test("hostile messages are dropped and reported; forged blocks are refused by importBlocks", async () => {

@@ -13,89 +13,19 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { toBase64Url } from "../../src/core/bytes.ts";
 import { CairnError, isCairnError } from "../../src/core/errors.ts";
-import { Cairn, watchRepositories } from "../../src/db/database.ts";
-import type { RepositoryHandle } from "../../src/db/repository_handle.ts";
-import type { Repository } from "../../src/repo/repository.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
-import {
-  type Persister,
-  TabCoordinator,
-  type TabEnvironment,
-} from "../../src/tabs/tab_coordinator.ts";
+import { TabCoordinator } from "../../src/tabs/tab_coordinator.ts";
 import { MAX_TABS, tabSecret } from "../../src/tabs/tab_keys.ts";
-import { FakeBroadcast } from "../harness/fake_broadcast.ts";
-import { FakeLocks } from "../harness/fake_locks.ts";
-import { Note, PATH } from "../harness/linked_client.ts";
+import { Note } from "../harness/linked_client.ts";
+import {
+  environment,
+  fakes,
+  openDatabase,
+  persisting,
+  settled,
+  titles,
+} from "../harness/tab_fakes.ts";
 import { waitFor } from "../harness/wait.ts";
-
-interface Fakes {
-  locks: FakeLocks;
-  channels: FakeBroadcast;
-  refused: unknown[];
-}
-
-function fakes(): Fakes {
-  return { locks: new FakeLocks(), channels: new FakeBroadcast(), refused: [] };
-}
-
-function environment(
-  fake: Fakes,
-  tab: string,
-  extra: Partial<TabEnvironment> = {},
-): TabEnvironment {
-  return {
-    directory: "cairn/db",
-    locks: fake.locks.forTab(tab),
-    openChannel: () => fake.channels.end(tab),
-    now: () => Date.now(),
-    visible: () => true,
-    openPersister: () => Promise.reject(new Error(`tab ${tab} was not meant to lead`)),
-    tookOver: () => {},
-    onRefused: (err) => fake.refused.push(err),
-    ...extra,
-  };
-}
-
-interface Opened {
-  db: Cairn;
-  notes: RepositoryHandle;
-  repo: Repository;
-}
-
-/** An in-memory database, its handle of PATH and the Repository behind it. */
-async function openDatabase(secretKey?: Uint8Array): Promise<Opened> {
-  const db = await Cairn.open({ schemas: [Note], secretKey });
-  let repo: Repository | undefined;
-  watchRepositories(db, { opened: (r) => repo ??= r, closed: () => {} });
-  const notes = await db.open(PATH);
-  return { db, notes, repo: repo! };
-}
-
-/** The database a leader serves from, standing for the stored one. */
-function persisting(db: Cairn, persist: () => Promise<void> = () => Promise.resolve()): Persister {
-  return {
-    storedSecret: db.exportSecretKey(),
-    repository: async (path) => {
-      await db.open(path);
-      let repo: Repository | undefined;
-      watchRepositories(db, { opened: (r) => r.path === path && (repo ??= r), closed: () => {} })();
-      return { repo: repo!, persist: () => persist() };
-    },
-    close: () => Promise.resolve(),
-  };
-}
-
-/** `promise`'s outcome, or a failure naming `what` after waitFor's bound (never a hang). */
-async function settled<T>(promise: Promise<T>, what: string): Promise<T> {
-  let done = false;
-  const watched = promise.finally(() => done = true);
-  await waitFor(() => done, what);
-  return await watched;
-}
-
-function titles({ notes }: Opened): string[] {
-  return [...notes.keys()].map((key) => notes.get(key, Note)!.get("title") as string).sort();
-}
 
 test("a follower gets the stored secret and a key of its own, loads from the leader, and is acknowledged once persisted", async () => {
   const fake = fakes();

@@ -32,6 +32,27 @@ const SAMPLES: TabMessage[] = [
   { type: "persisted", to: "tabC", id: 7, error: null },
   { type: "persisted", to: "tabC", id: 8, error: "E_IO: disk full" },
   { type: "blocks", from: "tabC", repo: "/data/todos", frames: [FRAME] },
+  { type: "sync-ask", from: "tabB", url: "ws://127.0.0.1:8787" },
+  {
+    type: "sync-status",
+    leader: "tabA",
+    url: "wss://sync.example.com/cairn",
+    status: "catching-up",
+    unacknowledged: 12,
+    error: null,
+  },
+  {
+    type: "sync-status",
+    leader: "tabA",
+    url: "ws://127.0.0.1:8787",
+    status: "offline",
+    unacknowledged: 0,
+    error: "E_IO: the connection dropped",
+  },
+  { type: "sync-absent", to: "tabB", url: "ws://127.0.0.1:8787" },
+  { type: "sync-wait", from: "tabB", url: "ws://127.0.0.1:8787", id: 3 },
+  { type: "sync-done", to: "tabB", id: 3, error: null },
+  { type: "sync-done", to: "tabB", id: 4, error: "E_CLOSED: the sync link is closed" },
 ];
 
 function refused(value: unknown, code = "E_PROTOCOL"): void {
@@ -111,6 +132,16 @@ test("tab ids, repository paths and block counts are bounded", () => {
   refused({ type: "persisted", to: "t", id: 1, error: "e".repeat(4097) });
   refused({ type: "welcome", to: "t", id: 1, secret: new Uint8Array(31) });
   refused({ type: "welcome", to: "t", id: 1, secret: Array.from(new Uint8Array(32)) });
+  refused({ type: "sync-ask", from: "t", url: "http://127.0.0.1:8787" });
+  refused({ type: "sync-ask", from: "t", url: `ws://${"a".repeat(2048)}` });
+  refused({
+    type: "sync-status",
+    leader: "t",
+    url: "ws://a",
+    status: "closed",
+    unacknowledged: 0,
+    error: null,
+  });
 });
 
 /** A random structured-clone value, biased towards near-messages. */

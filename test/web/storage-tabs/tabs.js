@@ -1,15 +1,18 @@
 // One tab of a database shared by several tabs (docs/browser.md, "Many tabs"), driven by
 // scripts/lib/browser_tabs_pages.ts: `?db=NAME&name=A` opens the database (durable) and its
-// repository /notes, then exposes steps as globalThis.cairnTabs:
+// repository /notes (with `&sync=ws://…`, also syncs it with that server), then exposes steps as
+// globalThis.cairnTabs:
 //   write(n)   creates n notes titled "<name> <i>" and resolves once flush() resolves, that is
 //              once the tab that leads has persisted them;
 //   titles()   every title this tab sees, sorted, as JSON;
 //   session()  the session id this tab signs as;
 //   leaderLock() the browser's id of the client (page) holding the database's leader lock;
-//   close()    closes the database;
+//   syncStatus() the sync link's status; synced() resolves once the server holds this tab's
+//              writes;
+//   close()    closes the sync link and the database;
 //   remove()   removes the database's directory (the last step of a check).
 // The open reports through document.body.dataset.status ("ok" or "failed") and #out.
-import { Cairn, defineSchema } from "../../../dist/browser/cairn.js";
+import { Cairn, defineSchema, sync } from "../../../dist/browser/cairn.js";
 
 const Note = defineSchema({
   ns: "tabs-note",
@@ -21,6 +24,7 @@ const REPOSITORY = "/notes";
 const params = new URL(location.href).searchParams;
 const db = params.get("db") ?? "";
 const name = params.get("name") ?? "";
+const server = params.get("sync");
 
 function report(status, message) {
   document.getElementById("out").textContent = `${status}: ${message}`;
@@ -32,6 +36,7 @@ async function main() {
   if (!/^\w+$/.test(name)) throw new Error(`name must be a word, got "${name}"`);
   const database = await Cairn.open({ path: db, durability: "durable" });
   const notes = await database.open(REPOSITORY);
+  const link = server ? sync(database, server) : undefined;
   let written = 0;
   globalThis.cairnTabs = {
     async write(count) {
@@ -42,11 +47,17 @@ async function main() {
     titles: () =>
       JSON.stringify([...notes.keys()].map((key) => notes.get(key, Note).get("title")).sort()),
     session: () => database.session.id,
+    syncStatus: () => link?.status ?? "no sync",
+    async synced() {
+      await link.synced();
+      return `tab ${name}: the server holds its writes`;
+    },
     async leaderLock() {
       const { held = [] } = await navigator.locks.query();
       return held.find((lock) => lock.name === `cairn:leader:${db}`)?.clientId ?? "";
     },
     async close() {
+      await link?.close();
       await database.close();
       return `tab ${name} closed the database`;
     },

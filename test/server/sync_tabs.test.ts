@@ -1,0 +1,285 @@
+/**
+ * `sync()` in the tabs of one stored database (src/sync/tab_sync.ts), on fake locks and a fake
+ * channel, against a real sync server: only the tab that serves the others connects; a
+ * follower's writes reach the server through it and the server's reach the follower; a
+ * follower whose serving tab holds no connection to that server connects itself; a follower
+ * promoted to serve connects from the storage it now serves from; a follower shows the serving
+ * tab's status and errors (codes checked). The same in real pages of Chromium:
+ * scripts/lib/browser_tabs_pages.ts.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { Cairn, TabSyncEnvironment } from "../../src/db/database.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import { sync } from "../../src/sync/client.ts";
+import { TabSyncLink } from "../../src/sync/tab_sync.ts";
+import { TabCoordinator } from "../../src/tabs/tab_coordinator.ts";
+import { tabSecret } from "../../src/tabs/tab_keys.ts";
+import type { TabMessage, TabSyncStatus } from "../../src/tabs/tab_messages.ts";
+import { Note } from "../harness/linked_client.ts";
+import type { SyncServer } from "../../src/server.ts";
+import { withSyncServer } from "../harness/sync_server.ts";
+import {
+  environment,
+  type Fakes,
+  fakes,
+  openDatabase,
+  type Opened,
+  persisting,
+  settled,
+  titles,
+} from "../harness/tab_fakes.ts";
+import { waitFor } from "../harness/wait.ts";
+
+/** A tab's side of its sync links, whose serving database the test sets. */
+interface TabSide extends TabSyncEnvironment {
+  serveFrom(host: Cairn | undefined): void;
+}
+
+function tabSide(
+  fake: Fakes,
+  name: string,
+  coordinator: TabCoordinator,
+  own: Cairn,
+  flush: () => Promise<void>,
+): TabSide {
+  const listeners = new Set<(host: Cairn | undefined) => void>();
+  let host: Cairn | undefined;
+  return {
+    tab: coordinator.tab,
+    openChannel: () => fake.channels.end(name),
+    watchHost: (listener) => {
+      listeners.add(listener);
+      listener(host);
+      return () => listeners.delete(listener);
+    },
+    answer: (url, responder) => coordinator.answerSync(url, responder),
+    flush,
+    own,
+    serveFrom(next) {
+      host = next;
+      for (const listener of [...listeners]) listener(next);
+    },
+  };
+}
+
+interface Tabs {
+  fake: Fakes;
+  /** The database tab A serves from, standing for the stored one. */
+  stored: Opened;
+  a: TabCoordinator;
+  /** Tab B's own database, following A. */
+  front: Opened;
+  b: TabCoordinator;
+  sideB: TabSide;
+  close(): Promise<void>;
+}
+
+/** Tab A leads (serving from `stored`); tab B follows, its repository linked to A. */
+async function twoTabs(): Promise<Tabs> {
+  const fake = fakes();
+  const stored = await openDatabase();
+  const persist = () => stored.db.flush();
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db, persist));
+  // Set once B has joined; B's coordinator tells it when B starts serving.
+  const late: { sideB?: TabSide } = {};
+  const b = await TabCoordinator.join(environment(fake, "b", {
+    openPersister: () => Promise.resolve(persisting(stored.db, persist)),
+    servingFrom: (persister) => late.sideB!.serveFrom(persister && stored.db),
+  }));
+  const front = await openDatabase(await tabSecret(await cryptoSuite(), b.storedSecret!, 1));
+  const followed = await b.coordinator.follow(front.repo);
+  const sideB = late.sideB = tabSide(fake, "b", b.coordinator, front.db, () => followed.flush());
+  return {
+    fake,
+    stored,
+    a: a.coordinator,
+    front,
+    b: b.coordinator,
+    sideB,
+    async close() {
+      await b.coordinator.close();
+      await a.coordinator.close();
+      await Promise.all([stored.db.close(), front.db.close()]);
+    },
+  };
+}
+
+/** The sessions connected to the server, sorted. */
+function connected(server: SyncServer): string[] {
+  return server.stats().connections.map((connection) => connection.session ?? "").sort();
+}
+
+function sessions(...dbs: Cairn[]): string[] {
+  return dbs.map((db) => db.session.id).sort();
+}
+
+/** A plain client of the server, in a database of its own. */
+async function observer(url: string) {
+  const opened = await openDatabase();
+  return { ...opened, link: sync(opened.db, url) };
+}
+
+const connect = (url: string) => (db: Cairn) => sync(db, url);
+
+/** Tabs A and B, each with a sync link to the server, beside an observer client of it. */
+async function linkedTabs(server: SyncServer) {
+  const tabs = await twoTabs();
+  const sideA = tabSide(tabs.fake, "a", tabs.a, tabs.stored.db, () => tabs.stored.db.flush());
+  sideA.serveFrom(tabs.stored.db);
+  const linkA = new TabSyncLink(server.url, sideA, connect(server.url));
+  const linkB = new TabSyncLink(server.url, tabs.sideB, connect(server.url));
+  const other = await observer(server.url);
+  return {
+    tabs,
+    linkA,
+    linkB,
+    other,
+    async close() {
+      await Promise.all([linkB.close(), linkA.close(), other.link.close()]);
+      await other.db.close();
+      await tabs.close();
+    },
+  };
+}
+
+test("tabs sync through the serving tab's one connection, both ways", async () => {
+  await withSyncServer({ open: true }, async (server) => {
+    const linked = await linkedTabs(server);
+    const { tabs, linkB, other } = linked;
+    try {
+      await waitFor(() => linkB.status === "synced", "the follower shows the leader's status");
+      assert.deepEqual(
+        connected(server),
+        sessions(tabs.stored.db, other.db),
+        "the serving tab's connection and the observer's",
+      );
+
+      tabs.front.notes.create(Note, { title: "from the follower" });
+      await settled(linkB.synced(), "the follower's synced()");
+      await waitFor(
+        () => titles(other).includes("from the follower"),
+        "the follower's write reaches another client",
+      );
+      other.notes.create(Note, { title: "from the server" });
+      await waitFor(
+        () => titles(tabs.front).includes("from the server"),
+        "another client's write reaches the follower",
+      );
+      assert.deepEqual(connected(server), sessions(tabs.stored.db, other.db), "still the same two");
+      assert.equal(linkB.unacknowledged, 0);
+      assert.deepEqual(tabs.fake.refused, []);
+    } finally {
+      await linked.close();
+    }
+    assert.equal(linkB.status, "closed");
+  });
+});
+
+test("a follower whose serving tab holds no connection to that server connects itself", async () => {
+  await withSyncServer({ open: true }, async (server) => {
+    const tabs = await twoTabs();
+    const linkB = new TabSyncLink(server.url, tabs.sideB, connect(server.url));
+    const other = await observer(server.url);
+    try {
+      await waitFor(
+        () => connected(server).join() === sessions(tabs.front.db, other.db).join(),
+        "the follower connects from its own database",
+      );
+      tabs.front.notes.create(Note, { title: "sent by the follower itself" });
+      await settled(linkB.synced(), "the follower's synced()");
+      await waitFor(
+        () => titles(other).includes("sent by the follower itself"),
+        "the write reaches another client",
+      );
+      assert.equal(linkB.status, "synced");
+    } finally {
+      await Promise.all([linkB.close(), other.link.close()]);
+      await other.db.close();
+      await tabs.close();
+    }
+  });
+});
+
+test("a follower promoted to serve connects from the storage it serves from", async () => {
+  await withSyncServer({ open: true }, async (server) => {
+    const linked = await linkedTabs(server);
+    const { tabs, linkA, linkB, other } = linked;
+    try {
+      await waitFor(() => linkB.status === "synced", "the follower shows the leader's status");
+      // Tab A closes: its link, then its part in the election; B takes the lead.
+      await linkA.close();
+      await waitFor(
+        () => connected(server).join() === sessions(other.db).join(),
+        "the server sees tab A's connection end",
+      );
+      await tabs.a.close();
+      await waitFor(
+        () =>
+          connected(server).join() === sessions(tabs.stored.db, other.db).join() &&
+          linkB.status === "synced",
+        "the promoted tab connects from the storage it serves from",
+      );
+      tabs.front.notes.create(Note, { title: "after the promotion" });
+      await settled(linkB.synced(), "synced() of the promoted tab");
+      await waitFor(
+        () => titles(other).includes("after the promotion"),
+        "the write reaches another client",
+      );
+      assert.deepEqual(tabs.fake.refused, []);
+    } finally {
+      await linked.close();
+    }
+  });
+});
+
+test("a follower shows what the serving tab reports: its status, its count, its errors with their codes checked", async () => {
+  const fake = fakes();
+  const own = await openDatabase();
+  const url = "ws://127.0.0.1:9";
+  const side: TabSyncEnvironment = {
+    tab: "b",
+    openChannel: () => fake.channels.end("b"),
+    watchHost: (listener) => {
+      listener(undefined);
+      return () => {};
+    },
+    answer: () => () => {},
+    flush: () => Promise.resolve(),
+    own: own.db,
+  };
+  const leader = fake.channels.end("a");
+  const heard: TabMessage[] = [];
+  leader.listen((value) => heard.push(value as TabMessage));
+  const link = new TabSyncLink(url, side, () => assert.fail("a follower connected"));
+  const errors: string[] = [];
+  link.on("error", (error) => errors.push(error.code));
+  await waitFor(() => heard.some((message) => message.type === "sync-ask"), "the follower asks");
+
+  const status = (status: TabSyncStatus, unacknowledged: number, error: string | null) =>
+    leader.post({ type: "sync-status", leader: "a", url, status, unacknowledged, error });
+  status("offline", 3, "E_FORBIDDEN: may not write /notes");
+  await waitFor(() => link.status === "offline", "the follower shows the status");
+  assert.equal(link.unacknowledged, 3);
+  assert.deepEqual(errors, ["E_FORBIDDEN"]);
+  // The same error again is not reported again; a code that is not ours becomes E_PROTOCOL.
+  status("catching-up", 1, "E_FORBIDDEN: may not write /notes");
+  status("synced", 0, "E_MADE_UP: whatever");
+  await waitFor(() => link.status === "synced", "the follower shows the next status");
+  assert.deepEqual(errors, ["E_FORBIDDEN", "E_PROTOCOL"]);
+  // Another server's status is not this link's.
+  leader.post({
+    type: "sync-status",
+    leader: "a",
+    url: "ws://elsewhere",
+    status: "offline",
+    unacknowledged: 9,
+    error: null,
+  });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(link.status, "synced");
+  await link.close();
+  assert.equal(link.status, "closed");
+  await own.db.close();
+});
