@@ -24,6 +24,7 @@
 import type { BrowserContext, Page } from "playwright-core";
 import { Cairn, defineSchema, sync } from "../../src/mod.ts";
 import { createSyncServer } from "../../src/server.ts";
+import { launchChromium } from "./chromium.ts";
 import {
   callStep,
   loadPhase,
@@ -61,6 +62,11 @@ export const TAB_PAGE_CHECKS: readonly StoragePageCheck[] = [
     name:
       "tabs: only the leading tab connects to the sync server; a follower's writes reach it both ways; the next leader connects",
     run: syncThroughLeader,
+  },
+  {
+    name:
+      "tabs: a page in the back/forward cache comes back with its database open; a tab opening it meanwhile ends the cached page",
+    run: backForwardCache,
   },
 ];
 
@@ -495,5 +501,59 @@ async function syncThroughLeader(context: BrowserContext, origin: string): Promi
     }
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** Leaves `tab`'s page for another one of the origin, then goes back. */
+async function awayAndBack(tab: Tab, origin: string, meanwhile: () => Promise<void>) {
+  await tab.page.goto(`${origin}/test/web/plain/index.html`);
+  await meanwhile();
+  // A page restored from the cache fires no load event: wait for the commit, then for the page.
+  await tab.page.goBack({ waitUntil: "commit" });
+  await tab.page.waitForFunction(() => document.body?.dataset.status !== undefined);
+}
+
+/** Whether the page is the same document as before (its marker survived), not a new load. */
+async function markedBefore(tab: Tab): Promise<boolean> {
+  return await tab.page.evaluate(() => "cairnMarker" in globalThis);
+}
+
+/**
+ * The back/forward cache keeps a page whole (its database open, its locks held) when the user
+ * navigates away, and gives it back on a back navigation. Chromium does so for a page with an open
+ * database (playwright turns the cache off; this check launches a browser of its own with it on):
+ * - with no other tab, the page comes back as it was, and its database works;
+ * - a tab that opens the database while the page is cached asks for its locks, and the browser
+ *   ends the cached page (as it would a closed one): the new tab leads and stores its writes, and
+ *   going back loads the page again, which reads everything.
+ */
+async function backForwardCache(_context: BrowserContext, origin: string): Promise<void> {
+  const browser = await launchChromium({ backForwardCache: true });
+  const db = uniqueName("bfcache");
+  try {
+    const a = await openDatabaseTab(browser.context, origin, db, "A");
+    await callStep(a, "write", "tab A writes", 2);
+    await a.page.evaluate(() => Object.assign(globalThis, { cairnMarker: true }));
+    await awayAndBack(a, origin, () => Promise.resolve());
+    if (!(await markedBefore(a))) {
+      throw new Error("the page was loaded again, not restored from the back/forward cache");
+    }
+    await callStep(a, "write", "tab A writes after its restore", 1);
+
+    let b: Tab | undefined;
+    await awayAndBack(a, origin, async () => {
+      b = await openDatabaseTab(browser.context, origin, db, "B");
+      await callStep(b, "write", "tab B writes while A is cached", 2);
+    });
+    if (await markedBefore(a)) {
+      throw new Error("the cached page came back as it was after another tab took its locks");
+    }
+    const expected = [...notes("A", 0, 3), ...notes("B", 0, 2)].sort();
+    const tabs = new Map([["A", a], ["B", b!]]);
+    await converged(tabs, expected, "the reloaded page and the new tab");
+    for (const [name, tab] of tabs) await callStep(tab, "close", `tab ${name} closes`);
+    await callStep(b!, "remove", "tab B removes the database");
+  } finally {
+    await browser.close();
   }
 }

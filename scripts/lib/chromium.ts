@@ -34,15 +34,25 @@ export interface LaunchedBrowser {
   close(): Promise<void>;
 }
 
+export interface LaunchOptions {
+  viewport?: { width: number; height: number };
+  /**
+   * Keeps Chromium's back/forward cache on: playwright turns it off by default (a page left by a
+   * navigation is then always ended, and a back navigation loads it again).
+   */
+  backForwardCache?: boolean;
+}
+
 export async function launchChromium(
-  options: { viewport?: { width: number; height: number } } = {},
+  { viewport, backForwardCache = false }: LaunchOptions = {},
 ): Promise<LaunchedBrowser> {
   const profile = await mkdtemp(join(tmpdir(), "cairn-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath(),
     args: FLAGS,
     headless: true,
-    ...options,
+    ...(viewport ? { viewport } : {}),
+    ...(backForwardCache ? { ignoreDefaultArgs: ["--disable-back-forward-cache"] } : {}),
   });
   return {
     context,
