@@ -14,8 +14,10 @@
  * - **Promoted**: a follower granted the lead opens a connection on the storage it now serves
  *   from; one that stops serving goes back to following.
  * - **Alone**: when the serving tab holds no connection to this server (its page did not call
- *   `sync()` with this URL: `sync-absent`), this tab connects itself, from its own database, for
- *   the rest of the link's life.
+ *   `sync()` with this URL, or not yet, or its connection closed: `sync-absent`), this tab
+ *   connects itself, from its own database, until a serving tab reports a connection to the
+ *   server (its `sync-status`) or this tab starts serving. Blocks its own connection left
+ *   unacknowledged are not lost: the serving tab holds them too, and its connection pushes them.
  */
 import { CairnError } from "../core/errors.ts";
 import type { Cairn, TabSyncEnvironment } from "../db/database.ts";
@@ -67,12 +69,13 @@ export class TabSyncLink extends EventedLink implements SyncLink {
 
   async synced(): Promise<void> {
     if (this.#closed()) throw closedError();
-    if (this.#connection) return await this.#connection.target.synced();
+    const connected = this.#connected();
+    if (connected) return await connected.synced();
     await this.#environment.flush();
     if (this.#closed()) throw closedError();
     // Became the one that connects during the flush.
-    const connected = this.#connected();
-    if (connected) return await connected.synced();
+    const since = this.#connected();
+    if (since) return await since.synced();
     const id = this.#nextWait++;
     return await new Promise<void>((resolve, reject) => {
       this.#waits.set(id, { resolve, reject });
@@ -100,7 +103,8 @@ export class TabSyncLink extends EventedLink implements SyncLink {
   }
 
   #hostChanged(host: Cairn | undefined): void {
-    if (this.#closed() || this.#alone) return;
+    if (this.#closed() || (!host && this.#alone)) return;
+    this.#alone = false;
     this.#dropConnection()?.close().catch(() => {});
     if (host) {
       this.#useConnection(host, true);
@@ -172,8 +176,14 @@ export class TabSyncLink extends EventedLink implements SyncLink {
   }
 
   #heard(message: TabMessage): void {
-    if (this.#closed() || this.#connection) return;
+    if (this.#closed()) return;
     const tab = this.#environment.tab;
+    if (this.#alone && message.type === "sync-status" && message.url === this.#url) {
+      // The serving tab connected after all (its page called sync() after this tab asked).
+      this.#alone = false;
+      this.#dropConnection()?.close().catch(() => {});
+    }
+    if (this.#connection) return;
     if (message.type === "serving") {
       // A new tab serves: ask it, and hand it the waits the last one left unanswered.
       this.#ask();
@@ -190,7 +200,7 @@ export class TabSyncLink extends EventedLink implements SyncLink {
     } else if (message.type === "sync-absent" && message.to === tab && message.url === this.#url) {
       this.#alone = true;
       this.#useConnection(this.#environment.own, false);
-    } else if (message.type === "sync-done" && message.to === tab) {
+    } else if (message.type === "sync-done" && message.to === tab && message.url === this.#url) {
       const wait = this.#waits.get(message.id);
       if (!wait) return;
       this.#waits.delete(message.id);

@@ -18,7 +18,7 @@
  * (`sync-ask`, `sync-wait`) through the responders src/sync registers (`answerSync`), and says
  * `sync-absent` for a server it holds no connection to.
  */
-import { CairnError } from "../core/errors.ts";
+import { CairnError, isCairnError } from "../core/errors.ts";
 import type { Repository } from "../repo/repository.ts";
 import { Election, HEARTBEAT_MS } from "./election.ts";
 import { claimPoolKey } from "./key_pool.ts";
@@ -260,9 +260,17 @@ export class TabCoordinator {
     } else if (message.type === "sync-ask") {
       responder.tellStatus();
     } else {
-      const done = (error: string | null) =>
-        this.#post({ type: "sync-done", to: message.from, id: message.id, error });
-      responder.synced().then(() => done(null), (err) => done(describeFailure(err)));
+      const { from: to, url, id } = message;
+      responder.synced().then(
+        () => this.#post({ type: "sync-done", to, url, id, error: null }),
+        // The connection closed meanwhile: the asking tab connects itself and waits on that.
+        (err) =>
+          this.#post(
+            isCairnError(err, "E_CLOSED")
+              ? { type: "sync-absent", to, url }
+              : { type: "sync-done", to, url, id, error: describeFailure(err) },
+          ),
+      );
     }
   }
 

@@ -72,7 +72,7 @@ export type TabMessage =
    */
   | { type: "sync-wait"; from: string; url: string; id: number }
   /** The answer to `sync-wait`: the server holds it all, or `error` ("CODE: message"). */
-  | { type: "sync-done"; to: string; id: number; error: string | null };
+  | { type: "sync-done"; to: string; url: string; id: number; error: string | null };
 
 /** A leader's connection as other tabs see it ("closed" is never sent: a closed one is absent). */
 export type TabSyncStatus = "connecting" | "catching-up" | "synced" | "offline";
@@ -104,7 +104,7 @@ const FIELDS: { [T in TabMessageType]: Record<string, (value: unknown, where: st
   },
   "sync-absent": { to: checkTabId, url: checkUrl },
   "sync-wait": { from: checkTabId, url: checkUrl, id: checkCount },
-  "sync-done": { to: checkTabId, id: checkCount, error: checkError },
+  "sync-done": { to: checkTabId, url: checkUrl, id: checkCount, error: checkError },
 };
 
 function protocol(message: string): CairnError {

@@ -177,11 +177,12 @@ test("tabs sync through the serving tab's one connection, both ways", async () =
   });
 });
 
-test("a follower whose serving tab holds no connection to that server connects itself", async () => {
+test("a follower whose serving tab holds no connection to that server connects itself, until it does", async () => {
   await withSyncServer({ open: true }, async (server) => {
     const tabs = await twoTabs();
     const linkB = new TabSyncLink(server.url, tabs.sideB, connect(server.url));
     const other = await observer(server.url);
+    let linkA: TabSyncLink | undefined;
     try {
       await waitFor(
         () => connected(server).join() === sessions(tabs.front.db, other.db).join(),
@@ -194,8 +195,22 @@ test("a follower whose serving tab holds no connection to that server connects i
         "the write reaches another client",
       );
       assert.equal(linkB.status, "synced");
+      // The serving tab's page calls sync() after all: the follower follows it again.
+      const sideA = tabSide(tabs.fake, "a", tabs.a, tabs.stored.db, () => tabs.stored.db.flush());
+      sideA.serveFrom(tabs.stored.db);
+      linkA = new TabSyncLink(server.url, sideA, connect(server.url));
+      await waitFor(
+        () => connected(server).join() === sessions(tabs.stored.db, other.db).join(),
+        "the follower's own connection closes; the serving tab's opens",
+      );
+      tabs.front.notes.create(Note, { title: "through the serving tab" });
+      await settled(linkB.synced(), "the follower's synced() through the serving tab");
+      await waitFor(
+        () => titles(other).includes("through the serving tab"),
+        "the write reaches another client",
+      );
     } finally {
-      await Promise.all([linkB.close(), other.link.close()]);
+      await Promise.all([linkB.close(), linkA?.close(), other.link.close()]);
       await other.db.close();
       await tabs.close();
     }
@@ -268,6 +283,16 @@ test("a follower shows what the serving tab reports: its status, its count, its 
   status("synced", 0, "E_MADE_UP: whatever");
   await waitFor(() => link.status === "synced", "the follower shows the next status");
   assert.deepEqual(errors, ["E_FORBIDDEN", "E_PROTOCOL"]);
+  // A wait is answered for its own server only (one tab may sync with several).
+  let done = false;
+  const waited = link.synced().then(() => done = true);
+  await waitFor(() => heard.some((message) => message.type === "sync-wait"), "the follower waits");
+  const wait = heard.find((message) => message.type === "sync-wait") as { id: number };
+  leader.post({ type: "sync-done", to: "b", url: "ws://elsewhere", id: wait.id, error: null });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(done, false);
+  leader.post({ type: "sync-done", to: "b", url, id: wait.id, error: null });
+  await settled(waited, "the follower's synced()");
   // Another server's status is not this link's.
   leader.post({
     type: "sync-status",

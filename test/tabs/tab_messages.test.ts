@@ -51,8 +51,14 @@ const SAMPLES: TabMessage[] = [
   },
   { type: "sync-absent", to: "tabB", url: "ws://127.0.0.1:8787" },
   { type: "sync-wait", from: "tabB", url: "ws://127.0.0.1:8787", id: 3 },
-  { type: "sync-done", to: "tabB", id: 3, error: null },
-  { type: "sync-done", to: "tabB", id: 4, error: "E_CLOSED: the sync link is closed" },
+  { type: "sync-done", to: "tabB", url: "ws://127.0.0.1:8787", id: 3, error: null },
+  {
+    type: "sync-done",
+    to: "tabB",
+    url: "ws://127.0.0.1:8787",
+    id: 4,
+    error: "E_FORBIDDEN: may not write /notes",
+  },
 ];
 
 function refused(value: unknown, code = "E_PROTOCOL"): void {
