@@ -361,7 +361,10 @@ export class Cairn {
           "hidden",
       openPersister: () => Cairn.#openPersister(options),
       tookOver: () => {
-        opened?.close().catch(() => {});
+        if (!opened) return;
+        // Another tab serves now: this tab's sync links stop connecting from its database.
+        opened.#setSyncHost(undefined);
+        opened.close().catch(() => {});
       },
       servingFrom: (persister) => {
         if (opened) opened.#setSyncHost(persister && servedDatabases.get(persister));
@@ -835,10 +838,10 @@ async function openStorage(
   }
 }
 
-/** `navigator.locks` in a browser (where the storage is OPFS); undefined on Deno and Node. */
 /** The database behind each persister a tab serves from after a promotion. */
 const servedDatabases = new WeakMap<Persister, Cairn>();
 
+/** `navigator.locks` in a browser (where the storage is OPFS); undefined on Deno and Node. */
 function browserLocks(): LockManagerLike | undefined {
   if (hasNodeModules() || typeof BroadcastChannel !== "function") return undefined;
   return (globalThis.navigator as { locks?: LockManagerLike } | undefined)?.locks;
