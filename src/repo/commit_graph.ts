@@ -41,6 +41,9 @@ class EncodedCommits {
   }
 }
 
+/** How many values at delta commits the graph keeps (a few per item merged at once). */
+const REMEMBERED_DELTA_VALUES = 64;
+
 export class CommitGraph {
   /**
    * Commits per session, at index seq - 1. A session's commit seqs are contiguous (block chains
@@ -50,6 +53,8 @@ export class CommitGraph {
   readonly #bySession = new Map<string, (Commit | EncodedCommits)[]>();
   /** Where commits this graph does not hold may still be found: a restored snapshot's leaves. */
   #missing: ((session: string, seq: number) => Commit | undefined) | undefined;
+  /** Values at delta commits lately asked for, oldest first (see #rememberDeltaValue). */
+  readonly #deltaValues = new Map<string, FieldRecord>();
 
   has(id: string): boolean {
     const parsed = parseCommitId(id);
@@ -104,20 +109,45 @@ export class CommitGraph {
 
   /**
    * The wire value at a commit: undefined for a tombstone. A delta applies to its first
-   * parent's value (an empty record if that parent is a tombstone or absent).
+   * parent's value (an empty record if that parent is a tombstone or absent); the record given
+   * for a delta is the caller's own, the one given for a full value is the commit's.
    */
   valueAt(at: Commit): FieldRecord | undefined {
     const deltas: Commit[] = [];
     let commit: Commit | undefined = at;
+    let known: FieldRecord | undefined;
     while (commit && commit.kind === "delta") {
+      known = this.#deltaValues.get(commitId(commit));
+      if (known) break;
       deltas.push(commit);
       const first: string | undefined = commit.parents[0];
       commit = first === undefined ? undefined : this.get(first);
     }
-    if (deltas.length === 0) return commit?.kind === "value" ? commit.value : undefined;
-    let value: FieldRecord = commit?.kind === "value" ? { ...commit.value } : {};
+    if (!known && deltas.length === 0) return commit?.kind === "value" ? commit.value : undefined;
+    let value: FieldRecord = known
+      ? { ...known }
+      : commit?.kind === "value"
+      ? { ...commit.value }
+      : {};
     for (let i = deltas.length - 1; i >= 0; i--) value = applyDelta(value, deltas[i]);
+    if (deltas.length > 0) this.#rememberDeltaValue(commitId(at), value);
     return value;
+  }
+
+  /**
+   * Keeps a copy of the value at a delta commit, among the last few asked for. Merging N
+   * commits of a peer one by one asks for the value at each, whose first parent is the one
+   * asked for before, and for the value at the same local leaf each time: without this, each
+   * walked its delta chain back to a full value, N times over a chain up to N long (X04's two
+   * users: two thousand-commit chains made each import quadratic). Values are immutable
+   * functions of history, so a copy never goes stale; deltas replace whole fields, so a shallow
+   * copy is enough to keep callers from changing it.
+   */
+  #rememberDeltaValue(id: string, value: FieldRecord): void {
+    this.#deltaValues.set(id, { ...value });
+    if (this.#deltaValues.size > REMEMBERED_DELTA_VALUES) {
+      this.#deltaValues.delete(this.#deltaValues.keys().next().value!);
+    }
   }
 
   /**

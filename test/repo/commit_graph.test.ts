@@ -2,9 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { type BlockFields, decodeBlock, encodeBlock, sealBlock } from "../../src/core/block.ts";
-import { type Commit, commitId } from "../../src/core/commit.ts";
+import { type Commit, commitId, makeCommit } from "../../src/core/commit.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
-import { CommitGraph } from "../../src/repo/commit_graph.ts";
+import { applyDelta, CommitGraph } from "../../src/repo/commit_graph.ts";
 import { ByteArena } from "../../src/repo/byte_arena.ts";
 import { HeldBlock } from "../../src/repo/held_blocks.ts";
 import { commit } from "../harness/arbitrary.ts";
@@ -71,4 +71,75 @@ test("commit graph: a block with a gap in its commit seqs keeps its commit objec
   for (const c of commits) graph.add(c);
   graph.keepEncoded(sealed.block, new HeldBlock(sealed, new ByteArena()), sealed.commitOffsets);
   for (const c of commits) assert.equal(graph.get(commitId(c)), c);
+});
+
+/** The value at `at` walked from scratch: what valueAt computes, without anything remembered. */
+function walkedValue(commits: Map<string, Commit>, at: Commit): Record<string, unknown> {
+  const deltas: Commit[] = [];
+  let commit: Commit | undefined = at;
+  while (commit?.kind === "delta") {
+    deltas.push(commit);
+    commit = commits.get(commit.parents[0]);
+  }
+  let value: Record<string, unknown> = commit?.kind === "value" ? { ...commit.value } : {};
+  for (const delta of deltas.reverse()) value = applyDelta(value as never, delta);
+  return value;
+}
+
+test("commit graph: values at deltas, asked in any order and changed by their callers, stay right", () => {
+  // A tree of delta commits on one value, asked for in random order, more of them than the graph
+  // remembers; each caller scribbles on the record it got for a delta, which is its own.
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          parent: fc.nat(),
+          field: fc.constantFrom("a", "b", "c", "d"),
+          value: fc.integer(),
+          unset: fc.boolean(),
+        }),
+        { minLength: 1, maxLength: 150 },
+      ),
+      fc.array(fc.nat(), { minLength: 1, maxLength: 300 }),
+      (steps, asks) => {
+        const graph = new CommitGraph();
+        const commits = new Map<string, Commit>();
+        const add = (c: Commit) => {
+          graph.add(c);
+          commits.set(commitId(c), c);
+        };
+        const all: Commit[] = [];
+        const root = makeCommit("s", 1, "k", 1, [], "ns/v1", "value", { a: 1, b: 2 });
+        add(root);
+        all.push(root);
+        steps.forEach((step, i) => {
+          const parent = all[step.parent % all.length];
+          const c = makeCommit(
+            "s",
+            i + 2,
+            "k",
+            i + 2,
+            [commitId(parent)],
+            "ns/v1",
+            "delta",
+            step.unset ? {} : { [step.field]: step.value },
+            step.unset ? [step.field] : [],
+          );
+          add(c);
+          all.push(c);
+        });
+        for (const ask of asks) {
+          const at = all[ask % all.length];
+          const got = graph.valueAt(at)!;
+          assert.deepEqual(got, walkedValue(commits, at), commitId(at));
+          // A delta's value is a record of the caller's own (a value commit's is the commit's).
+          if (at.kind === "delta") {
+            got.a = "scribbled";
+            got.z = "scribbled";
+          }
+        }
+      },
+    ),
+    { numRuns: 200, seed: 11 },
+  );
 });
