@@ -10,13 +10,15 @@
  * run, not one per keystroke. A run is split when an edit lands inside it. Runs form a doubly
  * linked list in document order; per session they are also kept sorted by clock, so a character
  * named by an operation is found by binary search. Positions are found by walking from the last
- * place an edit touched (`#cursor`): editing is local, so the walk is short.
+ * place an edit touched (`#cursor`) when it is near, as it is while one user types; otherwise
+ * through groups of runs that count their visible characters (run_index.ts).
  *
  * Positions are UTF-16 code units, as JavaScript strings and editors count them. An edit may not
  * split a surrogate pair.
  */
 import { CairnError } from "../errors.ts";
 import { ChunkedText } from "./chunked_text.ts";
+import { type RunGroup, RunIndex } from "./run_index.ts";
 import { type CharId, type DeleteOp, type InsertOp, sameChar, type TextOp } from "./text_ops.ts";
 
 /** A change of the visible text: at `index`, `deleted` code units removed, then `inserted` put. */
@@ -25,6 +27,9 @@ export interface TextChange {
   readonly deleted: number;
   readonly inserted: string;
 }
+
+/** Runs a walk from the cursor passes, each way, before the index answers instead. */
+const NEAR = 32;
 
 class Run {
   readonly session: string;
@@ -38,6 +43,7 @@ class Run {
   readonly right: CharId | null;
   prev: Run | null = null;
   next: Run | null = null;
+  group: RunGroup | undefined = undefined;
 
   constructor(
     session: string,
@@ -117,6 +123,7 @@ export class TextDoc {
   readonly #bySession = new Map<string, Run[]>();
   /** The run an edit touched last and the number of visible characters before it. */
   #cursor: { run: Run; index: number } | undefined;
+  readonly #index = new RunIndex<Run>();
 
   /** The visible text. */
   get text(): string {
@@ -205,6 +212,7 @@ export class TextDoc {
     for (let target = run; remaining > 0; target = target.next!) {
       if (target.deleted) continue;
       if (target.length > remaining) this.#split(target, remaining);
+      this.#index.resized(target, -target.length);
       target.deleted = true;
       target.content = "";
       remaining -= target.length;
@@ -304,6 +312,7 @@ export class TextDoc {
       const index = knownIndex ?? this.#indexOf(run) + run.length;
       run.content += text;
       run.length += text.length;
+      this.#index.resized(run, text.length);
       this.#splice(index, 0, text);
       this.#cursor = { run, index: index + text.length - run.length };
       return { index, deleted: 0, inserted: text };
@@ -328,6 +337,7 @@ export class TextDoc {
       if (run.deleted) continue;
       const index = this.#indexOf(run);
       const { length } = run;
+      this.#index.resized(run, -length);
       run.deleted = true;
       run.content = "";
       this.#splice(index, length, "");
@@ -343,39 +353,50 @@ export class TextDoc {
 
   /** The run holding the visible character at `index`, and its offset in the run. */
   #locate(index: number): { run: Run; offset: number } {
-    let run = this.#cursor?.run ?? this.#head!;
-    let before = this.#cursor?.index ?? 0;
-    while (before > index) {
-      run = run.prev!;
-      before -= run.visible;
+    const cursor = this.#cursor;
+    if (cursor !== undefined) {
+      let { run, index: before } = cursor;
+      for (let step = 0; step < NEAR; step++) {
+        if (before > index) {
+          run = run.prev!;
+          before -= run.visible;
+        } else if (before + run.visible <= index) {
+          if (run.next === null) break;
+          before += run.visible;
+          run = run.next;
+        } else {
+          this.#cursor = { run, index: before };
+          return { run, offset: index - before };
+        }
+      }
     }
-    while (before + run.visible <= index) {
-      before += run.visible;
-      run = run.next!;
-    }
+    const { run, before } = this.#index.locate(index);
     this.#cursor = { run, index: before };
     return { run, offset: index - before };
   }
 
-  /** The number of visible characters before `target`: a walk out from the cursor both ways. */
+  /** The number of visible characters before `target`: near the cursor, or through the index. */
   #indexOf(target: Run): number {
-    let ahead: Run | null = this.#cursor?.run ?? this.#head;
-    let aheadIndex = this.#cursor?.index ?? 0;
-    let behind: Run | null = ahead;
-    let behindIndex = aheadIndex;
-    for (;;) {
-      if (ahead === target) return aheadIndex;
-      if (behind === target) return behindIndex;
-      if (ahead !== null) {
-        aheadIndex += ahead.visible;
-        ahead = ahead.next;
+    const cursor = this.#cursor;
+    if (cursor !== undefined) {
+      let ahead: Run | null = cursor.run;
+      let aheadIndex = cursor.index;
+      let behind: Run | null = ahead;
+      let behindIndex = aheadIndex;
+      for (let step = 0; step < NEAR && (ahead !== null || behind !== null); step++) {
+        if (ahead === target) return aheadIndex;
+        if (behind === target) return behindIndex;
+        if (ahead !== null) {
+          aheadIndex += ahead.visible;
+          ahead = ahead.next;
+        }
+        if (behind !== null) {
+          behind = behind.prev;
+          if (behind !== null) behindIndex -= behind.visible;
+        }
       }
-      if (behind !== null) {
-        behind = behind.prev;
-        if (behind !== null) behindIndex -= behind.visible;
-      }
-      if (ahead === null && behind === null) throw new Error("text run not in its document");
     }
+    return this.#index.indexOf(target);
   }
 
   /** The run holding character `id`, if any. */
@@ -419,6 +440,7 @@ export class TextDoc {
       run.right,
     );
     run.content = run.content.slice(0, at);
+    if (!run.deleted) this.#index.resized(run, at - run.length);
     run.length = at;
     this.#link(rest, run);
     const runs = this.#bySession.get(run.session)!;
@@ -444,6 +466,7 @@ export class TextDoc {
     if (run.next !== null) run.next.prev = run;
     if (after === null) this.#head = run;
     else after.next = run;
+    this.#index.linked(run, after);
   }
 
   /** Files a new run in its session's runs: its clocks are that session's newest. */
