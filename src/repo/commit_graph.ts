@@ -41,8 +41,12 @@ class EncodedCommits {
   }
 }
 
-/** How many values at delta commits the graph keeps (a few per item merged at once). */
-const REMEMBERED_DELTA_VALUES = 64;
+/**
+ * How many values at delta commits the graph keeps: enough for the leaves of an item many peers
+ * edited at once (each import merges every leaf again; X05 has 1,540), small in memory (a shallow
+ * copy of a record each).
+ */
+const REMEMBERED_DELTA_VALUES = 4096;
 
 export class CommitGraph {
   /**

@@ -742,9 +742,11 @@ export class Repository {
     this.#unresolved.delete(key);
     let next: ItemState;
     if (leaves.length > 1) {
-      // A commit on one of several leaves leaves their common ancestors as they were.
-      const extendsLeaf = commit.parents.length === 1 && leaves.length === state!.leaves.length;
-      next = this.#merged(key, leaves, extendsLeaf ? state : undefined);
+      next = this.#merged(
+        key,
+        leaves,
+        this.#keepsAncestor(commit, state!, leaves) ? state : undefined,
+      );
     } else if (this.#extendsHeldValue(commit, state)) {
       // Fast path: a delta on the value we already hold.
       const wire = this.#texts.overlay(
@@ -761,6 +763,20 @@ export class Repository {
     this.#awaitSchemaForText(key, next);
     this.#setState(key, state, next);
     this.#listeners.emit(changeEvent(key, "remote", next.wire === undefined, text));
+  }
+
+  /**
+   * Whether the leaves `state` was merged from, with `commit` applied (`leaves`), have the same
+   * lowest common ancestor as before: when `commit` is on one of them (it replaces that leaf, and
+   * their common ancestors stay as they were), or when its one parent is that ancestor (a new
+   * concurrent leaf started from it: any lower common ancestor would have to be below the parent
+   * too, as X05's many users each typing at the start are).
+   */
+  #keepsAncestor(commit: Commit, state: ItemState, leaves: readonly Commit[]): boolean {
+    if (commit.parents.length !== 1) return false;
+    if (leaves.length === state.leaves.length) return true;
+    const ancestor = this.#mergeBases.get(state);
+    return ancestor != null && commitId(ancestor) === commit.parents[0];
   }
 
   /** Whether `commit` is a delta on the single leaf of `state`, whose value is held. */
