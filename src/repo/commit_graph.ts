@@ -139,7 +139,7 @@ export class CommitGraph {
   }
 
   /**
-   * Keeps a copy of the value at a delta commit, among the last few asked for. Merging N
+   * Keeps a copy of the value at a delta commit, among the last REMEMBERED_DELTA_VALUES asked for. Merging N
    * commits of a peer one by one asks for the value at each, whose first parent is the one
    * asked for before, and for the value at the same local leaf each time: without this, each
    * walked its delta chain back to a full value, N times over a chain up to N long (X04's two
