@@ -9,6 +9,9 @@
  *   other tabs make then are acknowledged by the tab that takes over, nothing acknowledged before
  *   is lost; a follower reloaded again and again signs as a session of the pool, not a new one
  *   each time.
+ * - Sync through the leader: only the leading tab connects to a sync server, and the next leader
+ *   connects when it closes; two tabs that open a new database and call sync() at the same moment
+ *   end with one connection, and every write meets.
  *
  * Waits are bounded polls; how long a takeover took is printed, never asserted.
  *
@@ -62,6 +65,11 @@ export const TAB_PAGE_CHECKS: readonly StoragePageCheck[] = [
     name:
       "tabs: only the leading tab connects to the sync server; a follower's writes reach it both ways; the next leader connects",
     run: syncThroughLeader,
+  },
+  {
+    name:
+      "tabs: two tabs open a new database and call sync() at once; one connection serves both, and all writes meet",
+    run: simultaneousSync,
   },
   {
     name:
@@ -413,11 +421,18 @@ async function waitUntil(
  * the Deno client's reach B; once A's page closes, B leads and connects from the storage (the
  * stored session's key, which A signed its handshake with too), and its writes still get there.
  */
-async function syncThroughLeader(context: BrowserContext, origin: string): Promise<void> {
-  const db = uniqueName("tabs-sync");
+/** A sync server that records who subscribes to read, and a Deno client syncing /notes with it. */
+interface SyncRig {
+  readonly server: Awaited<ReturnType<typeof createSyncServer>>;
+  /** The session of every subscription that asked to read, in order: who connected. */
+  readonly readers: string[];
+  readonly observer: Cairn;
+  readonly observed: Awaited<ReturnType<Cairn["open"]>>;
+}
+
+async function withSyncRig(run: (rig: SyncRig) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "cairn-tabs-sync-" });
   try {
-    // Every subscription asks to read: who connected, in order.
     const readers: string[] = [];
     const server = await createSyncServer({
       dir,
@@ -430,12 +445,35 @@ async function syncThroughLeader(context: BrowserContext, origin: string): Promi
     const observer = await Cairn.open({ schemas: [TabNote] });
     const observed = await observer.open("/notes");
     const link = sync(observer, server.url);
+    try {
+      await run({ server, readers, observer, observed });
+    } finally {
+      await link.close();
+      await observer.close();
+      await server.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** The sessions connected to the rig's server, sorted and joined. */
+function sessionsOn(rig: SyncRig): string {
+  return rig.server.stats().connections.map((connection) => connection.session ?? "").sort().join();
+}
+
+function observedTitles(rig: SyncRig): string[] {
+  return [...rig.observed.keys()].map((key) =>
+    rig.observed.get(key, TabNote)!.get("title") as string
+  );
+}
+
+async function syncThroughLeader(context: BrowserContext, origin: string): Promise<void> {
+  const db = uniqueName("tabs-sync");
+  await withSyncRig(async (rig) => {
+    const { server, readers, observer, observed } = rig;
     const tabs = new Map<string, Tab>();
-    const sessionsOnServer = () =>
-      server.stats().connections.map((connection) => connection.session ?? "").sort().join();
     const connectionsOf = (session: string) => readers.filter((s) => s === session).length;
-    const observedTitles = () =>
-      [...observed.keys()].map((key) => observed.get(key, TabNote)!.get("title") as string);
     try {
       for (const name of ["A", "B"]) {
         tabs.set(name, await openDatabaseTab(context, origin, db, name, server.url));
@@ -448,14 +486,14 @@ async function syncThroughLeader(context: BrowserContext, origin: string): Promi
         async () => (await callStep(b, "syncStatus", "tab B's sync status")) === "synced",
         "tab B shows the leader's connection synced",
       );
-      if (sessionsOnServer() !== onlyLeader) {
-        throw new Error(`the server sees sessions ${sessionsOnServer()}, not A's and the client's`);
+      if (sessionsOn(rig) !== onlyLeader) {
+        throw new Error(`the server sees sessions ${sessionsOn(rig)}, not A's and the client's`);
       }
       await callStep(b, "write", "tab B writes", 5);
       await callStep(b, "synced", "tab B waits for the server");
       const fromB = notes("B", 0, 5);
       await waitUntil(
-        () => fromB.every((title) => observedTitles().includes(title)),
+        () => fromB.every((title) => observedTitles(rig).includes(title)),
         "tab B's writes reach the Deno client",
       );
       observed.create(TabNote, { title: "Z from the server" });
@@ -463,8 +501,8 @@ async function syncThroughLeader(context: BrowserContext, origin: string): Promi
         async () => (await titles(b, "B")).includes("Z from the server"),
         "the Deno client's write reaches tab B",
       );
-      if (sessionsOnServer() !== onlyLeader || connectionsOf(leaderSession) !== 1) {
-        throw new Error(`the server saw ${readers.join(", ")}; it sees ${sessionsOnServer()}`);
+      if (sessionsOn(rig) !== onlyLeader || connectionsOf(leaderSession) !== 1) {
+        throw new Error(`the server saw ${readers.join(", ")}; it sees ${sessionsOn(rig)}`);
       }
 
       const started = Date.now();
@@ -474,18 +512,18 @@ async function syncThroughLeader(context: BrowserContext, origin: string): Promi
       // storage, connects as that session again.
       await waitUntil(
         async () =>
-          connectionsOf(leaderSession) === 2 && sessionsOnServer() === onlyLeader &&
+          connectionsOf(leaderSession) === 2 && sessionsOn(rig) === onlyLeader &&
           (await callStep(b, "syncStatus", "tab B's sync status")) === "synced",
         () =>
           `tab B leads and connects from the storage (the server saw ${readers.join(", ")}; ` +
-          `it sees ${sessionsOnServer()}) ${b.errors.join(" | ")}`,
+          `it sees ${sessionsOn(rig)}) ${b.errors.join(" | ")}`,
       );
       console.log(`       (the next leader connected ${Date.now() - started} ms after A closed)`);
       await callStep(b, "write", "tab B writes after A closed", 5);
       await callStep(b, "synced", "tab B waits for the server again");
       const later = notes("B", 5, 5);
       await waitUntil(
-        () => later.every((title) => observedTitles().includes(title)),
+        () => later.every((title) => observedTitles(rig).includes(title)),
         "tab B's later writes reach the Deno client",
       );
       if (connectionsOf(followerSession) !== 0) {
@@ -495,13 +533,66 @@ async function syncThroughLeader(context: BrowserContext, origin: string): Promi
       await callStep(b, "remove", "tab B removes the database");
     } finally {
       for (const tab of tabs.values()) await tab.page.close().catch(() => {});
-      await link.close();
-      await observer.close();
-      await server.close();
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  });
+}
+
+/**
+ * Two pages open a database that does not exist yet and call sync() at the same moment: whichever
+ * leads, the tabs end with one connection between them, and both tabs' writes reach the server,
+ * the other tab and a Deno client.
+ */
+async function simultaneousSync(context: BrowserContext, origin: string): Promise<void> {
+  const db = uniqueName("tabs-sync-race");
+  await withSyncRig(async (rig) => {
+    const tabs = new Map<string, Tab>();
+    try {
+      const names = ["A", "B"];
+      const opened = await Promise.allSettled(
+        names.map((name) => openDatabaseTab(context, origin, db, name, rig.server.url)),
+      );
+      opened.forEach((result, i) => {
+        if (result.status === "fulfilled") tabs.set(names[i], result.value);
+      });
+      const failed = opened.find((result) => result.status === "rejected");
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      await Promise.all(
+        [...tabs].map(([name, tab]) => callStep(tab, "write", `tab ${name} writes`, 10)),
+      );
+      await Promise.all(
+        [...tabs].map(([name, tab]) => callStep(tab, "synced", `tab ${name} waits for the server`)),
+      );
+      const expected = names.flatMap((name) => notes(name, 0, 10)).sort();
+      await waitUntil(
+        () => expected.every((title) => observedTitles(rig).includes(title)),
+        "both tabs' writes reach the Deno client",
+      );
+      await converged(tabs, expected, "the two tabs converge");
+      const tabSessions = await Promise.all(
+        [...tabs].map(([name, tab]) => callStep(tab, "session", `tab ${name}'s session`)),
+      );
+      // A tab whose leader had not connected yet may have connected itself for a moment; once
+      // the leader's connection is up, it follows again and closes its own.
+      await waitUntil(
+        () => {
+          const connected = sessionsOn(rig).split(",");
+          return connected.length === 2 && connected.includes(rig.observer.session.id) &&
+            connected.some((session) => tabSessions.includes(session));
+        },
+        () => `one connection for the two tabs: the server sees ${sessionsOn(rig)}`,
+      );
+      const fromTabs = rig.readers.filter((session) => tabSessions.includes(session));
+      console.log(
+        `       (the tabs subscribed ${fromTabs.length} times, as ${
+          new Set(fromTabs).size
+        } session(s))`,
+      );
+      for (const name of ["B", "A"]) await callStep(tabs.get(name)!, "close", `tab ${name} closes`);
+      await callStep(tabs.get("A")!, "remove", "tab A removes the database");
+    } finally {
+      for (const tab of tabs.values()) await tab.page.close().catch(() => {});
+    }
+  });
 }
 
 /** Leaves `tab`'s page for another one of the origin, then goes back. */

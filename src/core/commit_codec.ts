@@ -4,7 +4,6 @@
  * Both forms carry the same fields; decoding either one validates every field, because the
  * input may come from a damaged disk or a hostile peer.
  */
-import { Packr } from "msgpackr";
 import {
   type Commit,
   type CommitBody,
@@ -22,13 +21,11 @@ import {
   corrupt,
   isPlainObject,
 } from "./wire_validation.ts";
-import { MsgpackWriter } from "./msgpack_writer.ts";
+import { MsgpackWriter, type PackableValue } from "./msgpack_writer.ts";
+import { readMsgpack } from "./msgpack_reader.ts";
 
 /** Layout version written first in every encoded commit, so later layouts can be told apart. */
 export const COMMIT_FORMAT_VERSION = 1;
-
-// Records extension off: plain MessagePack maps and arrays that any decoder can read.
-const packr = new Packr({ useRecords: false, moreTypes: false });
 
 const BODY_VALUE = 0;
 const BODY_DELTA = 1;
@@ -166,14 +163,19 @@ export function decodeCommit(bytes: Uint8Array): Commit {
  */
 export function unpackBytes(bytes: Uint8Array, what: string, start = 0, end?: number): unknown {
   try {
-    return packr.unpack(bytes, { start, end: end ?? bytes.length });
+    return readMsgpack(bytes, start, end ?? bytes.length);
   } catch (err) {
     throw corrupt(`${what}: not valid MessagePack (${(err as Error).message})`, err);
   }
 }
 
-export function packValue(value: unknown): Uint8Array {
-  return packr.pack(value);
+/** Reused by every packValue call. */
+const valueWriter = new MsgpackWriter();
+
+export function packValue(value: PackableValue): Uint8Array {
+  valueWriter.reset();
+  valueWriter.value(value);
+  return valueWriter.take();
 }
 
 /** The JSON form of a commit, as written to a JSONL log. */

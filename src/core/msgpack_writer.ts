@@ -6,8 +6,16 @@
  * (smallest integer form, float64 for every other number, plain objects always as map16), so
  * bodies stay byte-identical to those msgpackr decodes and re-encodes in the canonical check; a
  * property test holds the two to that. Values are wire values (see commit.ts) plus byte arrays.
+ * core/msgpack_reader.ts reads them back.
  */
 import type { WireValue } from "./commit.ts";
+
+/** What the writer writes: wire values, byte arrays (as bin), and arrays and records of them. */
+export type PackableValue =
+  | WireValue
+  | Uint8Array
+  | readonly PackableValue[]
+  | { readonly [key: string]: PackableValue };
 
 /** Small to start: a writer doubles its buffer as needed and keeps it for its next value. */
 const INITIAL_CAPACITY = 1024;
@@ -180,8 +188,8 @@ export class MsgpackWriter {
     for (let i = 0; i < values.length; i++) this.string(values[i]);
   }
 
-  /** Any wire value: null, boolean, number, string, array or plain object. */
-  value(value: WireValue): void {
+  /** Any wire value (null, boolean, number, string, array or plain object), or a byte array. */
+  value(value: PackableValue): void {
     if (typeof value === "string") this.string(value);
     else if (typeof value === "number") this.number(value);
     else if (typeof value === "boolean") this.#byte(value ? 0xc3 : 0xc2);
@@ -189,11 +197,15 @@ export class MsgpackWriter {
     else if (Array.isArray(value)) {
       this.arrayHeader(value.length);
       for (let i = 0; i < value.length; i++) this.value(value[i]);
-    } else this.record(value);
+    } else if (value instanceof Uint8Array) this.bytes(value);
+    else if (typeof value === "object") {
+      this.record(value as { readonly [key: string]: PackableValue });
+    } // undefined, a bigint, a function: no MessagePack of ours carries them.
+    else throw new TypeError(`cannot write a value of type ${typeof value}`);
   }
 
   /** A plain object, as a map16 (msgpackr's fixed choice) of its own enumerable keys. */
-  record(record: { readonly [key: string]: WireValue }): void {
+  record(record: { readonly [key: string]: PackableValue }): void {
     this.#reserve(3);
     const sizeAt = this.#position + 1;
     this.#bytes[this.#position] = 0xde;

@@ -65,8 +65,9 @@ export function keyFromJwk(jwk: { x?: string; d?: string }, handle: unknown): Si
 
 /**
  * WebCrypto reads exactly the bytes a view spans, so pass the view itself. Never `.slice().buffer`:
- * on a Node Buffer (what msgpackr returns on Deno and Node) `.slice()` is a view of a larger
- * pool, and its `.buffer` would sign the whole pool.
+ * on a Node Buffer (what node:crypto and node:fs return on Deno and Node, and the binary values
+ * read from them) `.slice()` is a view of a larger pool, and its `.buffer` would sign the whole
+ * pool.
  */
 function view(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   return bytes as Uint8Array<ArrayBuffer>;

@@ -4,7 +4,7 @@
  * as it is, so writing a checkpoint never decodes what nobody has read.
  */
 import type { Commit } from "../core/commit.ts";
-import { packValue } from "../core/commit_codec.ts";
+import { MsgpackWriter, type PackableValue } from "../core/msgpack_writer.ts";
 import type { ItemState } from "../core/item_state.ts";
 import type { ByteWriter } from "./columns.ts";
 import {
@@ -32,23 +32,21 @@ class Table {
   }
 }
 
-/**
- * Values packed per run: enough that the `pack` call costs little per value, few enough that a
- * run is packed in well under a millisecond (see checkpointSteps: the work comes in steps).
- */
-const MAX_RUN = 1024;
+/** Bytes a run of written values may reach before it is taken as a part of its own. */
+const MAX_RUN_BYTES = 64 * 1024;
 
 /**
- * MessagePack values back to back. Values to encode are packed in runs, one `pack` call per run
- * (one call per value costs about twice as much); bytes copied from an earlier file end a run.
+ * MessagePack values back to back: written one by one into a writer, taken out as parts of at
+ * most about MAX_RUN_BYTES (so the writer's buffer stays small), with bytes copied from an earlier
+ * file as parts between them.
  */
 class ValueSequence {
   readonly parts: Uint8Array[] = [];
-  #run: unknown[] = [];
+  readonly #writer = new MsgpackWriter();
 
-  add(value: unknown): void {
-    this.#run.push(value);
-    if (this.#run.length === MAX_RUN) this.#endRun();
+  add(value: PackableValue): void {
+    this.#writer.value(value);
+    if (this.#writer.length >= MAX_RUN_BYTES) this.#endRun();
   }
 
   addBytes(bytes: Uint8Array): void {
@@ -62,12 +60,7 @@ class ValueSequence {
   }
 
   #endRun(): void {
-    if (this.#run.length === 0) return;
-    const packed = packValue(this.#run);
-    // The run went out as one array: its elements are the values, after the array header.
-    const type = packed[0];
-    this.parts.push(packed.subarray(type === 0xdc ? 3 : type === 0xdd ? 5 : 1));
-    this.#run = [];
+    if (this.#writer.length > 0) this.parts.push(this.#writer.take());
   }
 }
 

@@ -7,10 +7,11 @@
  * shape; whatever does not match is a `CairnError` E_PROTOCOL (or E_TOO_LARGE for oversize
  * bytes), never another exception, so a connection can refuse it and carry on serving others.
  */
-import { Packr } from "msgpackr";
 import { CairnError } from "../core/errors.ts";
 import { isPlainObject } from "../core/wire_validation.ts";
 import { checkRepositoryPath } from "../core/repository_path.ts";
+import { MsgpackWriter, type PackableValue } from "../core/msgpack_writer.ts";
+import { readMsgpack } from "../core/msgpack_reader.ts";
 import { PUBLIC_KEY_BYTES, SIGNATURE_BYTES } from "../core/signing.ts";
 import type { VersionVector } from "../repo/repository.ts";
 
@@ -85,8 +86,8 @@ const SESSION_PATTERN = /^[A-Za-z0-9_-]{22}$/;
 /** Epochs and server ids are short names; a bound keeps a hostile one from being megabytes. */
 const MAX_NAME_LENGTH = 128;
 
-// Records extension off: plain MessagePack maps and arrays, as the rest of Cairn writes.
-const packr = new Packr({ useRecords: false, moreTypes: false });
+/** Reused by every encodeFrame call. */
+const frameWriter = new MsgpackWriter();
 
 /** Type numbers on the wire, in the order of the spec's table (1-based). */
 const TYPE_NAMES: readonly FrameType[] = [
@@ -113,10 +114,12 @@ const TYPE_NAMES: readonly FrameType[] = [
 const TYPE_NUMBERS = new Map(TYPE_NAMES.map((name, i) => [name, i + 1]));
 
 export function encodeFrame(frame: Frame): Uint8Array {
-  return packr.pack([TYPE_NUMBERS.get(frame.type), ...fieldsOf(frame)]);
+  frameWriter.reset();
+  frameWriter.value([TYPE_NUMBERS.get(frame.type)!, ...fieldsOf(frame)]);
+  return frameWriter.take();
 }
 
-function fieldsOf(frame: Frame): unknown[] {
+function fieldsOf(frame: Frame): PackableValue[] {
   switch (frame.type) {
     case "hello":
       return [frame.versions, frame.session, frame.publicKey, frame.token];
@@ -173,7 +176,7 @@ export function decodeFrame(bytes: Uint8Array, maxFrame: number): Frame {
   }
   let value: unknown;
   try {
-    value = packr.unpack(bytes);
+    value = readMsgpack(bytes);
   } catch (err) {
     throw protocolError("frame is not MessagePack", err);
   }

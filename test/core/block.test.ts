@@ -19,12 +19,13 @@ import {
 } from "../../src/core/block.ts";
 import { bytesEqual } from "../../src/core/bytes.ts";
 import { type Commit, makeCommit, makeOwnParentCommit } from "../../src/core/commit.ts";
-import { COMMIT_FORMAT_VERSION, commitToJson, packValue } from "../../src/core/commit_codec.ts";
+import { COMMIT_FORMAT_VERSION, commitToJson } from "../../src/core/commit_codec.ts";
 import { type CairnErrorCode, isCairnError } from "../../src/core/errors.ts";
 import type { CryptoSuite } from "../../src/core/signing.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { type Author, blockFields, newAuthor } from "../harness/blocks.ts";
 import { seededRandom } from "../harness/random.ts";
+import { pack as packValue } from "../harness/msgpack.ts";
 
 interface Fixture {
   suite: CryptoSuite;
@@ -126,6 +127,24 @@ test("block: a signed block survives seal → encode → decode → verify", asy
     }),
     { numRuns: 60 },
   );
+});
+
+test("block: strings that start with a byte order mark pass the canonical check", async () => {
+  // A decoder that drops a leading U+FEFF (TextDecoder's default) re-encodes another body, and a
+  // peer would refuse the block as not canonical.
+  const { suite, alice } = await setup();
+  const base = fieldsOf(alice);
+  const texts = ["\uFEFF", "\uFEFFshort", `\uFEFF${"a long note ".repeat(20)}`];
+  const commits = base.commits.map((commit, i) => ({
+    ...commit,
+    key: texts[i],
+    value: { title: texts.at(i - 1)!, note: texts[2] },
+  } as Commit));
+  const fields = { ...base, commits };
+  const sealed = await sealAs(alice, fields);
+  const decoded = await decodeBlock(encodeBlock(sealed), suite);
+  assertSameSealed(decoded, sealed);
+  assert.deepEqual(decoded.block.commits.map((commit) => commit.key), texts.slice(0, 2));
 });
 
 test("block: the payload is the MessagePack array [body, signature] for every header size", async () => {
