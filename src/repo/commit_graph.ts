@@ -117,6 +117,20 @@ export class CommitGraph {
    * for a delta is the caller's own, the one given for a full value is the commit's.
    */
   valueAt(at: Commit): FieldRecord | undefined {
+    return this.#valueAt(at, true);
+  }
+
+  /**
+   * The wire value at a commit, for reading only: it may be a record the graph keeps (see
+   * #rememberDeltaValue), which the caller must not change. A merge reads the value at every
+   * leaf, again at each commit that adds one: copying each would cost a record per leaf per
+   * commit.
+   */
+  readValueAt(at: Commit): FieldRecord | undefined {
+    return this.#valueAt(at, false);
+  }
+
+  #valueAt(at: Commit, copyKnown: boolean): FieldRecord | undefined {
     const deltas: Commit[] = [];
     let commit: Commit | undefined = at;
     let known: FieldRecord | undefined;
@@ -128,6 +142,7 @@ export class CommitGraph {
       commit = first === undefined ? undefined : this.get(first);
     }
     if (!known && deltas.length === 0) return commit?.kind === "value" ? commit.value : undefined;
+    if (known && deltas.length === 0 && !copyKnown) return known;
     let value: FieldRecord = known
       ? { ...known }
       : commit?.kind === "value"

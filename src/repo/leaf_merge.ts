@@ -3,7 +3,7 @@
  * value; several → a field-by-field merge of the leaves from their lowest common ancestor,
  * with every tie decided by stamps. Every peer holding the same commits computes the same value.
  */
-import type { Commit, FieldRecord, WireValue } from "../core/commit.ts";
+import { type Commit, commitId, type FieldRecord, type WireValue } from "../core/commit.ts";
 import type { ItemValue } from "../core/item_state.ts";
 import { mergeField } from "../core/merge/mod.ts";
 import { compareStamps, type MergeSide } from "../core/merge/types.ts";
@@ -19,6 +19,11 @@ export interface MergedValue extends ItemValue {
   readonly complete: boolean;
   /** The leaves' lowest common ancestor the merge started from (null: none), when it needed one. */
   readonly ancestor?: Commit | null;
+  /**
+   * The merge itself, when every leaf is live and shares the ancestor: a leaf that starts from
+   * that ancestor too can be added to it (LeafMerge.add) instead of merging every leaf again.
+   */
+  readonly merge?: LeafMerge;
 }
 
 /**
@@ -29,13 +34,15 @@ export interface MergedValue extends ItemValue {
  */
 export function mergeLeaves(
   graph: CommitGraph,
-  leafCommits: readonly Commit[],
+  leaves: readonly Commit[],
   registry: SchemaRegistry,
   isDocument: (field: string) => boolean = () => false,
   knownAncestor?: Commit | null,
 ): MergedValue {
-  const leaves = [...leafCommits].sort(compareStamps);
-  const newest = leaves[leaves.length - 1];
+  // The rules do not depend on the order of the sides; only the newest leaf matters here. (No
+  // sort: an item with L concurrent leaves is merged again at each commit that adds one.)
+  let newest = leaves[0];
+  for (const leaf of leaves) if (compareStamps(leaf, newest) > 0) newest = leaf;
   // Whether the item exists is decided by the newest leaf: a delete after (by stamp) a
   // concurrent edit wins; an edit after a concurrent delete brings the item back.
   if (newest.kind === "delete") {
@@ -52,26 +59,108 @@ export function mergeLeaves(
   const ancestor = knownAncestor !== undefined
     ? knownAncestor
     : graph.lowestCommonAncestor(leaves) ?? null;
-  const base = ancestor && inSchema(graph.valueAt(ancestor), ancestor.schema, target, registry);
-  const sides = live.map((leaf) => ({
-    stamp: leaf,
-    value: inSchema(graph.valueAt(leaf), leaf.schema, target, registry) ?? {},
-  }));
-
-  const merged: FieldRecord = {};
-  for (const field of target.fieldNames) {
-    if (target.fields[field].type === "text" && isDocument(field)) {
-      if (sides.some((side) => side.value[field] !== undefined)) merged[field] = "";
-      continue;
-    }
-    const fieldSides: MergeSide<WireValue>[] = sides.map((side) => ({
-      stamp: side.stamp,
-      value: side.value[field],
-    }));
-    const value = mergeField(target.fields[field].type, base?.[field], fieldSides);
-    if (value !== undefined) merged[field] = value;
+  // Values read, never changed: the merged record is a new one.
+  const base = ancestor === null
+    ? undefined
+    : inSchema(graph.readValueAt(ancestor), ancestor.schema, target, registry);
+  const merge = new LeafMerge(ancestor, target, base, isDocument);
+  for (const leaf of live) {
+    merge.add(leaf, inSchema(graph.readValueAt(leaf), leaf.schema, target, registry));
   }
-  return { wire: merged, schema: target.id, complete: true, ancestor };
+  const wire = merge.result();
+  const reusable = ancestor !== null && live.length === leaves.length &&
+    live.length >= KEPT_FROM_LEAVES;
+  return { wire, schema: target.id, complete: true, ancestor, merge: reusable ? merge : undefined };
+}
+
+/**
+ * Merges of fewer leaves are not kept for adding to: merging a handful again costs little, and a
+ * kept merge costs memory for as long as the item stays merged (after an offline sync, that may
+ * be many items of two leaves each).
+ */
+const KEPT_FROM_LEAVES = 4;
+
+const NO_SIDES: readonly MergeSide<WireValue>[] = [];
+
+/**
+ * A field-by-field merge of leaves from their common ancestor's value (`base`), built up one leaf
+ * at a time. Per field it keeps only the leaves whose value there is not the very value of base:
+ * every rule passes over such a side (it changed nothing), so merging just the others gives the
+ * same result (docs/merge-rules.md). A leaf that changed one field of many then costs one side,
+ * and N concurrent leaves that each change a text document (X05's many users) cost no side at
+ * all: adding a leaf costs a pass over the fields, not over every leaf again.
+ */
+export class LeafMerge {
+  readonly ancestor: Commit | null;
+  readonly target: Schema;
+  readonly #base: FieldRecord | undefined;
+  /** Which of the target's fields were text documents when the merge began. */
+  readonly #documents: readonly boolean[];
+  /** Per field, the sides that changed it (made when the first one comes). */
+  readonly #changed: (MergeSide<WireValue>[] | undefined)[];
+  /** Per document field, whether some leaf has it. */
+  readonly #present: boolean[];
+
+  constructor(
+    ancestor: Commit | null,
+    target: Schema,
+    base: FieldRecord | undefined,
+    isDocument: (field: string) => boolean,
+  ) {
+    this.ancestor = ancestor;
+    this.target = target;
+    this.#base = base;
+    this.#documents = target.fieldNames.map((field) =>
+      target.fields[field].type === "text" && isDocument(field)
+    );
+    this.#changed = target.fieldNames.map(() => undefined);
+    this.#present = target.fieldNames.map(() => false);
+  }
+
+  /**
+   * Whether a leaf `leaf` may be added: live, under the target schema, starting from the
+   * ancestor, with every text field still a document exactly where it was one.
+   */
+  accepts(leaf: Commit, isDocument: (field: string) => boolean): boolean {
+    if (this.ancestor === null || leaf.kind === "delete" || leaf.schema !== this.target.id) {
+      return false;
+    }
+    if (leaf.parents.length !== 1 || leaf.parents[0] !== commitId(this.ancestor)) return false;
+    const { fieldNames, fields } = this.target;
+    return fieldNames.every((field, i) =>
+      fields[field].type !== "text" || isDocument(field) === this.#documents[i]
+    );
+  }
+
+  /** Adds a live leaf, its value brought to the target schema (undefined: no fields). */
+  add(stamp: Commit, value: FieldRecord | undefined): void {
+    const fieldNames = this.target.fieldNames;
+    for (let i = 0; i < fieldNames.length; i++) {
+      const side = value?.[fieldNames[i]];
+      if (this.#documents[i]) {
+        if (side !== undefined) this.#present[i] = true;
+      } else if (side !== this.#base?.[fieldNames[i]]) {
+        (this.#changed[i] ??= []).push({ stamp, value: side });
+      }
+    }
+  }
+
+  /** The merged value of the leaves added so far. */
+  result(): FieldRecord {
+    const { fieldNames, fields } = this.target;
+    const merged: FieldRecord = {};
+    for (let i = 0; i < fieldNames.length; i++) {
+      const field = fieldNames[i];
+      if (this.#documents[i]) {
+        if (this.#present[i]) merged[field] = "";
+        continue;
+      }
+      const sides = this.#changed[i] ?? NO_SIDES;
+      const value = mergeField(fields[field].type, this.#base?.[field], sides);
+      if (value !== undefined) merged[field] = value;
+    }
+    return merged;
+  }
 }
 
 /** The newest registered version among the leaves' schemas, if all share a namespace and are known. */

@@ -24,6 +24,7 @@ import {
   type FieldRecord,
   makeCommit,
   makeOwnParentCommit,
+  parseCommitId,
   type WireValue,
 } from "../core/commit.ts";
 import { toBase64Url } from "../core/bytes.ts";
@@ -34,7 +35,7 @@ import type { CryptoSuite } from "../core/signing.ts";
 import { type ItemState, type ItemValue, soleLeaf, SoleLeafState } from "../core/item_state.ts";
 import type { RepositorySnapshot, RestoredSnapshot } from "../core/snapshot.ts";
 import { applyDelta, CommitGraph } from "./commit_graph.ts";
-import { mergeLeaves } from "./leaf_merge.ts";
+import { type LeafMerge, mergeLeaves } from "./leaf_merge.ts";
 import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
 import { type BlockListener, BlockListeners, SEALED_HERE } from "./block_listeners.ts";
 import { GeneratedKeys } from "./generated_keys.ts";
@@ -158,6 +159,11 @@ export class Repository {
   readonly #texts: TextFields;
   /** The lowest common ancestor each merged state was made from (see #merged). */
   readonly #mergeBases = new WeakMap<ItemState, Commit | null>();
+  /**
+   * The merge each merged state was made by, when a leaf may be added to it (see
+   * #mergedWithNewLeaf). Handed on to the next state with the leaf added, never shared.
+   */
+  readonly #leafMerges = new WeakMap<ItemState, LeafMerge>();
 
   #closed = false;
   /**
@@ -735,18 +741,13 @@ export class Repository {
     const state = this.#state(commit.key);
     const key = state === undefined ? commit.key : heldKey(state);
     const text = applyText ? this.#texts.apply(commit) : undefined;
-    const leaves = state
-      ? state.leaves.filter((leaf) => !commit.parents.includes(commitId(leaf)))
-      : [];
+    const leaves = state ? leavesNotUnder(state.leaves, commit) : [];
     leaves.push(commit);
     this.#unresolved.delete(key);
     let next: ItemState;
     if (leaves.length > 1) {
-      next = this.#merged(
-        key,
-        leaves,
-        this.#keepsAncestor(commit, state!, leaves) ? state : undefined,
-      );
+      next = this.#mergedWithNewLeaf(key, state!, commit, leaves) ??
+        this.#merged(key, leaves, this.#keepsAncestor(commit, state!, leaves) ? state : undefined);
     } else if (this.#extendsHeldValue(commit, state)) {
       // Fast path: a delta on the value we already hold.
       const wire = this.#texts.overlay(
@@ -793,13 +794,61 @@ export class Repository {
    * costs N merges, not N walks through N commits.
    */
   #merged(key: string, leaves: readonly Commit[], sameAncestorAs?: ItemState): ItemState {
-    const isDocument = (field: string) => this.#texts.has(key, field);
     const known = sameAncestorAs && this.#mergeBases.get(sameAncestorAs);
-    const merged = mergeLeaves(this.#graph, leaves, this.#ctx.registry, isDocument, known);
+    const merged = mergeLeaves(
+      this.#graph,
+      leaves,
+      this.#ctx.registry,
+      this.#isDocument(key),
+      known,
+    );
     if (!merged.complete) this.#unresolved.add(key);
-    const wire = this.#texts.overlay(key, merged.schema, merged.wire);
-    const next = { leaves, wire, schema: merged.schema, deltas: Infinity, attached: undefined };
-    if (merged.ancestor !== undefined) this.#mergeBases.set(next, merged.ancestor);
+    return this.#mergedState(
+      key,
+      leaves,
+      merged.wire,
+      merged.schema,
+      merged.ancestor,
+      merged.merge,
+    );
+  }
+
+  /**
+   * The merged state of `leaves` when `commit`, the one leaf not in `state`, starts from the
+   * ancestor `state` was merged from: added to that merge, which passes over the fields, not
+   * over every leaf again. Undefined when it cannot be (see LeafMerge.accepts).
+   */
+  #mergedWithNewLeaf(
+    key: string,
+    state: ItemState,
+    commit: Commit,
+    leaves: readonly Commit[],
+  ): ItemState | undefined {
+    const merge = this.#leafMerges.get(state);
+    const isDocument = this.#isDocument(key);
+    if (merge === undefined || leaves.length !== state.leaves.length + 1) return undefined;
+    if (!merge.accepts(commit, isDocument)) return undefined;
+    this.#leafMerges.delete(state);
+    merge.add(commit, this.#graph.readValueAt(commit));
+    return this.#mergedState(key, leaves, merge.result(), merge.target.id, merge.ancestor, merge);
+  }
+
+  #isDocument(key: string): (field: string) => boolean {
+    return (field) => this.#texts.has(key, field);
+  }
+
+  #mergedState(
+    key: string,
+    leaves: readonly Commit[],
+    merged: FieldRecord | undefined,
+    schema: string,
+    ancestor: Commit | null | undefined,
+    merge: LeafMerge | undefined,
+  ): ItemState {
+    const wire = this.#texts.overlay(key, schema, merged);
+    const next = { leaves, wire, schema, deltas: Infinity, attached: undefined };
+    if (ancestor !== undefined) this.#mergeBases.set(next, ancestor);
+    if (merge !== undefined) this.#leafMerges.set(next, merge);
     this.#awaitSchemaForText(key, next);
     return next;
   }
@@ -892,4 +941,16 @@ function changeEvent(
 function mayHoldTextEdits(wire: FieldRecord | undefined): boolean {
   for (const field in wire) if (Array.isArray(wire[field])) return true;
   return false;
+}
+
+/**
+ * The leaves that are not parents of `commit`. Compared by session and seq: an item with L
+ * concurrent leaves checks them all at each commit, and making each one's id string cost more
+ * than the rest of it.
+ */
+function leavesNotUnder(leaves: readonly Commit[], commit: Commit): Commit[] {
+  const parents = commit.parents.map(parseCommitId);
+  return leaves.filter((leaf) =>
+    !parents.some((parent) => parent?.session === leaf.session && parent.seq === leaf.seq)
+  );
 }

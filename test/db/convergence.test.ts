@@ -493,6 +493,50 @@ test("counter increments from three peers add up", async () => {
   await closePeers(peers);
 });
 
+test("many peers' edits from one version merge per field as each peer's leaf arrives", async () => {
+  // Each leaf after the second is added to the merge made so far (LeafMerge), in any order.
+  const count = 12;
+  const peers = await peersWithItem(count, {
+    title: "t",
+    likes: 10,
+    tags: new Set(["base"]),
+    meta: new Map<string, string | number>([["base", 0]]),
+  });
+  for (let i = 1; i < count; i++) {
+    task(peers[i], "k").update({
+      tags: new Set(["base", `t${i}`]),
+      meta: new Map<string, string | number>([["base", 0], [`m${i}`, i]]),
+      likes: 10 + i,
+      notes: `${i};`,
+      ...(i === 5 ? { title: "by p5" } : {}),
+    });
+  }
+  const [first] = peers;
+  for (
+    const i of shuffle(
+      seededRandom(0x1ea5),
+      Array.from({ length: count - 1 }, (_, i) => i + 1),
+    )
+  ) {
+    await exchange(peers[i], first);
+  }
+  const others = Array.from({ length: count - 1 }, (_, i) => i + 1);
+  const merged = task(first, "k");
+  assert.equal(first.repo.leaves("k").length, count - 1);
+  assert.equal(merged.get("title"), "by p5");
+  assert.equal(merged.get("likes"), 10 + others.reduce((sum, i) => sum + i, 0));
+  assert.deepEqual([...merged.get("tags")!].sort(), ["base", ...others.map((i) => `t${i}`)].sort());
+  assert.deepEqual(
+    plain(merged.get("meta")),
+    plain(new Map<string, unknown>([["base", 0], ...others.map((i) => [`m${i}`, i] as const)])),
+  );
+  const notes = merged.get("notes")!.split(";").filter((part) => part !== "");
+  assert.deepEqual(notes.sort(), others.map(String).sort());
+  await syncAll(peers);
+  assertConverged(peers, ["k"]);
+  await closePeers(peers);
+});
+
 test("delete against a concurrent update: the later one decides, the same everywhere", async () => {
   // The delete is later: the item is gone on both.
   {
