@@ -92,7 +92,29 @@ export const INLINE_OPFS_WORKER: esbuild.Plugin = {
   },
 };
 
-/** dist/mod.js for Node and bundlers (dependencies stay imports) and dist/browser/cairn.js,
+/** Modules a browser never runs, and what the package's browser builds take in their place. */
+const BROWSER_HALVES: readonly [RegExp, string][] = [
+  [/[\\/]src[\\/]storage[\\/]backends[\\/]select\.ts$/, "select_browser.ts"],
+  [/[\\/]src[\\/]runtime[\\/]node_crypto\.ts$/, "node_crypto_absent.ts"],
+];
+
+/**
+ * Resolves each module named on BROWSER_HALVES' left to its browser half, a module beside it:
+ * the file backend and node:crypto's suite stay out of what a page loads.
+ */
+export const BROWSER_HALVES_PLUGIN: esbuild.Plugin = {
+  name: "browser-halves",
+  setup(build) {
+    build.onResolve({ filter: /(select|node_crypto)\.ts$/ }, (args) => {
+      const path = resolve(args.resolveDir, args.path);
+      const half = BROWSER_HALVES.find(([pattern]) => pattern.test(path));
+      return half ? { path: resolve(path, "..", half[1]) } : undefined;
+    });
+  },
+};
+
+/** dist/mod.js for Node and bundlers (dependencies stay imports), dist/mod.browser.js the same
+ *  for bundlers building for a browser (without what a browser never runs), dist/browser/cairn.js,
  *  one self-contained, minified ES module a plain `<script type="module">` page can import; the
  *  React bindings (`cairndb/react`) as dist/react.js; the sync server (`cairndb/server`) as
  *  dist/server.js and the `cairndb` command as dist/cli.js, for Deno and Node only. Both browser-facing builds carry the OPFS worker inline; its file is
@@ -107,14 +129,25 @@ export async function buildPackage(): Promise<void> {
     logLevel: "warning",
     plugins: [INLINE_OPFS_WORKER],
   };
+  const browserOnly = [INLINE_OPFS_WORKER, BROWSER_HALVES_PLUGIN];
   await Promise.all([
     esbuild.build({ ...common, outdir: "dist", platform: "neutral", packages: "external" }),
+    // What bundlers take for a browser (the "browser" condition of package.json's exports).
+    esbuild.build({
+      ...common,
+      entryPoints: { "mod.browser": "src/mod.ts" },
+      outdir: "dist",
+      platform: "browser",
+      packages: "external",
+      plugins: browserOnly,
+    }),
     esbuild.build({
       ...common,
       entryPoints: { cairn: "src/mod.ts" },
       outdir: "dist/browser",
       platform: "browser",
       minify: true,
+      plugins: browserOnly,
     }),
     buildOpfsWorker("dist"),
     buildOpfsWorker("dist/browser"),

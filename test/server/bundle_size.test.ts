@@ -1,8 +1,9 @@
 /**
  * What Cairn costs an app's browser bundle (issue #18): small apps importing the built package
- * ("cairndb", dist/mod.js, as an app would) are bundled by esbuild, minified, and gzipped; the
- * figures are printed (docs/browser.md reports them). Asserted: importing less costs less
- * (tree-shaking works), not any absolute size. Also: dist/browser/ ships minified with a source map.
+ * ("cairndb", dist/mod.browser.js for a browser, as an app's bundler takes it) are bundled by
+ * esbuild, minified, and gzipped; the figures are printed (docs/browser.md reports them).
+ * Asserted: importing less costs less (tree-shaking works), and no app carries what a browser never
+ * runs; not any absolute size. Also: dist/browser/ ships minified with a source map.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -35,6 +36,7 @@ const APPS = {
 interface Size {
   minified: number;
   gzipped: number;
+  code: string;
 }
 
 async function measure(source: string): Promise<Size> {
@@ -49,7 +51,11 @@ async function measure(source: string): Promise<Size> {
     logLevel: "silent",
   });
   const bytes = result.outputFiles[0].contents;
-  return { minified: bytes.length, gzipped: gzipSync(bytes).length };
+  return {
+    minified: bytes.length,
+    gzipped: gzipSync(bytes).length,
+    code: result.outputFiles[0].text,
+  };
 }
 
 function kb(bytes: number): string {
@@ -67,6 +73,12 @@ test("bundle size: each app that imports less of cairndb bundles smaller (tree-s
   } finally {
     await esbuild.stop();
   }
+  // Bundled for a browser, "cairndb" is dist/mod.browser.js: no file backend (its writer lock
+  // file's name), no node:crypto suite (the module name it imports by a variable).
+  for (const [i, name] of Object.keys(APPS).entries()) {
+    assert.doesNotMatch(sizes[i].code, /writer\.lock/, `${name} carries the file backend`);
+    assert.doesNotMatch(sizes[i].code, /node:crypto/, `${name} carries node:crypto's suite`);
+  }
   for (let i = 1; i < sizes.length; i++) {
     assert.ok(
       sizes[i].gzipped < sizes[i - 1].gzipped,
@@ -82,6 +94,7 @@ test("dist/browser/cairn.js ships minified, with its source map", async () => {
   // esbuild's minified output puts a whole module on one line; unminified, it has thousands.
   assert.ok(code.split("\n").length < 100, `${code.split("\n").length} lines: not minified`);
   assert.match(code, /\/\/# sourceMappingURL=cairn\.js\.map\s*$/);
+  assert.doesNotMatch(code, /writer\.lock/, "dist/browser/cairn.js carries the file backend");
   assert.ok(
     map.sources.some((source: string) => source.endsWith("src/db/database.ts")),
     "the source map names the sources",
