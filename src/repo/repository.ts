@@ -35,7 +35,7 @@ import type { CryptoSuite } from "../core/signing.ts";
 import { type ItemState, type ItemValue, soleLeaf, SoleLeafState } from "../core/item_state.ts";
 import type { RepositorySnapshot, RestoredSnapshot } from "../core/snapshot.ts";
 import { applyDelta, CommitGraph } from "./commit_graph.ts";
-import { type LeafMerge, mergeLeaves } from "./leaf_merge.ts";
+import { type LeafMerge, type MergedValue, mergeLeaves } from "./leaf_merge.ts";
 import { ChangeListeners, type ItemChange } from "./change_listeners.ts";
 import { type BlockListener, BlockListeners, SEALED_HERE } from "./block_listeners.ts";
 import { GeneratedKeys } from "./generated_keys.ts";
@@ -803,14 +803,7 @@ export class Repository {
       known,
     );
     if (!merged.complete) this.#unresolved.add(key);
-    return this.#mergedState(
-      key,
-      leaves,
-      merged.wire,
-      merged.schema,
-      merged.ancestor,
-      merged.merge,
-    );
+    return this.#mergedState(key, leaves, merged);
   }
 
   /**
@@ -825,27 +818,31 @@ export class Repository {
     leaves: readonly Commit[],
   ): ItemState | undefined {
     const merge = this.#leafMerges.get(state);
-    const isDocument = this.#isDocument(key);
     if (merge === undefined || leaves.length !== state.leaves.length + 1) return undefined;
-    if (!merge.accepts(commit, isDocument)) return undefined;
+    if (!merge.accepts(commit, this.#isDocument(key))) return undefined;
     this.#leafMerges.delete(state);
     merge.add(commit, this.#graph.readValueAt(commit));
-    return this.#mergedState(key, leaves, merge.result(), merge.target.id, merge.ancestor, merge);
+    const { ancestor, target } = merge;
+    return this.#mergedState(key, leaves, {
+      wire: merge.result(),
+      schema: target.id,
+      ancestor,
+      merge,
+    });
   }
 
   #isDocument(key: string): (field: string) => boolean {
     return (field) => this.#texts.has(key, field);
   }
 
+  /** The state of merged leaves, with the ancestor and the merge it was made from kept for it. */
   #mergedState(
     key: string,
     leaves: readonly Commit[],
-    merged: FieldRecord | undefined,
-    schema: string,
-    ancestor: Commit | null | undefined,
-    merge: LeafMerge | undefined,
+    merged: Pick<MergedValue, "wire" | "schema" | "ancestor" | "merge">,
   ): ItemState {
-    const wire = this.#texts.overlay(key, schema, merged);
+    const { schema, ancestor, merge } = merged;
+    const wire = this.#texts.overlay(key, schema, merged.wire);
     const next = { leaves, wire, schema, deltas: Infinity, attached: undefined };
     if (ancestor !== undefined) this.#mergeBases.set(next, ancestor);
     if (merge !== undefined) this.#leafMerges.set(next, merge);
