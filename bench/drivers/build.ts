@@ -1,7 +1,8 @@
 /**
  * esbuild bundles for the runtimes that do not run the TypeScript directly: the Node entry
  * (build/bench/server.mjs) with the sync rows' client process (build/bench/sync_peer.mjs) and the
- * fresh process of rows measured in one (build/bench/fresh_probe.mjs), and
+ * fresh process of rows measured in one (build/bench/fresh_probe.mjs), bench/profile.ts for Node
+ * (build/bench/profile.mjs), and
  * the browser page with its SQLite worker and Cairn's OPFS storage worker (build/bench/).
  */
 import * as esbuild from "esbuild";
@@ -26,6 +27,8 @@ export async function buildNodeBench(): Promise<string> {
       server: "bench/entry/server.ts",
       sync_peer: "bench/sync/peer_process.ts",
       fresh_probe: "bench/fresh/probe.ts",
+      // Not a part of the run: bench/profile.ts re-runs itself on Node from it.
+      profile: "bench/profile.ts",
     },
     outdir: OUT,
     outExtension: { ".js": ".mjs" },

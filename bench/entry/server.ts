@@ -5,7 +5,7 @@
  */
 import process from "node:process";
 import { getHeapStatistics } from "node:v8";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NATIVE_IDS, nativeEngine, nativeSqliteVersion } from "../contenders/sqlite_native.ts";
@@ -15,14 +15,11 @@ import type { SqlCtx, SqlEngine } from "../lib/sql.ts";
 import { type Platform, runSuite } from "./suite.ts";
 import type { Message, Settings } from "../lib/types.ts";
 import { MESSAGE_PREFIX } from "./prefix.ts";
+import { gc, localPlatform } from "./local_platform.ts";
 import { processSyncHost } from "../sync/processes.ts";
 import { freshRunner } from "../fresh/spawn.ts";
 
 const isDeno = "Deno" in globalThis;
-
-function gc(): void {
-  (globalThis as { gc?: () => void }).gc?.();
-}
 
 function send(message: Message): void {
   process.stdout.write(`${MESSAGE_PREFIX}${JSON.stringify(message)}\n`);
@@ -31,7 +28,6 @@ function send(message: Message): void {
 async function main(): Promise<void> {
   const settings: Settings = JSON.parse(process.argv[process.argv.length - 1]);
   const root = mkdtempSync(join(tmpdir(), "cairn-bench-"));
-  let locations = 0;
   const engines = new Map<string, SqlEngine>();
   for (const id of NATIVE_IDS) {
     mkdirSync(join(root, id));
@@ -60,22 +56,7 @@ async function main(): Promise<void> {
       native: nativeSqliteVersion(),
       wasm: await wasmSqliteVersion(),
     }),
-    storageLocation: () => join(root, `cairn-${++locations}`),
-    heapBytes: () => {
-      gc();
-      // `external` counts ArrayBuffer contents (Cairn keeps a checkpoint's bytes and columns there).
-      const { heapUsed, external } = process.memoryUsage();
-      return Promise.resolve(heapUsed + external);
-    },
-    fileSizes: (location) =>
-      Promise.resolve(
-        Object.fromEntries(
-          readdirSync(location).map((name) => [name, statSync(join(location, name)).size]),
-        ),
-      ),
-    // The runner starts every runtime in the project's root.
-    readData: (file) => Promise.resolve(readFileSync(join("bench", "data", file))),
-    gc,
+    ...localPlatform(root),
     syncHost,
     freshProcess,
     runSqlite(contender, workload, variant, plan, progress) {

@@ -11,6 +11,12 @@ export interface SideResult {
 
 export type Progress = (phase: string, i: number, n: number) => void;
 
+/** Called around the measured samples (after warm-up): bench/profile.ts profiles only those. */
+export interface SampleHooks {
+  beforeSamples(): Promise<void>;
+  afterSamples(): Promise<void>;
+}
+
 /**
  * Samples per row: ≥ 30 for µs-scale rows, ≥ 7 for ms-scale rows (one warm-up for rows of
  * seconds); quick mode takes a few. A size does not change between samples of one document: one.
@@ -53,6 +59,7 @@ export async function runSide<C>(
   variant: Variant,
   plan: Plan,
   progress: Progress,
+  hooks?: SampleHooks,
 ): Promise<SideResult> {
   progress("setup", 0, 1);
   const state = await side.setup(ctx, variant, plan);
@@ -63,10 +70,12 @@ export async function runSide<C>(
       await side.sample(state, index++);
     }
     const samples: number[] = [];
+    await hooks?.beforeSamples();
     for (let i = 0; i < plan.samples; i++) {
       progress("sample", i + 1, plan.samples);
       samples.push(await side.sample(state, index++));
     }
+    await hooks?.afterSamples();
     let latencies: number[] | undefined;
     if (side.latency) {
       progress("latency", 0, 1);

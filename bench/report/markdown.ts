@@ -70,10 +70,14 @@ export function buildReport(envelope: Envelope, source: string): ReportFiles {
     "deno task bench --baseline=bench/results/<earlier>.json          # fail on a > 20 % regression",
     "deno task bench:report [envelope.json]                           # regenerate this page",
     "deno task bench:serve                                            # the bench page, to run by hand",
+    "deno task bench:profile --filter=W04 --contender=cairn-trusted   # where Cairn's time goes in rows",
     "```",
     "",
     "A full run writes its envelope to `bench/results/`, to be committed; quick and partial " +
-    "runs write to `bench/results/local/`, which git ignores.",
+    "runs write to `bench/results/local/`, which git ignores. `bench:profile` runs a row's " +
+    "Cairn side as the runner does and prints a CPU profile of its measured samples (by module " +
+    "and by function; `--runtime=node` for Node, `--out=DIR` for .cpuprofile files); its " +
+    "timings are a profiled process's, not the runner's.",
     "",
     ...glanceSection(runtimes, charts),
     ...statusSection(envelope),
