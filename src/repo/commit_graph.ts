@@ -7,39 +7,8 @@
  */
 import type { Block } from "../core/block.ts";
 import { type Commit, commitId, type FieldRecord, parseCommitId } from "../core/commit.ts";
-import { blockCommitFromTuple, commitFromTuple, unpackBytes } from "../core/commit_codec.ts";
-import type { HeldBlock } from "./held_blocks.ts";
+import { HeldBlock } from "./held_blocks.ts";
 import { StampHeap } from "./stamp_heap.ts";
-
-/**
- * One block's commits held as the block body's bytes (the held block's, in the repository's byte
- * arena); a commit is decoded when a walk needs it. History kept this way costs its encoding
- * (about 75 bytes for a one-field update) instead of a commit object with its parents array, id
- * string and change record (about 300 bytes of heap), and the objects a write made die young
- * instead of filling the old generation, where every major GC marks them again.
- */
-class EncodedCommits {
-  readonly #held: HeldBlock;
-  /** Whether the body has the version 1 layout. */
-  readonly #legacy: boolean;
-  /** Where each commit starts in the body, then where the last one ends (a plain array: smaller). */
-  readonly #offsets: number[];
-
-  constructor(block: Block, held: HeldBlock, offsets: Uint32Array) {
-    // Not the block itself: it holds the commit objects that this replaces.
-    this.#held = held;
-    this.#legacy = block.version === 1;
-    this.#offsets = Array.from(offsets);
-  }
-
-  /** A new object each time: commits from the graph are not compared by identity. */
-  decode(seq: number): Commit {
-    const held = this.#held;
-    const i = seq - held.firstCommitSeq;
-    const tuple = unpackBytes(held.body, "commit", this.#offsets[i], this.#offsets[i + 1]);
-    return this.#legacy ? commitFromTuple(tuple) : blockCommitFromTuple(tuple, held.session);
-  }
-}
 
 /**
  * How many values at delta commits the graph keeps: enough for the leaves of an item many peers
@@ -54,7 +23,7 @@ export class CommitGraph {
    * check it), so these arrays stay dense; and indexing by number avoids hashing a fresh id
    * string per write, which cost more than the rest of a write together.
    */
-  readonly #bySession = new Map<string, (Commit | EncodedCommits)[]>();
+  readonly #bySession = new Map<string, (Commit | HeldBlock)[]>();
   /** Where commits this graph does not hold may still be found: a restored snapshot's leaves. */
   #missing: ((session: string, seq: number) => Commit | undefined) | undefined;
   /** Values at delta commits lately asked for, oldest first (see #rememberDeltaValue). */
@@ -71,7 +40,7 @@ export class CommitGraph {
     const parsed = parseCommitId(id);
     if (!parsed) return undefined;
     const entry = this.#bySession.get(parsed.session)?.[parsed.seq - 1];
-    if (entry instanceof EncodedCommits) return entry.decode(parsed.seq);
+    if (entry instanceof HeldBlock) return entry.decode(parsed.seq);
     return entry ?? this.#found(parsed.session, parsed.seq);
   }
 
@@ -96,18 +65,21 @@ export class CommitGraph {
   }
 
   /**
-   * From now on holds an added block's commits as its body (see EncodedCommits), when the
-   * offsets of its commits are known and their seqs leave no gap; else keeps the objects.
+   * From now on holds an added block's commits as the held block's body, decoded when a walk
+   * needs one, when the block can decode them and their seqs leave no gap; else keeps the
+   * objects. History kept this way costs its encoding (about 75 bytes for a one-field update)
+   * instead of a commit object with its parents array, id string and change record (about 300
+   * bytes of heap), and the objects a write made die young instead of filling the old
+   * generation, where every major GC marks them again.
    */
-  keepEncoded(block: Block, held: HeldBlock, commitOffsets: Uint32Array | undefined): void {
+  keepEncoded(block: Block, held: HeldBlock): void {
     const { session, commits } = block;
     const firstSeq = commits[0].seq;
     const entries = this.#bySession.get(session);
     const gapless = commits[commits.length - 1].seq - firstSeq === commits.length - 1;
-    if (!commitOffsets || !entries || !gapless) return;
-    const encoded = new EncodedCommits(block, held, commitOffsets);
+    if (!held.decodable || !entries || !gapless) return;
     for (const commit of commits) {
-      if (entries[commit.seq - 1] === commit) entries[commit.seq - 1] = encoded;
+      if (entries[commit.seq - 1] === commit) entries[commit.seq - 1] = held;
     }
   }
 

@@ -4,13 +4,20 @@
  * graph decodes history from the same bodies.
  */
 import type { SealedBlock } from "../core/block.ts";
+import type { Commit } from "../core/commit.ts";
+import { blockCommitFromTuple, commitFromTuple, unpackBytes } from "../core/commit_codec.ts";
 import type { VersionVector } from "./session_chains.ts";
 import { causalOrder } from "./block_order.ts";
 import { ByteArena } from "./byte_arena.ts";
 
 /**
  * What the repository keeps of a block once it is applied: enough to export it, its body and
- * signature stored in the repository's byte arena (byte_arena.ts) and read as views of it.
+ * signature stored in the repository's byte arena (byte_arena.ts) and read as views of it, and
+ * where each commit's encoding is in the body, so that the commit graph can hold history as these
+ * bytes and decode a commit when a walk needs it (CommitGraph.keepEncoded).
+ *
+ * With a block per keystroke there are as many of these as edits, so its size counts: one object
+ * of small integers, and for a block of one commit no array of offsets (X01h).
  */
 export class HeldBlock {
   readonly session: string;
@@ -22,8 +29,16 @@ export class HeldBlock {
   readonly #at: number;
   readonly #bodyLength: number;
   readonly #signatureLength: number;
+  /** Whether the body has the version 1 layout. */
+  readonly #legacy: boolean;
+  /**
+   * Where each commit starts in the body, then where the last one ends (a plain array: smaller
+   * than a typed one); for a block of one commit ending with the body, where it starts; undefined
+   * when not known (a body this process did not write or check).
+   */
+  readonly #commitsAt: number | number[] | undefined;
 
-  constructor({ block, body }: SealedBlock, arena: ByteArena) {
+  constructor({ block, body, commitOffsets }: SealedBlock, arena: ByteArena) {
     const { session, seq, commits, signature } = block;
     this.session = session;
     this.seq = seq;
@@ -34,6 +49,24 @@ export class HeldBlock {
     this.#at = at;
     this.#bodyLength = body.length;
     this.#signatureLength = signature.length;
+    this.#legacy = block.version === 1;
+    this.#commitsAt = commitOffsets?.length === 2 && commitOffsets[1] === body.length
+      ? commitOffsets[0]
+      : commitOffsets && Array.from(commitOffsets);
+  }
+
+  /** Whether its commits can be decoded one by one (see decode). */
+  get decodable(): boolean {
+    return this.#commitsAt !== undefined;
+  }
+
+  /** The commit of this block with `seq`; only when decodable and the seqs have no gap. */
+  decode(seq: number): Commit {
+    const i = seq - this.firstCommitSeq;
+    const at = this.#commitsAt!;
+    const [start, end] = typeof at === "number" ? [at, this.#bodyLength] : [at[i], at[i + 1]];
+    const tuple = unpackBytes(this.body, "commit", start, end);
+    return this.#legacy ? commitFromTuple(tuple) : blockCommitFromTuple(tuple, this.session);
   }
 
   get body(): Uint8Array {

@@ -551,7 +551,7 @@ export class Repository {
         for (const commit of sealed.block.commits) {
           if (!this.#graph.has(commitId(commit))) this.#graph.add(commit);
         }
-        this.#chains.recordHistory(sealed.block.session, sealed.block.seq, sealed.hash);
+        this.#chains.recordHistory(sealed.block.session, sealed.block.seq, sealed.digest);
       }
       this.#blocks.addHistory(blocks);
       this.#history = undefined;
@@ -902,7 +902,7 @@ export class Repository {
       this.#commitSeq = Math.max(this.#commitSeq, commits[commits.length - 1].seq);
     }
     const held = this.#blocks.add(sealed, place === "gap");
-    this.#graph.keepEncoded(sealed.block, held, sealed.commitOffsets);
+    this.#graph.keepEncoded(sealed.block, held);
     this.#chains.record(sealed);
   }
 }

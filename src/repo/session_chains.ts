@@ -14,6 +14,7 @@
  * duplicates): repair needs no other request.
  */
 import { type ChainTip, checkChain, type SealedBlock } from "../core/block.ts";
+import { toBase64Url } from "../core/bytes.ts";
 import { CairnError } from "../core/errors.ts";
 
 /** Per-session progress: `{ [session]: last block seq held with none missing before it }`. */
@@ -34,10 +35,43 @@ interface Gap {
   last: number;
 }
 
+const DIGEST_BYTES = 32;
+
+/**
+ * One session's block hashes by seq, as the digests' bytes: a hash string costs about 64 bytes of
+ * heap and an array slot, which with a block per keystroke is a tenth of what the repository keeps
+ * per block (X01h). A digest of 32 zero bytes marks a block not held: SHA-256 gives it to no input
+ * anyone can find.
+ */
+class BlockHashes {
+  #digests = new Uint8Array(4 * DIGEST_BYTES);
+
+  get(seq: number): string | undefined {
+    const digests = this.#digests;
+    const start = (seq - 1) * DIGEST_BYTES;
+    const end = start + DIGEST_BYTES;
+    if (seq < 1 || end > digests.length) return undefined;
+    for (let i = start; i < end; i++) {
+      if (digests[i] !== 0) return toBase64Url(digests.subarray(start, end));
+    }
+    return undefined;
+  }
+
+  set(seq: number, digest: Uint8Array): void {
+    const end = seq * DIGEST_BYTES;
+    if (end > this.#digests.length) {
+      const grown = new Uint8Array(Math.max(end, this.#digests.length * 2));
+      grown.set(this.#digests);
+      this.#digests = grown;
+    }
+    this.#digests.set(digest, end - DIGEST_BYTES);
+  }
+}
+
 export class SessionChains {
   readonly #tips = new Map<string, ChainTip>();
-  /** Block hashes per session, at index seq - 1; a hole is a block not held. */
-  readonly #hashes = new Map<string, string[]>();
+  /** Block hashes per session. */
+  readonly #hashes = new Map<string, BlockHashes>();
   /** Per session, its gaps in ascending order; sessions without gaps have no entry. */
   readonly #gaps = new Map<string, Gap[]>();
   /** Per session: seq → the hash the missing block there must have (named by the next block). */
@@ -81,7 +115,7 @@ export class SessionChains {
 
   /** The held block's hash at `seq` of `session`'s chain, if held. */
   hashAt(session: string, seq: number): string | undefined {
-    return this.#hashes.get(session)?.[seq - 1];
+    return this.#hashes.get(session)?.get(seq);
   }
 
   /**
@@ -136,7 +170,7 @@ export class SessionChains {
     } else {
       this.#removeFromGap(session, seq);
     }
-    hashes[seq - 1] = sealed.hash;
+    hashes.set(seq, sealed.digest);
     if (this.#gaps.size === 0) {
       if (this.#pinned.size > 0) this.#pinned.clear(); // the last gap was just filled
       return; // the usual case: nothing is missing
@@ -147,8 +181,8 @@ export class SessionChains {
   }
 
   /** Records the hash of a block held in history that a snapshot stood for (no tip change). */
-  recordHistory(session: string, seq: number, hash: string): void {
-    this.#hashesOf(session)[seq - 1] = hash;
+  recordHistory(session: string, seq: number, digest: Uint8Array): void {
+    this.#hashesOf(session).set(seq, digest);
   }
 
   /** Restores a tip from a snapshot. */
@@ -183,9 +217,9 @@ export class SessionChains {
     if (gaps.length === 0) this.#gaps.delete(session);
   }
 
-  #hashesOf(session: string): string[] {
+  #hashesOf(session: string): BlockHashes {
     let hashes = this.#hashes.get(session);
-    if (!hashes) this.#hashes.set(session, hashes = []);
+    if (!hashes) this.#hashes.set(session, hashes = new BlockHashes());
     return hashes;
   }
 }

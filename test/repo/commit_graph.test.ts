@@ -44,7 +44,7 @@ test("commit graph: commits kept as their block's bytes decode to equal commits"
       assert.deepEqual(block.commitOffsets, sealed.commitOffsets);
       const graph = new CommitGraph();
       for (const c of block.block.commits) graph.add(c);
-      graph.keepEncoded(block.block, new HeldBlock(block, new ByteArena()), block.commitOffsets);
+      graph.keepEncoded(block.block, new HeldBlock(block, new ByteArena()));
       for (const c of block.block.commits) {
         const id = commitId(c);
         assert.ok(graph.has(id), id);
@@ -69,8 +69,26 @@ test("commit graph: a block with a gap in its commit seqs keeps its commit objec
   const sealed = await sealBlock({ ...fields, commits }, null, suite);
   const graph = new CommitGraph();
   for (const c of commits) graph.add(c);
-  graph.keepEncoded(sealed.block, new HeldBlock(sealed, new ByteArena()), sealed.commitOffsets);
+  graph.keepEncoded(sealed.block, new HeldBlock(sealed, new ByteArena()));
   for (const c of commits) assert.equal(graph.get(commitId(c)), c);
+});
+
+test("commit graph: a block whose commit offsets are not known keeps its commit objects", async () => {
+  const suite = await cryptoSuite();
+  const author = await newAuthor(suite);
+  for (const commits of [1, 3]) {
+    const fields = fc.sample(
+      contiguousBlock(author).filter((f) => f.commits.length === commits),
+      { numRuns: 1, seed: 11 },
+    )[0];
+    const { commitOffsets: _, ...withoutOffsets } = await sealBlock(fields, null, suite);
+    const held = new HeldBlock(withoutOffsets, new ByteArena());
+    assert.equal(held.decodable, false);
+    const graph = new CommitGraph();
+    for (const c of fields.commits) graph.add(c);
+    graph.keepEncoded(withoutOffsets.block, held);
+    for (const c of fields.commits) assert.equal(graph.get(commitId(c)), c);
+  }
 });
 
 /** The value at `at` walked from scratch: what valueAt computes, without anything remembered. */

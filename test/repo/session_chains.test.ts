@@ -1,20 +1,30 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { SealedBlock } from "../../src/core/block.ts";
+import { toBase64Url } from "../../src/core/bytes.ts";
 import { isCairnError } from "../../src/core/errors.ts";
 import { causalOrder } from "../../src/repo/block_order.ts";
 import { SessionChains } from "../../src/repo/session_chains.ts";
 
-/** A stand-in for a sealed block: what chain bookkeeping reads of it. Hash "h<seq>". */
-function block(seq: number, session = "S", hash = `h${seq}`): SealedBlock {
+/** A stand-in digest named by a label: its bytes, then ones to 32 bytes. */
+function digestOf(label: string): Uint8Array {
+  const digest = new Uint8Array(32).fill(1);
+  digest.set(new TextEncoder().encode(label));
+  return digest;
+}
+
+/** A stand-in for a sealed block: what chain bookkeeping reads of it. Digest labelled "h<seq>". */
+function block(seq: number, session = "S", label = `h${seq}`): SealedBlock {
+  const digest = digestOf(label);
   return {
     block: {
       session,
       seq,
-      prev: seq === 1 ? "" : `h${seq - 1}`,
+      prev: seq === 1 ? "" : toBase64Url(digestOf(`h${seq - 1}`)),
       commits: [{ seq }],
     },
-    hash,
+    digest,
+    hash: toBase64Url(digest),
   } as unknown as SealedBlock;
 }
 
@@ -72,6 +82,21 @@ test("a block that contradicts a gap's neighbours is a fork, and a stored gap is
   assert.throws(() => chains.place(block(9)), (err) => isCairnError(err, "E_CHAIN_GAP"));
   assert.equal(chains.place(block(9), true), "next");
   assert.equal(chains.missing().length, 1);
+});
+
+test("the hash of each block held, past any number of blocks and sessions; none for the others", () => {
+  const chains = storedWithout(300, [7, 150]);
+  chains.record(block(1, "T"));
+  for (const seq of [1, 6, 8, 149, 151, 300]) {
+    assert.equal(chains.hashAt("S", seq), toBase64Url(digestOf(`h${seq}`)), `S ${seq}`);
+  }
+  for (const seq of [0, 7, 150, 301, 100_000]) assert.equal(chains.hashAt("S", seq), undefined);
+  assert.equal(chains.hashAt("T", 1), toBase64Url(digestOf("h1")));
+  assert.equal(chains.hashAt("T", 2), undefined);
+  assert.equal(chains.hashAt("U", 1), undefined);
+  chains.recordHistory("U", 3, digestOf("old"));
+  assert.equal(chains.hashAt("U", 3), toBase64Url(digestOf("old")));
+  assert.equal(chains.hashAt("U", 2), undefined);
 });
 
 test("causal order puts a block that came back before the blocks that depend on it", () => {
