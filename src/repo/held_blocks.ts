@@ -99,10 +99,15 @@ export class HeldBlocks {
     return held;
   }
 
-  /** Puts blocks that came before every held one (a snapshot's history) in front of them. */
-  addHistory(blocks: readonly SealedBlock[]): void {
-    // Not unshift(...blocks): a spread of that many arguments can overflow the stack.
-    this.#blocks = blocks.map((sealed) => new HeldBlock(sealed, this.#arena)).concat(this.#blocks);
+  /**
+   * Puts blocks that came before every held one (a snapshot's history) in front of them; returns
+   * them as held, in the same order.
+   */
+  addHistory(blocks: readonly SealedBlock[]): HeldBlock[] {
+    const history = blocks.map((sealed) => new HeldBlock(sealed, this.#arena));
+    // Not unshift(...history): a spread of that many arguments can overflow the stack.
+    this.#blocks = history.concat(this.#blocks);
+    return history;
   }
 
   /** The blocks a peer at `since` lacks, in a causal order. */

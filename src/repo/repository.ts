@@ -553,7 +553,10 @@ export class Repository {
         }
         this.#chains.recordHistory(sealed.block.session, sealed.block.seq, sealed.digest);
       }
-      this.#blocks.addHistory(blocks);
+      // Held as their bodies from now on, like blocks applied here (the leaves stay objects).
+      this.#blocks.addHistory(blocks).forEach((held, i) => {
+        this.#graph.keepEncoded(blocks[i].block, held);
+      });
       this.#history = undefined;
     }).finally(() => {
       this.#hydrating = undefined;
