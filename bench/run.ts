@@ -14,12 +14,13 @@ import { parseArgs } from "node:util";
 import { dirname } from "node:path";
 import { runBrowserRuntime } from "./drivers/browser.ts";
 import { stopBundler } from "../scripts/lib/bundles.ts";
+import { chromiumPath } from "../scripts/lib/chromium.ts";
 import { Collector } from "./drivers/collect.ts";
 import { runServerRuntime } from "./drivers/server.ts";
 import { compareWithBaseline } from "./report/baseline.ts";
 import { renderRuntimeTable } from "./report/console_table.ts";
 import { plannedCells } from "./entry/suite.ts";
-import { type Envelope, ENVELOPE_FORMAT } from "./lib/envelope.ts";
+import { type Envelope, ENVELOPE_FORMAT, type RuntimeResult } from "./lib/envelope.ts";
 import { defaultEnvelopePath, listEnvelopes, readEnvelope } from "./lib/results_dir.ts";
 import { describeCommit, describeMachine } from "./lib/machine.ts";
 import { ProgressLine } from "./lib/progress.ts";
@@ -101,8 +102,29 @@ async function timeLeft(
   return [new TimeLeft(plan, earlier ? earlierTimes(earlier) : undefined), offsets];
 }
 
+/**
+ * One runtime's rows. A runtime that cannot run to its end (a browser that does not start) ends
+ * with that as its problem and the rows it measured, so the runtimes before it are still written.
+ */
+async function runRuntime(
+  runtime: RuntimeName,
+  settings: Settings,
+  collector: Collector,
+  echo: (text: string) => void,
+): Promise<RuntimeResult> {
+  try {
+    return runtime === "browser"
+      ? await runBrowserRuntime(settings, collector, echo)
+      : await runServerRuntime(runtime, settings, collector, echo);
+  } catch (err) {
+    return collector.finish(`did not run to its end: ${(err as Error)?.message ?? err}`);
+  }
+}
+
 async function main(): Promise<number> {
   const opts = options();
+  // Before an hour of Deno and Node rows, not after them.
+  if (opts.runtimes.includes("browser")) chromiumPath();
   const previous = opts.baseline ? await readEnvelope(opts.baseline) : undefined;
   const envelope: Envelope = {
     format: ENVELOPE_FORMAT,
@@ -125,9 +147,7 @@ async function main(): Promise<number> {
   for (const runtime of opts.runtimes) {
     console.log(`\n━━ ${runtime} ━━`);
     const collector = new Collector(runtime, progress);
-    const result = runtime === "browser"
-      ? await runBrowserRuntime(opts.settings, collector, echo)
-      : await runServerRuntime(runtime, opts.settings, collector, echo);
+    const result = await runRuntime(runtime, opts.settings, collector, echo);
     envelope.runtimes[runtime] = result;
     console.log(renderRuntimeTable(runtime, result));
     console.log(`(${runtime}: ${(result.ms / 1000).toFixed(1)} s)`);
