@@ -101,13 +101,14 @@ function areaOf(frame: CallFrame, bundle: BundleModules | undefined): string {
   return path === "" ? "V8 builtins" : "other";
 }
 
+/**
+ * A function by its name and module. Not its line: the profiled code is what the runtime ran (Deno's
+ * JavaScript made from the TypeScript, or a bundle), whose lines are not the source's.
+ */
 function functionOf(frame: CallFrame, bundle: BundleModules | undefined): string {
   const name = frame.functionName || "(anonymous)";
   const source = sourcePath(frame, bundle);
-  // A line in a bundle is not the source's line: the module's path alone then.
-  if (source && frame.url === bundle?.url) return `${name} ${source}`;
-  if (source) return `${name} ${source}:${frame.lineNumber + 1}`;
-  return `${name} [${areaOf(frame, bundle)}]`;
+  return source ? `${name} ${source}` : `${name} [${areaOf(frame, bundle)}]`;
 }
 
 /** Each sample's weight: the time until the next sample (the last: until the profile's end). */

@@ -41,10 +41,10 @@ test("cpu profile: self time by area and function, time on the stack for Cairn's
   assert.equal(share(summary.areas, "src/repo/a.ts"), 1);
   assert.equal(share(summary.areas, "GC"), 2);
   assert.equal(share(summary.areas, "idle (waiting for I/O or timers)"), 4);
-  assert.equal(share(summary.self, "sign src/core/b.ts:20"), 3);
+  assert.equal(share(summary.self, "sign src/core/b.ts"), 3);
   // write is on the stack under sign and GC too: 3 + 1 + 2 ms.
-  assert.equal(share(summary.onStack, "write src/repo/a.ts:10"), 6);
-  assert.equal(share(summary.onStack, "sign src/core/b.ts:20"), 3);
+  assert.equal(share(summary.onStack, "write src/repo/a.ts"), 6);
+  assert.equal(share(summary.onStack, "sign src/core/b.ts"), 3);
   assert.equal(summary.onStack.length, 2, "only Cairn's own functions");
   assert.equal(summary.areas[0].name, "idle (waiting for I/O or timers)", "ranked by time");
   assert.equal(summary.areas[0].share, 0.4);
@@ -65,7 +65,6 @@ test("cpu profile: frames of a bundle are told apart by its module comments", ()
   bundled.nodes[2].callFrame = { functionName: "sign", url, lineNumber: 4 };
   const summary = summarizeProfile(bundled, 20, bundle);
   assert.equal(share(summary.areas, "src/core/b.ts"), 3);
-  // A bundle's line is not the source's: the function is named by its module alone.
   assert.equal(share(summary.self, "sign src/core/b.ts"), 3);
   assert.equal(share(summary.onStack, "write src/repo/a.ts"), 6);
 });
