@@ -80,7 +80,10 @@ export class HeldBlock {
 }
 
 export class HeldBlocks {
+  /** In a causal order, so each session's blocks in the order of their seqs (see since). */
   #blocks: HeldBlock[] = [];
+  /** Every session some held block is of. */
+  readonly #sessions = new Set<string>();
   readonly #arena = new ByteArena();
   /** False once a block lost to damage came back: it belongs earlier than the end of the list. */
   #inOrder = true;
@@ -95,6 +98,7 @@ export class HeldBlocks {
   add(sealed: SealedBlock, outOfOrder: boolean): HeldBlock {
     const held = new HeldBlock(sealed, this.#arena);
     this.#blocks.push(held);
+    this.#sessions.add(held.session);
     if (outOfOrder) this.#inOrder = false;
     return held;
   }
@@ -105,6 +109,7 @@ export class HeldBlocks {
    */
   addHistory(blocks: readonly SealedBlock[]): HeldBlock[] {
     const history = blocks.map((sealed) => new HeldBlock(sealed, this.#arena));
+    for (const held of history) this.#sessions.add(held.session);
     // Not unshift(...history): a spread of that many arguments can overflow the stack.
     this.#blocks = history.concat(this.#blocks);
     return history;
@@ -116,7 +121,19 @@ export class HeldBlocks {
       this.#blocks = causalOrder(this.#blocks, (held) => this.#parentsIn(held));
       this.#inOrder = true;
     }
-    return this.#blocks.filter((held) => held.seq > (since[held.session] ?? 0));
+    // From the newest back, until every session has reached a block the peer has: each
+    // session's blocks are in the order of their seqs, so none before that one is lacking. A peer
+    // nearly up to date costs the blocks it lacks (and those between them), not all that are
+    // held: X02's replicas export to each other at every merge of the trace.
+    const blocks = this.#blocks;
+    const open = new Set(this.#sessions);
+    const lacking: HeldBlock[] = [];
+    for (let i = blocks.length - 1; i >= 0 && open.size > 0; i--) {
+      const held = blocks[i];
+      if (held.seq > (since[held.session] ?? 0)) lacking.push(held);
+      else open.delete(held.session);
+    }
+    return lacking.reverse();
   }
 
   /** The parent ids of a held block's commits. */

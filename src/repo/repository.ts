@@ -944,13 +944,22 @@ function mayHoldTextEdits(wire: FieldRecord | undefined): boolean {
 }
 
 /**
- * The leaves that are not parents of `commit`. Compared by session and seq: an item with L
- * concurrent leaves checks them all at each commit, and making each one's id string cost more
- * than the rest of it.
+ * The leaves that are not parents of `commit`. Compared by seq, then session: an item with L
+ * concurrent leaves checks them all at each commit (X05: 1,540), so this is plain loops over
+ * numbers first; making each leaf's id string cost more than the rest of it, and a filter with a
+ * closure per leaf was a fifth of X05's time.
  */
 function leavesNotUnder(leaves: readonly Commit[], commit: Commit): Commit[] {
   const parents = commit.parents.map(parseCommitId);
-  return leaves.filter((leaf) =>
-    !parents.some((parent) => parent?.session === leaf.session && parent.seq === leaf.seq)
-  );
+  const kept: Commit[] = [];
+  for (let i = 0; i < leaves.length; i++) {
+    const leaf = leaves[i];
+    let under = false;
+    for (let p = 0; p < parents.length && !under; p++) {
+      const parent = parents[p];
+      under = parent !== undefined && parent.seq === leaf.seq && parent.session === leaf.session;
+    }
+    if (!under) kept.push(leaf);
+  }
+  return kept;
 }
