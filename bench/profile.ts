@@ -20,19 +20,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { spawnSync } from "node:child_process";
-import { cairnCtx, detectFeatures } from "./contenders/cairn.ts";
-import { textCtx } from "./contenders/text.ts";
+import { detectFeatures } from "./contenders/cairn.ts";
 import { localPlatform } from "./entry/local_platform.ts";
-import { selectWorkloads, workloadContenders } from "./entry/suite.ts";
+import { runEngineSide, selectWorkloads, workloadContenders } from "./entry/suite.ts";
 import {
   BundleModules,
   type CpuProfile,
   formatSummary,
   summarizeProfile,
 } from "./lib/cpu_profile.ts";
-import { planFor, runSide, type SampleHooks } from "./lib/measure.ts";
+import { planFor, type SampleHooks } from "./lib/measure.ts";
 import { summarize } from "./lib/stats.ts";
-import { isTextWorkload, type RuntimeName } from "./lib/types.ts";
+import type { RuntimeName } from "./lib/types.ts";
 import type { BenchWorkload } from "./workloads/common.ts";
 
 const isDeno = "Deno" in globalThis;
@@ -96,23 +95,16 @@ async function profileRow(
     const profiler = new SampleProfiler();
     try {
       const progress = () => {};
-      const { samples } = isTextWorkload(workload)
-        ? await runSide(
-          workload.text,
-          textCtx(args.contender, features, platform),
-          variant,
-          plan,
-          progress,
-          profiler,
-        )
-        : await runSide(
-          workload.cairn,
-          cairnCtx(args.contender, features, platform),
-          variant,
-          plan,
-          progress,
-          profiler,
-        );
+      const { samples } = await runEngineSide(
+        workload,
+        args.contender,
+        features,
+        platform,
+        variant,
+        plan,
+        progress,
+        profiler,
+      );
       console.log(`\n${title} (${runtime})`);
       const { median } = summarize(samples);
       console.log(

@@ -9,7 +9,13 @@ import { textCtx, type TextPlatform } from "../contenders/text.ts";
 import type { BenchWorkload, SqlBenchWorkload } from "../workloads/common.ts";
 import { WORKLOADS } from "../workloads/index.ts";
 import { percentiles, timerResolutionUs } from "../lib/stats.ts";
-import { planFor, type Progress, runSide, type SideResult } from "../lib/measure.ts";
+import {
+  planFor,
+  type Progress,
+  runSide,
+  type SampleHooks,
+  type SideResult,
+} from "../lib/measure.ts";
 import {
   type Feature,
   FEATURE_ISSUE,
@@ -87,6 +93,32 @@ export function plannedCells(runtime: RuntimeName, settings: Settings): PlannedC
   );
 }
 
+/**
+ * Runs the side of `workload` that a contender other than SQLite takes: a text engine's in text
+ * rows, Cairn's in the others. `hooks`: see bench/profile.ts.
+ */
+export function runEngineSide(
+  workload: BenchWorkload,
+  contender: string,
+  features: Record<Feature, boolean>,
+  platform: TextPlatform,
+  variant: Variant,
+  plan: Plan,
+  progress: Progress,
+  hooks?: SampleHooks,
+): Promise<SideResult> {
+  return isTextWorkload(workload)
+    ? runSide(workload.text, textCtx(contender, features, platform), variant, plan, progress, hooks)
+    : runSide(
+      workload.cairn,
+      cairnCtx(contender, features, platform),
+      variant,
+      plan,
+      progress,
+      hooks,
+    );
+}
+
 export async function runSuite(
   settings: Settings,
   platform: Platform,
@@ -160,22 +192,8 @@ async function runCell(
     };
   }
   try {
-    const result = isTextWorkload(workload)
-      ? await runSide(
-        workload.text,
-        textCtx(contender.id, features, platform),
-        variant,
-        plan,
-        progress,
-      )
-      : contender.family === "cairn"
-      ? await runSide(
-        workload.cairn,
-        cairnCtx(contender.id, features, platform),
-        variant,
-        plan,
-        progress,
-      )
+    const result = isTextWorkload(workload) || contender.family === "cairn"
+      ? await runEngineSide(workload, contender.id, features, platform, variant, plan, progress)
       : await platform.runSqlite(contender.id, workload, variant, plan, progress);
     return {
       status: "ok",
