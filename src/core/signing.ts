@@ -7,6 +7,8 @@
 export const PUBLIC_KEY_BYTES = 32;
 export const SECRET_KEY_BYTES = 32;
 export const SIGNATURE_BYTES = 64;
+/** A SHA-256 digest: what a block's hash and a checkpoint's seal are made of. */
+export const DIGEST_BYTES = 32;
 
 /** A key pair able to sign. `secret` is the 32-byte seed: store it to reopen as the same session. */
 export interface SigningKey {

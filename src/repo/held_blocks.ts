@@ -64,8 +64,13 @@ export class HeldBlock {
   decode(seq: number): Commit {
     const i = seq - this.firstCommitSeq;
     const at = this.#commitsAt!;
-    const [start, end] = typeof at === "number" ? [at, this.#bodyLength] : [at[i], at[i + 1]];
-    const tuple = unpackBytes(this.body, "commit", start, end);
+    const one = typeof at === "number";
+    const tuple = unpackBytes(
+      this.body,
+      "commit",
+      one ? at : at[i],
+      one ? this.#bodyLength : at[i + 1],
+    );
     return this.#legacy ? commitFromTuple(tuple) : blockCommitFromTuple(tuple, this.session);
   }
 

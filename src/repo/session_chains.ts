@@ -16,6 +16,7 @@
 import { type ChainTip, checkChain, type SealedBlock } from "../core/block.ts";
 import { toBase64Url } from "../core/bytes.ts";
 import { CairnError } from "../core/errors.ts";
+import { DIGEST_BYTES } from "../core/signing.ts";
 
 /** Per-session progress: `{ [session]: last block seq held with none missing before it }`. */
 export type VersionVector = Record<string, number>;
@@ -34,8 +35,6 @@ interface Gap {
   first: number;
   last: number;
 }
-
-const DIGEST_BYTES = 32;
 
 /**
  * One session's block hashes by seq, as the digests' bytes: a hash string costs about 64 bytes of

@@ -17,10 +17,13 @@
  * another key or for another repository.
  */
 import { CairnError } from "../core/errors.ts";
-import { type CryptoSuite, SIGNATURE_BYTES, type SigningKey } from "../core/signing.ts";
+import {
+  type CryptoSuite,
+  DIGEST_BYTES,
+  SIGNATURE_BYTES,
+  type SigningKey,
+} from "../core/signing.ts";
 import { corrupt } from "../core/wire_validation.ts";
-
-const DIGEST_BYTES = 32;
 
 /** Bytes the seal takes in the header: the digest, then the signature. */
 export const SEAL_LENGTH = DIGEST_BYTES + SIGNATURE_BYTES;
