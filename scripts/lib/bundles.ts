@@ -113,6 +113,30 @@ export const BROWSER_HALVES_PLUGIN: esbuild.Plugin = {
   },
 };
 
+/** What every build of src/mod.ts in the package shares. */
+const PACKAGE_COMMON: esbuild.BuildOptions = {
+  entryPoints: { mod: "src/mod.ts" },
+  bundle: true,
+  format: "esm",
+  target: "es2022",
+  sourcemap: true,
+  logLevel: "warning",
+  plugins: [INLINE_OPFS_WORKER],
+};
+
+const BROWSER_ONLY = [INLINE_OPFS_WORKER, BROWSER_HALVES_PLUGIN];
+
+/** dist/mod.browser.js: what bundlers take for a browser (the "browser" condition of
+ *  package.json's exports), without what a browser never runs. */
+export const BROWSER_PACKAGE_BUILD: esbuild.BuildOptions = {
+  ...PACKAGE_COMMON,
+  entryPoints: { "mod.browser": "src/mod.ts" },
+  outdir: "dist",
+  platform: "browser",
+  packages: "external",
+  plugins: BROWSER_ONLY,
+};
+
 /** dist/mod.js for Node and bundlers (dependencies stay imports), dist/mod.browser.js the same
  *  for bundlers building for a browser (without what a browser never runs), dist/browser/cairn.js,
  *  one self-contained, minified ES module a plain `<script type="module">` page can import; the
@@ -120,40 +144,22 @@ export const BROWSER_HALVES_PLUGIN: esbuild.Plugin = {
  *  dist/server.js and the `cairndb` command as dist/cli.js, for Deno and Node only. Both browser-facing builds carry the OPFS worker inline; its file is
  *  shipped too, for pages whose Content-Security-Policy forbids blob: workers. */
 export async function buildPackage(): Promise<void> {
-  const common: esbuild.BuildOptions = {
-    entryPoints: { mod: "src/mod.ts" },
-    bundle: true,
-    format: "esm",
-    target: "es2022",
-    sourcemap: true,
-    logLevel: "warning",
-    plugins: [INLINE_OPFS_WORKER],
-  };
-  const browserOnly = [INLINE_OPFS_WORKER, BROWSER_HALVES_PLUGIN];
   await Promise.all([
-    esbuild.build({ ...common, outdir: "dist", platform: "neutral", packages: "external" }),
-    // What bundlers take for a browser (the "browser" condition of package.json's exports).
+    esbuild.build({ ...PACKAGE_COMMON, outdir: "dist", platform: "neutral", packages: "external" }),
+    esbuild.build(BROWSER_PACKAGE_BUILD),
     esbuild.build({
-      ...common,
-      entryPoints: { "mod.browser": "src/mod.ts" },
-      outdir: "dist",
-      platform: "browser",
-      packages: "external",
-      plugins: browserOnly,
-    }),
-    esbuild.build({
-      ...common,
+      ...PACKAGE_COMMON,
       entryPoints: { cairn: "src/mod.ts" },
       outdir: "dist/browser",
       platform: "browser",
       minify: true,
-      plugins: browserOnly,
+      plugins: BROWSER_ONLY,
     }),
     buildOpfsWorker("dist"),
     buildOpfsWorker("dist/browser"),
     // The React bindings import "cairndb" and "react", both left as imports: the app's own.
     esbuild.build({
-      ...common,
+      ...PACKAGE_COMMON,
       entryPoints: { react: "src/react.ts" },
       outdir: "dist",
       platform: "neutral",

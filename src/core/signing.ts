@@ -3,12 +3,20 @@
  * runtime/node_crypto.ts (Deno, Node) and runtime/ed25519.ts (WebCrypto, or @noble/ed25519
  * where WebCrypto lacks Ed25519).
  */
+import { CairnError } from "./errors.ts";
 
 export const PUBLIC_KEY_BYTES = 32;
 export const SECRET_KEY_BYTES = 32;
 export const SIGNATURE_BYTES = 64;
 /** A SHA-256 digest: what a block's hash and a checkpoint's seal are made of. */
 export const DIGEST_BYTES = 32;
+
+/** Throws E_BAD_KEY unless `bytes` is a Uint8Array of the `expected` length. */
+export function checkKeyLength(bytes: Uint8Array, expected: number, what: string): void {
+  if (!(bytes instanceof Uint8Array) || bytes.length !== expected) {
+    throw new CairnError("E_BAD_KEY", `${what} must be ${expected} bytes`);
+  }
+}
 
 /** A key pair able to sign. `secret` is the 32-byte seed: store it to reopen as the same session. */
 export interface SigningKey {

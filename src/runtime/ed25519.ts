@@ -1,13 +1,14 @@
 /**
  * Ed25519 signing behind one small interface: WebCrypto (Chromium, and any runtime with it but
  * without node:crypto: 40–160 µs per operation) and @noble/ed25519 for runtimes without either
- * (6–25× slower). Deno and Node use node:crypto instead (node_crypto.ts). All produce identical
- * bytes: Ed25519 is deterministic.
+ * (6–25× slower, noble_ed25519.ts, loaded only where it is used). Deno and Node use node:crypto
+ * instead (node_crypto.ts). All produce identical bytes: Ed25519 is deterministic.
  */
-import * as noble from "@noble/ed25519";
 import { fromBase64Url } from "../core/bytes.ts";
 import { CairnError } from "../core/errors.ts";
+import { nobleEd25519 } from "./noble_ed25519.ts";
 import {
+  checkKeyLength,
   type Ed25519,
   PUBLIC_KEY_BYTES,
   SECRET_KEY_BYTES,
@@ -39,12 +40,6 @@ const PKCS8_ED25519_PREFIX = new Uint8Array([
 const ALGORITHM = { name: "Ed25519" } as const;
 /** Imported verify keys kept per public key, so a peer's key is imported once, not per block. */
 const VERIFY_KEY_CACHE_LIMIT = 1024;
-
-export function checkKeyLength(bytes: Uint8Array, expected: number, what: string): void {
-  if (!(bytes instanceof Uint8Array) || bytes.length !== expected) {
-    throw new CairnError("E_BAD_KEY", `${what} must be ${expected} bytes`);
-  }
-}
 
 /** The PKCS#8 DER form of a 32-byte secret seed, as key imports take it. */
 export function pkcs8FromSecret(secret: Uint8Array): Uint8Array {
@@ -116,35 +111,10 @@ function createWebCryptoEd25519(subtle: SubtleCrypto): Ed25519 {
   };
 }
 
-/** The pure-JavaScript implementation; used where WebCrypto lacks Ed25519. */
-export const nobleEd25519: Ed25519 = {
-  implementation: "noble",
-  async generate() {
-    const secret = noble.utils.randomSecretKey();
-    return { publicKey: await noble.getPublicKeyAsync(secret), secret, handle: secret };
-  },
-  async fromSecret(secret) {
-    checkKeyLength(secret, SECRET_KEY_BYTES, "secret key");
-    const copy = secret.slice();
-    return { publicKey: await noble.getPublicKeyAsync(copy), secret: copy, handle: copy };
-  },
-  sign(key, data) {
-    return noble.signAsync(data, key.secret);
-  },
-  async verify(publicKey, signature, data) {
-    checkKeyLength(publicKey, PUBLIC_KEY_BYTES, "public key");
-    if (signature.length !== SIGNATURE_BYTES) return false;
-    try {
-      return await noble.verifyAsync(signature, data, publicKey);
-    } catch (err) {
-      throw new CairnError("E_BAD_KEY", "public key is not a valid Ed25519 point", { cause: err });
-    }
-  },
-};
-
-/** WebCrypto Ed25519 if this runtime supports it, else undefined. */
-export async function webCryptoEd25519(): Promise<Ed25519 | undefined> {
-  const subtle = globalThis.crypto?.subtle;
+/** WebCrypto Ed25519 if `subtle` (a runtime's `crypto.subtle`) supports it, else undefined. */
+export async function webCryptoEd25519(
+  subtle: SubtleCrypto | undefined,
+): Promise<Ed25519 | undefined> {
   if (!subtle) return undefined;
   try {
     await subtle.generateKey(ALGORITHM, false, ["sign", "verify"]);
@@ -156,8 +126,13 @@ export async function webCryptoEd25519(): Promise<Ed25519 | undefined> {
 
 let best: Promise<Ed25519> | undefined;
 
+/** WebCrypto's Ed25519 through `subtle` where it has one, else @noble/ed25519's. */
+export async function fastestEd25519(subtle: SubtleCrypto | undefined): Promise<Ed25519> {
+  return await webCryptoEd25519(subtle) ?? await nobleEd25519();
+}
+
 /** The fastest Ed25519 this runtime offers (probed once per process). */
 export function ed25519(): Promise<Ed25519> {
-  best ??= webCryptoEd25519().then((webCrypto) => webCrypto ?? nobleEd25519);
+  best ??= fastestEd25519(globalThis.crypto?.subtle);
   return best;
 }

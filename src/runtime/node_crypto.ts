@@ -12,13 +12,14 @@ import type * as NodeCrypto from "node:crypto";
 import { toBase64Url } from "../core/bytes.ts";
 import { CairnError } from "../core/errors.ts";
 import {
+  checkKeyLength,
   type CryptoSuite,
   type Ed25519,
   PUBLIC_KEY_BYTES,
   SIGNATURE_BYTES,
   type SigningKey,
 } from "../core/signing.ts";
-import { checkKeyLength, keyFromJwk, pkcs8FromSecret } from "./ed25519.ts";
+import { keyFromJwk, pkcs8FromSecret } from "./ed25519.ts";
 import { hasNodeModules } from "./platform.ts";
 
 const NODE_CRYPTO = "node:crypto";

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ed25519, nobleEd25519, webCryptoEd25519 } from "../../src/runtime/ed25519.ts";
+import { ed25519, fastestEd25519, webCryptoEd25519 } from "../../src/runtime/ed25519.ts";
+import { nobleEd25519 } from "../../src/runtime/noble_ed25519.ts";
 import { nodeCryptoSuite } from "../../src/runtime/node_crypto.ts";
 import { cryptoSuite, webCryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { isCairnError } from "../../src/core/errors.ts";
@@ -22,7 +23,7 @@ const message = encodeCommit({
 const serverRuntime = "Deno" in globalThis || "process" in globalThis && "versions" in process;
 
 test("the runtime's suite: node:crypto on Deno and Node, WebCrypto in a browser", async () => {
-  const webCrypto = await webCryptoEd25519();
+  const webCrypto = await webCryptoEd25519(globalThis.crypto.subtle);
   assert.ok(webCrypto, "Deno, Node ≥ 22 and Chromium all support Ed25519 in WebCrypto");
   assert.equal((await ed25519()).implementation, "webcrypto");
   const node = await nodeCryptoSuite();
@@ -46,9 +47,31 @@ test("the suites hash alike: SHA-256 of the same bytes, also from a view into a 
   }
 });
 
+test("where WebCrypto has no Ed25519 (or no WebCrypto at all), @noble/ed25519 signs alike", async () => {
+  const subtle = globalThis.crypto.subtle;
+  // A WebCrypto of the browsers before Ed25519 came to it: everything else works.
+  const withoutEd25519 = new Proxy(subtle, {
+    get(target, name) {
+      if (name !== "generateKey") return Reflect.get(target, name).bind(target);
+      return () => Promise.reject(new DOMException("Unrecognized name", "NotSupportedError"));
+    },
+  });
+  const webCrypto = await fastestEd25519(subtle);
+  const secret = new Uint8Array(32).fill(3);
+  const expected = await webCrypto.sign(await webCrypto.fromSecret(secret), message);
+  for (const lacking of [withoutEd25519, undefined]) {
+    const fallback = await fastestEd25519(lacking);
+    assert.equal(fallback.implementation, "noble");
+    const key = await fallback.fromSecret(secret);
+    assert.deepEqual(await fallback.sign(key, message), expected);
+    assert.equal(await webCrypto.verify(key.publicKey, expected, message), true);
+  }
+  assert.equal(webCrypto.implementation, "webcrypto");
+});
+
 const implementations: [string, () => Promise<Ed25519>][] = [
   ["webcrypto", ed25519],
-  ["noble", () => Promise.resolve(nobleEd25519)],
+  ["noble", nobleEd25519],
 ];
 const node = await nodeCryptoSuite();
 if (node) implementations.push(["node", () => Promise.resolve(node.ed25519)]);
@@ -136,7 +159,10 @@ for (const [label, load] of implementations) {
     const view = pool.subarray(100, 100 + message.length);
     const signature = await impl.sign(key, view);
     assert.equal(signature.buffer.byteLength, 64, "a signature owns its buffer");
-    assert.equal(await nobleEd25519.verify(key.publicKey, signature, message.slice()), true);
+    assert.equal(
+      await (await nobleEd25519()).verify(key.publicKey, signature, message.slice()),
+      true,
+    );
     assert.equal(await impl.verify(key.publicKey, signature, Uint8Array.from(message)), true);
   });
 }

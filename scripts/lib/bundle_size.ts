@@ -1,0 +1,158 @@
+/**
+ * What Cairn costs an app's browser bundle (issue #18). Small apps importing "cairndb" are bundled
+ * as an app's bundler does it — esbuild, minified, split at dynamic imports as Vite splits — and
+ * each output file is gzipped on its own, as a server sends it. What a page loads at start (the
+ * entry and what it imports statically) is counted apart from what it loads later, by a dynamic
+ * import, when that code first runs. test/server/bundle_size.test.ts measures the built package;
+ * the bench runner builds the package's browser file in memory, the same way, and records the
+ * sizes in its envelope.
+ */
+import { gzipSync } from "node:zlib";
+import * as esbuild from "esbuild";
+import { BROWSER_PACKAGE_BUILD } from "./bundles.ts";
+
+export interface BundleApp {
+  readonly name: string;
+  readonly source: string;
+}
+
+/** Three apps, each importing less of Cairn than the one before. */
+export const BUNDLE_APPS: readonly BundleApp[] = [{
+  name: "full app (open, schema, create, live query, sync)",
+  source: `
+    import { Cairn, defineSchema, sync } from "cairndb";
+    const Task = defineSchema({ ns: "task", version: 1, fields: { title: { type: "string", required: true } } });
+    const db = await Cairn.open({ path: "app/db" });
+    const repo = await db.open("/tasks");
+    repo.create(Task, { title: "hello" });
+    repo.query({ schema: Task, sortBy: "title" }).subscribe((tasks) => console.log(tasks.length));
+    sync(db, "wss://sync.example.com");
+  `,
+}, {
+  name: "open + get",
+  source: `
+    import { Cairn } from "cairndb";
+    const db = await Cairn.open({ path: "app/db" });
+    console.log((await db.open("/tasks")).get("a")?.toObject());
+  `,
+}, {
+  name: "commit codec only",
+  source: `
+    import { decodeCommit } from "cairndb";
+    console.log(decodeCommit(new Uint8Array([0x90])));
+  `,
+}];
+
+export interface BundleFiles {
+  minified: number;
+  /** Each file gzipped on its own, summed. */
+  gzipped: number;
+  code: string;
+  /** The modules bundled into these files. */
+  inputs: string[];
+}
+
+export interface AppBundle {
+  /** What a page loads at start. */
+  start: BundleFiles;
+  /** What it may load later, by a dynamic import (@noble/ed25519, where WebCrypto lacks Ed25519). */
+  lazy: BundleFiles;
+}
+
+/**
+ * Where "cairndb" comes from: the built package (dist/, as apps get it), or its browser file
+ * built in memory from the sources with the package's options (nothing written to dist/).
+ */
+export type CairnFrom = "package" | "sources";
+
+const CAIRN_BUILT_IN_MEMORY: esbuild.Plugin = {
+  name: "cairndb-built-in-memory",
+  setup(build) {
+    build.onResolve({ filter: /^cairndb$/ }, () => ({ path: "cairndb", namespace: "in-memory" }));
+    build.onLoad({ filter: /.*/, namespace: "in-memory" }, async () => {
+      const built = await esbuild.build({
+        ...BROWSER_PACKAGE_BUILD,
+        sourcemap: false,
+        write: false,
+      });
+      // The package's own imports (@noble/ed25519) resolve from here, as from dist/.
+      return { contents: built.outputFiles[0].text, loader: "js", resolveDir: "." };
+    });
+  },
+};
+
+/** Bundles one app; the caller stops esbuild (`esbuild.stop()`) when done. */
+export async function bundleApp(source: string, from: CairnFrom): Promise<AppBundle> {
+  const result = await esbuild.build({
+    stdin: { contents: source, resolveDir: ".", loader: "js", sourcefile: "app.js" },
+    bundle: true,
+    minify: true,
+    splitting: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    outdir: "out",
+    metafile: true,
+    write: false,
+    logLevel: "silent",
+    plugins: from === "sources" ? [CAIRN_BUILT_IN_MEMORY] : [],
+  });
+  const outputs = result.metafile.outputs;
+  const entry = Object.keys(outputs).find((path) => outputs[path].entryPoint !== undefined)!;
+  // A file's static imports load with it; its dynamic imports when that code first runs.
+  const reached = (kinds: string[]): Set<string> => {
+    const seen = new Set<string>();
+    for (const pending = [entry]; pending.length > 0;) {
+      const path = pending.pop()!;
+      if (seen.has(path)) continue;
+      seen.add(path);
+      for (const imported of outputs[path].imports) {
+        if (kinds.includes(imported.kind)) pending.push(imported.path);
+      }
+    }
+    return seen;
+  };
+  const atStart = reached(["import-statement"]);
+  const ever = reached(["import-statement", "dynamic-import"]);
+  const files = (paths: string[]): BundleFiles => {
+    const chosen = result.outputFiles.filter((file) =>
+      paths.some((path) => file.path.endsWith(path))
+    );
+    return {
+      minified: chosen.reduce((sum, file) => sum + file.contents.length, 0),
+      gzipped: chosen.reduce((sum, file) => sum + gzipSync(file.contents).length, 0),
+      code: chosen.map((file) => file.text).join("\n"),
+      inputs: paths.flatMap((path) => Object.keys(outputs[path].inputs)),
+    };
+  };
+  return {
+    start: files([...atStart]),
+    lazy: files([...ever].filter((path) => !atStart.has(path))),
+  };
+}
+
+/** One app's sizes in bytes, as the bench envelope records them. */
+export interface BundleSize {
+  app: string;
+  minified: number;
+  gzipped: number;
+  /** Loaded later where WebCrypto lacks Ed25519, gzipped. */
+  lazyGzipped: number;
+}
+
+/** The sizes of every app of BUNDLE_APPS, and the esbuild version that bundled them. */
+export async function measureBundleSizes(
+  from: CairnFrom,
+): Promise<{ esbuild: string; apps: BundleSize[] }> {
+  const apps: BundleSize[] = [];
+  for (const { name, source } of BUNDLE_APPS) {
+    const { start, lazy } = await bundleApp(source, from);
+    apps.push({
+      app: name,
+      minified: start.minified,
+      gzipped: start.gzipped,
+      lazyGzipped: lazy.gzipped,
+    });
+  }
+  return { esbuild: esbuild.version, apps };
+}
