@@ -13,11 +13,13 @@
 import { parseArgs } from "node:util";
 import { dirname } from "node:path";
 import { runBrowserRuntime } from "./drivers/browser.ts";
+import { measureBundleSizes } from "../scripts/lib/bundle_size.ts";
 import { stopBundler } from "../scripts/lib/bundles.ts";
 import { chromiumPath } from "../scripts/lib/chromium.ts";
 import { Collector } from "./drivers/collect.ts";
 import { runServerRuntime } from "./drivers/server.ts";
 import { compareWithBaseline } from "./report/baseline.ts";
+import { renderBundleSizes } from "./report/bundle_sizes.ts";
 import { renderRuntimeTable } from "./report/console_table.ts";
 import { plannedCells } from "./entry/suite.ts";
 import { type Envelope, ENVELOPE_FORMAT, type RuntimeResult } from "./lib/envelope.ts";
@@ -143,6 +145,10 @@ async function main(): Promise<number> {
     `Cairn benchmarks${opts.settings.quick ? " (quick)" : ""} on ${envelope.machine.cpu}, ` +
       `${envelope.machine.cores} cores; commit ${envelope.commit}`,
   );
+  if (opts.runtimes.includes("browser")) {
+    envelope.bundle = await measureBundleSizes("sources");
+    console.log(`\n${renderBundleSizes(envelope.bundle.apps)}`);
+  }
   let failed = 0;
   for (const runtime of opts.runtimes) {
     console.log(`\n━━ ${runtime} ━━`);

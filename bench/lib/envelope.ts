@@ -3,6 +3,7 @@
  * raw rows, and the settings; reading one back and finding a row in one. Runs unchanged on the
  * bench page (where runs are kept on disk: results_dir.ts).
  */
+import type { BundleSize } from "../../scripts/lib/bundle_size.ts";
 import type { Row, RuntimeInfo, RuntimeName, Settings } from "./types.ts";
 
 export const ENVELOPE_FORMAT = "cairn-bench/1";
@@ -32,6 +33,8 @@ export interface Envelope {
   machine: Machine;
   settings: Settings & { runtimes: RuntimeName[] };
   runtimes: Partial<Record<RuntimeName, RuntimeResult>>;
+  /** What Cairn adds to an app's browser bundle (scripts/lib/bundle_size.ts); runs with a browser. */
+  bundle?: { esbuild: string; apps: BundleSize[] };
 }
 
 export function rowKey(row: Pick<Row, "workload" | "variant" | "contender">): string {

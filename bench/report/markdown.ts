@@ -16,6 +16,7 @@ import {
   summarized,
   summaryChart,
 } from "./charts.ts";
+import { bundleSection } from "./bundle_sizes.ts";
 import { growthSection } from "./growth_section.ts";
 import {
   codeSection,
@@ -81,6 +82,7 @@ export function buildReport(envelope: Envelope, source: string): ReportFiles {
     "",
     ...glanceSection(runtimes, charts),
     ...statusSection(envelope),
+    ...bundleSection(envelope),
     ...setupSection(envelope, source),
   ];
   for (const runtime of RUNTIMES) {

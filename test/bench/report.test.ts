@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { countLabel } from "../../bench/lib/format.ts";
 import { familyChart, runtimeLinesOf, summaryChart } from "../../bench/report/charts.ts";
+import { renderBundleSizes } from "../../bench/report/bundle_sizes.ts";
 import { renderRuntimeTable } from "../../bench/report/console_table.ts";
 import { buildReport } from "../../bench/report/markdown.ts";
 import { ratioText } from "../../bench/report/ratio.ts";
@@ -217,4 +218,26 @@ test("rows of a workload this code no longer knows keep their table figures, out
   assert.equal(summaryChart(rt, ["cairn"]), undefined, "no summary from a retired row");
   assert.equal(familyChart(rt, "other", ["cairn"]), undefined, "nor a chart");
   assert.equal(textTable(rt.lines, INFO.contenders).rows[0][3], "105 ±1%");
+});
+
+test("the bundle sizes of a run with a browser are reported against the 30 KB target", () => {
+  const apps = [
+    { app: "open + get", minified: 179_359, gzipped: 61_520, lazyGzipped: 3_820 },
+    { app: "commit codec only", minified: 20_969, gzipped: 7_841, lazyGzipped: 0 },
+  ];
+  const withBundle = { ...RUN, bundle: { esbuild: "0.28.0", apps } };
+  const markdown = buildReport(withBundle, "run.json").markdown;
+  assert.match(markdown, /## Bundle size/);
+  assert.match(markdown, /esbuild 0\.28\.0/);
+  assert.match(
+    markdown,
+    /\| open \+ get \| 179\.4 KB \| 61\.5 KB \| missed: 2\.05× the target \| \+3\.8 KB \|/,
+  );
+  assert.match(markdown, /\| commit codec only \| 21\.0 KB \| 7\.8 KB \| met \| — \|/);
+  assert.match(
+    renderBundleSizes(apps),
+    /open \+ get .* 61\.5 KB min\+gz at start \(≤ 30 KB: missed/,
+  );
+  // A run without a browser measured none: no section, rather than an empty one.
+  assert.doesNotMatch(buildReport(RUN, "run.json").markdown, /## Bundle size/);
 });
