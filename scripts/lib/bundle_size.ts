@@ -7,6 +7,7 @@
  * the bench runner builds the package's browser file in memory, the same way, and records the
  * sizes in its envelope.
  */
+import { readFile } from "node:fs/promises";
 import { gzipSync } from "node:zlib";
 import * as esbuild from "esbuild";
 import { BROWSER_PACKAGE_BUILD } from "./bundles.ts";
@@ -65,24 +66,63 @@ export interface AppBundle {
  */
 export type CairnFrom = "package" | "sources";
 
-const CAIRN_BUILT_IN_MEMORY: esbuild.Plugin = {
-  name: "cairndb-built-in-memory",
-  setup(build) {
-    build.onResolve({ filter: /^cairndb$/ }, () => ({ path: "cairndb", namespace: "in-memory" }));
-    build.onLoad({ filter: /.*/, namespace: "in-memory" }, async () => {
-      const built = await esbuild.build({
-        ...BROWSER_PACKAGE_BUILD,
-        sourcemap: false,
-        write: false,
+/** "cairndb" as the package's browser file, built in memory with these extra plugins. */
+function cairnBuiltInMemory(plugins: esbuild.Plugin[]): esbuild.Plugin {
+  return {
+    name: "cairndb-built-in-memory",
+    setup(build) {
+      build.onResolve({ filter: /^cairndb$/ }, () => ({ path: "cairndb", namespace: "in-memory" }));
+      build.onLoad({ filter: /.*/, namespace: "in-memory" }, async () => {
+        const built = await esbuild.build({
+          ...BROWSER_PACKAGE_BUILD,
+          plugins: [...plugins, ...BROWSER_PACKAGE_BUILD.plugins!],
+          sourcemap: false,
+          write: false,
+        });
+        // The package's own imports (@noble/ed25519) resolve from here, as from dist/.
+        return { contents: built.outputFiles[0].text, loader: "js", resolveDir: "." };
       });
-      // The package's own imports (@noble/ed25519) resolve from here, as from dist/.
-      return { contents: built.outputFiles[0].text, loader: "js", resolveDir: "." };
-    });
-  },
-};
+    },
+  };
+}
 
-/** Bundles one app; the caller stops esbuild (`esbuild.stop()`) when done. */
-export async function bundleApp(source: string, from: CairnFrom): Promise<AppBundle> {
+/**
+ * Replaces each source module whose path matches `leftOut` by a stub exporting its names, all
+ * undefined: what an app would load if nothing reached those modules. Such a bundle does not
+ * run; it prices a part of Cairn (scripts/bundle_parts.ts).
+ */
+function leaveOut(leftOut: RegExp): esbuild.Plugin {
+  return {
+    name: "leave-out",
+    setup(build) {
+      build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async ({ path }) => {
+        if (!leftOut.test(path.replaceAll("\\", "/"))) return undefined;
+        const source = await readFile(path, "utf8");
+        const names = new Set<string>();
+        const declared =
+          /^export\s+(?:async\s+|abstract\s+)*(?:function\*?|class|const|let)\s+([\w$]+)/gm;
+        for (const [, name] of source.matchAll(declared)) names.add(name);
+        for (const [, list] of source.matchAll(/^export\s+\{([^}]*)\}/gm)) {
+          for (const part of list.split(",").map((name) => name.trim())) {
+            if (part && !part.startsWith("type ")) names.add(part.split(/\s+as\s+/).pop()!);
+          }
+        }
+        const stubs = [...names].map((name) => `export const ${name}: any = undefined;`);
+        return { loader: "ts", contents: stubs.join("\n") };
+      });
+    },
+  };
+}
+
+/**
+ * Bundles one app; the caller stops esbuild (`esbuild.stop()`) when done. `leftOut` (with
+ * "sources" only) prices a part: see leaveOut.
+ */
+export async function bundleApp(
+  source: string,
+  from: CairnFrom,
+  leftOut?: RegExp,
+): Promise<AppBundle> {
   const result = await esbuild.build({
     stdin: { contents: source, resolveDir: ".", loader: "js", sourcefile: "app.js" },
     bundle: true,
@@ -95,7 +135,7 @@ export async function bundleApp(source: string, from: CairnFrom): Promise<AppBun
     metafile: true,
     write: false,
     logLevel: "silent",
-    plugins: from === "sources" ? [CAIRN_BUILT_IN_MEMORY] : [],
+    plugins: from === "sources" ? [cairnBuiltInMemory(leftOut ? [leaveOut(leftOut)] : [])] : [],
   });
   const outputs = result.metafile.outputs;
   const entry = Object.keys(outputs).find((path) => outputs[path].entryPoint !== undefined)!;

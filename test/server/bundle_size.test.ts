@@ -68,3 +68,17 @@ test("dist/browser/cairn.js ships minified, with its source map", async () => {
   const worker = await readFile("dist/browser/opfs_worker.js", "utf8");
   assert.ok(worker.split("\n").length < 20, "opfs_worker.js is not minified");
 });
+
+test("a part left out (bundle:parts) leaves the bundle without its modules, and smaller", async () => {
+  const app = BUNDLE_APPS.find(({ name }) => name === "open + get")!;
+  try {
+    const whole = await bundleApp(app.source, "sources");
+    const without = await bundleApp(app.source, "sources", /src\/query\//);
+    // The in-memory build names no source modules: an error code only query/ raises tells.
+    assert.match(whole.start.code, /E_QUERY_FAILED/);
+    assert.doesNotMatch(without.start.code, /E_QUERY_FAILED/);
+    assert.ok(without.start.gzipped < whole.start.gzipped - 1000, "query/ is worth over 1 KB");
+  } finally {
+    await esbuild.stop();
+  }
+});
