@@ -149,10 +149,11 @@ export class RepositoryHandle {
    */
   keys(): IterableIterator<string> {
     this.#life.check();
-    const keys = this.#repo.keys();
+    const nextKey = this.#repo.liveKeyStep();
+    const life = this.#life;
     return iteratorOf(() => {
-      this.#life.check();
-      return keys.next().value;
+      life.check();
+      return nextKey();
     });
   }
 

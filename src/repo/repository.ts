@@ -225,6 +225,11 @@ export class Repository {
     return this.#items.liveKeys();
   }
 
+  /** The keys of live items, one per call of the step returned, then undefined. */
+  liveKeyStep(): () => string | undefined {
+    return this.#items.liveKeyStep();
+  }
+
   /** The current value of a live item, or undefined. */
   value(key: string): ItemValue | undefined {
     const state = this.#state(key);
