@@ -133,6 +133,10 @@ export async function fastestEd25519(subtle: SubtleCrypto | undefined): Promise<
 
 /** The fastest Ed25519 this runtime offers (probed once per process). */
 export function ed25519(): Promise<Ed25519> {
-  best ??= fastestEd25519(globalThis.crypto?.subtle);
+  best ??= fastestEd25519(globalThis.crypto?.subtle).catch((err) => {
+    // A fallback that failed to load is tried again by the next caller, not failed forever.
+    best = undefined;
+    throw err;
+  });
   return best;
 }

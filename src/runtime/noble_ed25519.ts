@@ -13,9 +13,27 @@ import {
   SIGNATURE_BYTES,
 } from "../core/signing.ts";
 
-/** The pure-JavaScript implementation, with @noble/ed25519 loaded. */
-export async function nobleEd25519(): Promise<Ed25519> {
-  const noble = await import("@noble/ed25519");
+type Noble = typeof import("@noble/ed25519");
+
+/**
+ * The pure-JavaScript implementation, with @noble/ed25519 loaded by `load` (a parameter for
+ * tests). A load that fails (the app's chunk lost on the network, a CSP refusing it) is
+ * E_CRYPTO_UNAVAILABLE naming what failed to load.
+ */
+export async function nobleEd25519(
+  load: () => Promise<Noble> = () => import("@noble/ed25519"),
+): Promise<Ed25519> {
+  let noble: Noble;
+  try {
+    noble = await load();
+  } catch (err) {
+    throw new CairnError(
+      "E_CRYPTO_UNAVAILABLE",
+      "this runtime has no Ed25519 in WebCrypto, and its fallback, @noble/ed25519, did not load " +
+        `(${(err as Error)?.message ?? err})`,
+      { cause: err },
+    );
+  }
   return {
     implementation: "noble",
     async generate() {

@@ -69,9 +69,19 @@ test("where WebCrypto has no Ed25519 (or no WebCrypto at all), @noble/ed25519 si
   assert.equal(webCrypto.implementation, "webcrypto");
 });
 
+test("a fallback signer that fails to load is E_CRYPTO_UNAVAILABLE, with the cause", async () => {
+  const lost = new TypeError("Failed to fetch dynamically imported module: /assets/ed25519.js");
+  await assert.rejects(nobleEd25519(() => Promise.reject(lost)), (err: unknown) => {
+    assert.ok(isCairnError(err, "E_CRYPTO_UNAVAILABLE"));
+    assert.match(err.message, /@noble\/ed25519, did not load \(Failed to fetch/);
+    assert.equal(err.cause, lost);
+    return true;
+  });
+});
+
 const implementations: [string, () => Promise<Ed25519>][] = [
   ["webcrypto", ed25519],
-  ["noble", nobleEd25519],
+  ["noble", () => nobleEd25519()],
 ];
 const node = await nodeCryptoSuite();
 if (node) implementations.push(["node", () => Promise.resolve(node.ed25519)]);
