@@ -6,14 +6,10 @@ import { CairnError } from "../core/errors.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import { ed25519 } from "./ed25519.ts";
 import { nodeCryptoSuite } from "./node_crypto.ts";
-
-let resolved: Promise<CryptoSuite> | undefined;
+import { onceUnlessFailed } from "./once.ts";
 
 /** The crypto suite of this runtime, resolved once per process. */
-export function cryptoSuite(): Promise<CryptoSuite> {
-  resolved ??= createSuite();
-  return resolved;
-}
+export const cryptoSuite: () => Promise<CryptoSuite> = onceUnlessFailed(createSuite);
 
 async function createSuite(): Promise<CryptoSuite> {
   return await nodeCryptoSuite() ?? await webCryptoSuite();

@@ -7,6 +7,7 @@
 import { fromBase64Url } from "../core/bytes.ts";
 import { CairnError } from "../core/errors.ts";
 import { nobleEd25519 } from "./noble_ed25519.ts";
+import { onceUnlessFailed } from "./once.ts";
 import {
   checkKeyLength,
   type Ed25519,
@@ -124,19 +125,12 @@ export async function webCryptoEd25519(
   return createWebCryptoEd25519(subtle);
 }
 
-let best: Promise<Ed25519> | undefined;
-
 /** WebCrypto's Ed25519 through `subtle` where it has one, else @noble/ed25519's. */
 export async function fastestEd25519(subtle: SubtleCrypto | undefined): Promise<Ed25519> {
   return await webCryptoEd25519(subtle) ?? await nobleEd25519();
 }
 
 /** The fastest Ed25519 this runtime offers (probed once per process). */
-export function ed25519(): Promise<Ed25519> {
-  best ??= fastestEd25519(globalThis.crypto?.subtle).catch((err) => {
-    // A fallback that failed to load is tried again by the next caller, not failed forever.
-    best = undefined;
-    throw err;
-  });
-  return best;
-}
+export const ed25519: () => Promise<Ed25519> = onceUnlessFailed(() =>
+  fastestEd25519(globalThis.crypto?.subtle)
+);
