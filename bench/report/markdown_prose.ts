@@ -161,7 +161,9 @@ export function statisticsSection(): string[] {
     "mixed workload).",
     "- Memory (M01): measured in a fresh process of the runtime (`bench/fresh/probe.ts`; Deno " +
     "and Node, started with `--expose-gc`), one per sample, so nothing earlier rows left behind " +
-    "counts: heap (heap used + external, after a forced GC) and RSS above the figures just " +
+    "counts: heap (heap used + external, after forced GCs, repeated 20 ms apart until external " +
+    "stops falling: V8 frees a dead ArrayBuffer's contents after the GC that found it) and RSS " +
+    "above the figures just " +
     "before opening, right after opening and after reading every value. SQLite's heap cells " +
     "are n/a (it allocates outside the JS heap); an RSS sample that saw no growth shows n/a. " +
     "Chromium has no fresh process here: n/a. Text rows: the heap after a forced GC in the " +

@@ -48,7 +48,7 @@ export const GROWTH: readonly SqlBenchWorkload[] = [
   grown(openFull, "G01.v1", "Open, fresh process", (n) => [
     { label: items(n), items: n, fresh: 1 },
   ]),
-  grown(memory, "G02.v1", "Memory per item", (n) => memoryVariantsAt(n)),
+  grown(memory, "G02.v2", "Memory per item", (n) => memoryVariantsAt(n)),
   grown(disk, "G03.v1", "Bytes on disk per item", (n) => [{ label: items(n), items: n }]),
   grown(writeAll, "G04.v1", "Write all items + close", (n) => [
     { label: items(n), items: n, close: 1 },

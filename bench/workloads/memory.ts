@@ -64,7 +64,7 @@ async function inProcesses(
 }
 
 export const memory: SqlBenchWorkload = {
-  id: "M01.v3",
+  id: "M01.v4",
   title: "Memory per item",
   ...PER_ITEM,
   variants: (quick) => memoryVariantsAt(big(quick)),
@@ -72,7 +72,8 @@ export const memory: SqlBenchWorkload = {
     "(its page cache is at most 2 MiB by default), so this sample did not see SQLite's share",
   timed: {
     cairn: "In a fresh process (Deno or Node, nothing else run in it) on a repository of N " +
-      "items written and closed before: heap (JS heap plus ArrayBuffer memory, after a full GC) " +
+      "items written and closed before: heap (JS heap plus ArrayBuffer memory, once full GCs " +
+      "free nothing more) " +
       "and RSS, minus the same just before `Cairn.open`, divided by N — once just after " +
       '`db.open("/bench/items")` (values not read yet: they stay checkpoint bytes until first ' +
       "read), once after reading title, count and tags of every item. A new process per sample " +

@@ -14,7 +14,7 @@ function run(writeMs: number[], heapPerItem: number[]) {
     ...FILL.map((size, i) => row("G04.v1", size, "cairn", around(writeMs[i]))),
     ...FILL.map((size, i) => row("G04.v1", size, "sqlite-wal", around(writeMs[0] * 10 ** i))),
     ...FILL.map((size, i) =>
-      row("G02.v1", `${size} · every value read · heap`, "cairn", around(heapPerItem[i]))
+      row("G02.v2", `${size} · every value read · heap`, "cairn", around(heapPerItem[i]))
     ),
   ]);
   made.runtimes.deno!.info = { ...INFO, heapLimit: 4 * 2 ** 30 };
