@@ -13,8 +13,8 @@
  */
 import type { FieldRecord } from "../core/commit.ts";
 import type { ItemState } from "../core/item_state.ts";
-import type { RestoredItems } from "../core/snapshot.ts";
 import { iteratorOf } from "../core/iterate.ts";
+import type { RestoredItems } from "../core/snapshot.ts";
 import { stringHash } from "../core/string_hash.ts";
 import type { GeneratedKeys } from "./generated_keys.ts";
 import { KeyTable } from "./key_table.ts";
