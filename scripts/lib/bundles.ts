@@ -98,6 +98,12 @@ const BROWSER_HALVES: readonly [RegExp, string][] = [
   [/[\\/]src[\\/]runtime[\\/]node_crypto\.ts$/, "node_crypto_absent.ts"],
 ];
 
+/** The module a browser build takes for the module at `path`: its browser half, or itself. */
+function browserHalf(path: string): string {
+  const half = BROWSER_HALVES.find(([pattern]) => pattern.test(path));
+  return half ? resolve(path, "..", half[1]) : path;
+}
+
 /**
  * Resolves each module named on BROWSER_HALVES' left to its browser half, a module beside it:
  * the file backend and node:crypto's suite stay out of what a page loads.
@@ -107,8 +113,8 @@ export const BROWSER_HALVES_PLUGIN: esbuild.Plugin = {
   setup(build) {
     build.onResolve({ filter: /(select|node_crypto)\.ts$/ }, (args) => {
       const path = resolve(args.resolveDir, args.path);
-      const half = BROWSER_HALVES.find(([pattern]) => pattern.test(path));
-      return half ? { path: resolve(path, "..", half[1]) } : undefined;
+      const half = browserHalf(path);
+      return half === path ? undefined : { path: half };
     });
   },
 };
@@ -126,27 +132,67 @@ const PACKAGE_COMMON: esbuild.BuildOptions = {
 
 const BROWSER_ONLY = [INLINE_OPFS_WORKER, BROWSER_HALVES_PLUGIN];
 
-/** dist/mod.browser.js: what bundlers take for a browser (the "browser" condition of
- *  package.json's exports), without what a browser never runs. */
-export const BROWSER_PACKAGE_BUILD: esbuild.BuildOptions = {
+/** src/mod.ts as a browser reaches it: with the browser halves and the OPFS worker inline. */
+export const BROWSER_SOURCES_BUILD: esbuild.BuildOptions = {
   ...PACKAGE_COMMON,
-  entryPoints: { "mod.browser": "src/mod.ts" },
-  outdir: "dist",
   platform: "browser",
   packages: "external",
   plugins: BROWSER_ONLY,
 };
 
-/** dist/mod.js for Node and bundlers (dependencies stay imports), dist/mod.browser.js the same
- *  for bundlers building for a browser (without what a browser never runs), dist/browser/cairn.js,
- *  one self-contained, minified ES module a plain `<script type="module">` page can import; the
- *  React bindings (`cairndb/react`) as dist/react.js; the sync server (`cairndb/server`) as
- *  dist/server.js and the `cairndb` command as dist/cli.js, for Deno and Node only. Both browser-facing builds carry the OPFS worker inline; its file is
- *  shipped too, for pages whose Content-Security-Policy forbids blob: workers. */
+/**
+ * Leaves each import of a module as an import of its built file (`./x.ts` → `./x.js`, a Node
+ * twin → its browser half), so that every source module builds into a file of its own.
+ */
+const EACH_MODULE_APART: esbuild.Plugin = {
+  name: "each-module-apart",
+  setup(build) {
+    build.onResolve({ filter: /.*/ }, (args) => {
+      if (args.kind === "entry-point") return undefined;
+      if (!args.path.startsWith(".")) return { external: true };
+      const built = relative(args.resolveDir, browserHalf(resolve(args.resolveDir, args.path)))
+        .replace(/\.ts$/, ".js");
+      return { path: built.startsWith("../") ? built : `./${built}`, external: true };
+    });
+  },
+};
+
+/**
+ * dist/modules/: what bundlers take for a browser (the "browser" condition of package.json's
+ * exports), one ES module per source module, without what a browser never runs. Kept apart, not
+ * bundled into one file, so an app's bundler drops every module the app does not reach
+ * ("sideEffects": false), as it would from the sources: inside one pre-bundled module it must keep
+ * whatever top-level value it cannot prove pure (a `new TextDoc()`, a table built at load).
+ */
+async function buildBrowserModules(outdir: string): Promise<void> {
+  const graph = await esbuild.build({
+    ...BROWSER_SOURCES_BUILD,
+    sourcemap: false,
+    metafile: true,
+    write: false,
+  });
+  const modules = Object.keys(graph.metafile.inputs).filter((path) => path.startsWith("src/"));
+  await esbuild.build({
+    ...BROWSER_SOURCES_BUILD,
+    entryPoints: modules,
+    outbase: "src",
+    outdir,
+    sourcemap: true,
+    plugins: [INLINE_OPFS_WORKER, EACH_MODULE_APART],
+  });
+}
+
+/** dist/mod.js for Node and bundlers (dependencies stay imports), dist/modules/ the same for
+ *  bundlers building for a browser (a file per module, without what a browser never runs),
+ *  dist/browser/cairn.js, one self-contained, minified ES module a plain `<script type="module">`
+ *  page can import; the React bindings (`cairndb/react`) as dist/react.js; the sync server
+ *  (`cairndb/server`) as dist/server.js and the `cairndb` command as dist/cli.js, for Deno and
+ *  Node only. The builds for browsers carry the OPFS worker inline; its file is shipped too, for
+ *  pages whose Content-Security-Policy forbids blob: workers. */
 export async function buildPackage(): Promise<void> {
   await Promise.all([
     esbuild.build({ ...PACKAGE_COMMON, outdir: "dist", platform: "neutral", packages: "external" }),
-    esbuild.build(BROWSER_PACKAGE_BUILD),
+    buildBrowserModules("dist/modules"),
     esbuild.build({
       ...PACKAGE_COMMON,
       entryPoints: { cairn: "src/mod.ts" },

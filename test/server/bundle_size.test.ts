@@ -1,6 +1,6 @@
 /**
  * What Cairn costs an app's browser bundle (issue #18): small apps importing the built package
- * ("cairndb", dist/mod.browser.js for a browser, as an app's bundler takes it) are bundled by
+ * ("cairndb", dist/modules/ for a browser, as an app's bundler takes it) are bundled by
  * esbuild, minified, split at dynamic imports (as Vite does) and gzipped; the figures of what a
  * page loads at start, and of what it loads later where WebCrypto lacks Ed25519, are printed
  * (docs/browser.md reports them). Asserted: importing less costs less (tree-shaking works), no app
@@ -39,11 +39,19 @@ test("bundle size: each app that imports less of cairndb bundles smaller (tree-s
     assert.ok(!sizes[i].inputs.some(noble), `${name} loads @noble/ed25519 at start`);
     if (i < 2) assert.ok(lazy[i].inputs.some(noble), `${name} cannot load @noble/ed25519`);
   }
-  // Bundled for a browser, "cairndb" is dist/mod.browser.js: no file backend (its writer lock
+  // Bundled for a browser, "cairndb" is dist/modules/: no file backend (its writer lock
   // file's name), no node:crypto suite (the module name it imports by a variable).
   for (const [i, { name }] of BUNDLE_APPS.entries()) {
     assert.doesNotMatch(sizes[i].code, /writer\.lock/, `${name} carries the file backend`);
     assert.doesNotMatch(sizes[i].code, /node:crypto/, `${name} carries node:crypto's suite`);
+  }
+  // The package's modules stay apart, so the bundler keeps only those an app reaches: decoding
+  // commits needs the codec and msgpack, none of the database, storage, text or sync.
+  const codecOnly = BUNDLE_APPS.findIndex(({ name }) => name === "commit codec only");
+  const cairnModules = sizes[codecOnly].inputs.filter((input) => input.startsWith("dist/"));
+  assert.ok(cairnModules.includes("dist/modules/core/commit_codec.js"), cairnModules.join());
+  for (const input of cairnModules) {
+    assert.match(input, /^dist\/modules\/core\/[a-z_]+\.js$/, "the commit codec app carries it");
   }
   for (let i = 1; i < sizes.length; i++) {
     assert.ok(
@@ -74,7 +82,7 @@ test("a part left out (bundle:parts) leaves the bundle without its modules, and 
   try {
     const whole = await bundleApp(app.source, "sources");
     const without = await bundleApp(app.source, "sources", /src\/query\//);
-    // The in-memory build names no source modules: an error code only query/ raises tells.
+    // A stub keeps its module's name: an error code only query/ raises tells whose code is in.
     assert.match(whole.start.code, /E_QUERY_FAILED/);
     assert.doesNotMatch(without.start.code, /E_QUERY_FAILED/);
     assert.ok(without.start.gzipped < whole.start.gzipped - 1000, "query/ is worth over 1 KB");
