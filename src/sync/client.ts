@@ -507,7 +507,11 @@ class SyncClient extends EventedLink implements SyncLink {
     // written before an app restart were never pushed.)
     if (!link.missedBlocks) link.cursor = frame.cursor;
     link.phase = "synced";
-    this.#backoff.reset();
+    // The connection worked once every repository caught up on it: a socket that one of them
+    // keeps failing (a frame too large for this client, say) still backs off.
+    if (![...this.#links.values()].some((other) => other.phase === "catching-up")) {
+      this.#backoff.reset();
+    }
     for (const id of this.#push(connection, link)) link.catchUpPushes.add(id);
     this.#updateStatus();
     this.#checkWaiters();
@@ -541,6 +545,7 @@ class SyncClient extends EventedLink implements SyncLink {
     // Granted while subscribed: what waited for the right goes now.
     if (!couldWrite && link.canWrite && link.phase === "synced") {
       link.toldCannotWrite = false;
+      link.queue.unsendForbidden();
       for (const id of this.#push(connection, link)) link.catchUpPushes.add(id);
       this.#updateStatus();
     }
@@ -552,10 +557,10 @@ class SyncClient extends EventedLink implements SyncLink {
     const about = `sync ${link.path}: ${frame.right === "read" ? "reading" : "writing"} refused`;
     if (frame.right === "read") link.phase = "denied";
     else {
-      // The blocks stay queued for a later socket, where the right may have been granted.
+      // Nothing more is pushed. Pushes already sent are still answered by acks (the server
+      // decided on them before): those settle them, and what they refuse for want of the
+      // right stays queued (push_queue.ts) for when it is granted.
       link.canWrite = false;
-      link.catchUpPushes.clear();
-      link.queue.unsendAll();
     }
     this.events.report(remoteError(frame.code, frame.message, about));
     if (connection.ended) return;
@@ -648,7 +653,7 @@ class SyncClient extends EventedLink implements SyncLink {
       for (const [link, blocks] of waiter.waited) {
         if (this.#links.get(link.path) !== link || link.phase === "denied") continue;
         if (!link.canWrite) continue; // refused writing: reported, not waited for
-        if (blocks.some((block) => !block.done)) return true;
+        if (blocks.some((block) => !block.done && !link.queue.waitsForRight(block))) return true;
       }
       waiter.resolve();
       return false;

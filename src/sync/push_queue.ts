@@ -26,6 +26,8 @@ export class PushQueue {
   /** Pushes sent on the current socket and not yet acknowledged, by push id. */
   readonly #inFlight = new Map<number, readonly OutgoingBlock[]>();
   readonly #sent = new Set<OutgoingBlock>();
+  /** Refused for want of the right to write: not sent again on this socket until a grant. */
+  readonly #forbidden = new Set<OutgoingBlock>();
 
   get size(): number {
     return this.#blocks.size;
@@ -57,8 +59,10 @@ export class PushQueue {
   }
 
   /**
-   * Settles push `id` by its ack, every block of it done; returns those refused (`rejected`
-   * names them by index in the push).
+   * Settles push `id` by its ack; returns the blocks refused (`rejected` names them by index in
+   * the push). Each block is done, but for those refused for a reason that may pass, which stay
+   * queued: one the server failed to store (E_IO) is sent again with the next push, one whose
+   * author may not write (E_FORBIDDEN) once the right may have changed (a grant, a new socket).
    */
   settle(
     id: number,
@@ -67,11 +71,20 @@ export class PushQueue {
     const blocks = this.#inFlight.get(id) ?? [];
     this.#inFlight.delete(id);
     const refused: Refused[] = [];
+    const kept = new Set<OutgoingBlock>();
     for (const { index, code, message } of rejected) {
       const block = blocks[index];
-      if (block) refused.push({ block, code, message });
+      if (!block) continue;
+      refused.push({ block, code, message });
+      if (code === "E_IO") {
+        kept.add(block);
+        this.#sent.delete(block);
+      } else if (code === "E_FORBIDDEN") {
+        kept.add(block);
+        this.#forbidden.add(block);
+      }
     }
-    for (const block of blocks) this.drop(block);
+    for (const block of blocks) if (!kept.has(block)) this.drop(block);
     return refused;
   }
 
@@ -79,13 +92,26 @@ export class PushQueue {
   drop(block: OutgoingBlock): void {
     block.done = true;
     this.#sent.delete(block);
+    this.#forbidden.delete(block);
     this.#blocks.delete(`${block.session}/${block.seq}`);
   }
 
-  /** A new socket (or a refusal to write): nothing is in flight any more, all is to send again. */
+  /** A new socket: nothing is in flight any more, all is to send again. */
   unsendAll(): void {
     this.#inFlight.clear();
     this.#sent.clear();
+    this.#forbidden.clear();
+  }
+
+  /** Whether `block` waits for the right to write (refused E_FORBIDDEN on this socket). */
+  waitsForRight(block: OutgoingBlock): boolean {
+    return this.#forbidden.has(block);
+  }
+
+  /** The right to write was granted: blocks refused for want of it are to send again. */
+  unsendForbidden(): void {
+    for (const block of this.#forbidden) this.#sent.delete(block);
+    this.#forbidden.clear();
   }
 
   /**

@@ -24,8 +24,8 @@ async function authorized(frames: Uint8Array[]): Promise<AuthorizedBlock[]> {
   }));
 }
 
-/** The real backend, counting the syncs of log files. */
-function countingSyncs(counter: { syncs: number }) {
+/** The real backend, calling `onLogSync` before each sync of a log file (it may throw). */
+function seeingLogSyncs(onLogSync: () => void) {
   return async (path: string): Promise<StorageBackend> => {
     const backend = await openBackend(path);
     return {
@@ -46,9 +46,9 @@ function countingSyncs(counter: { syncs: number }) {
             return file.size;
           },
           append: (bytes) => file.append(bytes),
-          sync: () => {
-            if (name.endsWith(".log")) counter.syncs++;
-            return file.sync();
+          sync: async () => {
+            if (name.endsWith(".log")) onLogSync();
+            await file.sync();
           },
           truncate: (to) => file.truncate(to),
           close: () => file.close(),
@@ -61,7 +61,7 @@ function countingSyncs(counter: { syncs: number }) {
 test("files store: applies arriving together share fsyncs, and are placed in arrival order", async () => {
   await withTempDirectory("files-store", async (dir) => {
     const counter = { syncs: 0 };
-    const store = await openFilesStore(dir, { openStorage: countingSyncs(counter) });
+    const store = await openFilesStore(dir, { openStorage: seeingLogSyncs(() => counter.syncs++) });
     const repository = await store.openRepository("/data/group");
     const pushes = await Promise.all(
       Array.from({ length: 12 }, async () => blocksOf(await newSession(), "/data/group", 1)),
@@ -88,6 +88,29 @@ test("files store: applies arriving together share fsyncs, and are placed in arr
       asArrays(pushes.flat()),
     );
     await reopened.close();
+  });
+});
+
+test("files store: a block whose flush failed is not in the version vector until stored", async () => {
+  await withTempDirectory("files-store", async (dir) => {
+    const disk = { full: false };
+    const store = await openFilesStore(dir, {
+      openStorage: seeingLogSyncs(() => {
+        if (disk.full) throw new Error("no space left on device");
+      }),
+    });
+    const repository = await store.openRepository("/data/flaky");
+    const [first, second] = await authorized(await blocksOf(await newSession(), "/data/flaky", 2));
+    await repository.apply([first]);
+    disk.full = true;
+    await assert.rejects(repository.apply([second]), /no space left/);
+    // A subscriber by version vector is told what is stored, so the pusher sends it again.
+    assert.deepEqual(await repository.versionVector(), { [first.session]: 1 });
+    disk.full = false;
+    const retried = await repository.apply([second]);
+    assert.deepEqual(retried.outcomes, [{ status: "applied", position: 2 }]);
+    assert.deepEqual(await repository.versionVector(), { [first.session]: 2 });
+    await store.close();
   });
 });
 

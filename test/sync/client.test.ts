@@ -270,7 +270,7 @@ test("blocks the app imports from elsewhere are pushed; the server's own are not
   await link.close();
 });
 
-test("a rejected block is reported with its code and dropped, not sent again", async () => {
+test("a block refused for good is reported with its code and dropped, not sent again", async () => {
   const { notes, link, connection, server, timers, errors } = await linked();
   await connection.handshake();
   await serveSubscription(connection, { writers: [] });
@@ -283,13 +283,13 @@ test("a rejected block is reported with its code and dropped, not sent again", a
     id: push.id,
     applied: 0,
     duplicates: 0,
-    rejected: [{ index: 0, code: "E_FORBIDDEN", message: "no writing here" }],
+    rejected: [{ index: 0, code: "E_CHAIN_FORK", message: "another block holds its place" }],
     position: 0,
   });
   await link.synced();
   assert.equal(link.unacknowledged, 0);
-  assert.ok(isCairnError(errors.at(-1), "E_FORBIDDEN"));
-  assert.match(errors.at(-1)!.message, /no writing here/);
+  assert.ok(isCairnError(errors.at(-1), "E_CHAIN_FORK"));
+  assert.match(errors.at(-1)!.message, /another block holds its place/);
   // An unknown code is not passed on as if it were one of Cairn's.
   notes.create(Note, { title: "odd" });
   const next = await connection.expect("push");
@@ -313,6 +313,99 @@ test("a rejected block is reported with its code and dropped, not sent again", a
   await serveSubscription(again, { writers: [] });
   await link.synced();
   assert.equal(again.unread, 0, "nothing re-sent");
+  await link.close();
+});
+
+/** An ack of `push` refusing every block with `code`. */
+function refuseAll(connection: Awaited<ReturnType<typeof linked>>["connection"], push: {
+  repo: string;
+  id: number;
+  frames: Uint8Array[];
+}, code: string): void {
+  connection.send({
+    type: "ack",
+    repo: push.repo,
+    id: push.id,
+    applied: 0,
+    duplicates: 0,
+    rejected: push.frames.map((_, index) => ({ index, code, message: `${code} here` })),
+    position: 0,
+  });
+}
+
+test("a block the server failed to store (E_IO) stays queued and goes again with the next push", async () => {
+  const { notes, link, connection, errors } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  notes.create(Note, { title: "first" });
+  const first = await connection.expect("push");
+  let resolved = false;
+  const synced = link.synced().then(() => resolved = true);
+  refuseAll(connection, first, "E_IO");
+  await until(() => errors.some((err) => isCairnError(err, "E_IO")), "reported");
+  await settle();
+  assert.equal(link.unacknowledged, 1, "kept");
+  assert.equal(resolved, false, "synced() waits: the block is not stored");
+  notes.create(Note, { title: "second" });
+  const again = await connection.expect("push");
+  const both = await notes.exportBlocks();
+  assert.deepEqual(again.frames, both, "the refused block goes again, before the new one");
+  ack(connection, again);
+  await synced;
+  assert.equal(link.unacknowledged, 0);
+  await link.close();
+});
+
+test("a block refused for want of the right (E_FORBIDDEN) waits for a grant, then goes", async () => {
+  const { db, notes, link, connection, errors } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  notes.create(Note, { title: "not yet" });
+  const push = await connection.expect("push");
+  refuseAll(connection, push, "E_FORBIDDEN");
+  await link.synced(); // refused writing is reported, not waited for
+  assert.ok(isCairnError(errors.at(-1), "E_FORBIDDEN"));
+  assert.equal(link.unacknowledged, 1, "kept for a grant");
+  // Not sent again on this socket while the right is missing: a new write goes alone.
+  notes.create(Note, { title: "later" });
+  const next = await connection.expect("push");
+  assert.equal(next.frames.length, 1);
+  assert.deepEqual(next.frames, await notes.exportBlocks({ [db.session.id]: 1 }));
+  refuseAll(connection, next, "E_FORBIDDEN");
+  await settle();
+  assert.equal(connection.unread, 0);
+  // Taken away and granted again (members): both go, in order.
+  connection.send({ type: "members", repo: PATH, writers: [], canWrite: false });
+  connection.send({ type: "members", repo: PATH, writers: [], canWrite: true });
+  const granted = await connection.expect("push");
+  assert.deepEqual(granted.frames, await notes.exportBlocks());
+  ack(connection, granted);
+  await link.synced();
+  assert.equal(link.unacknowledged, 0);
+  await link.close();
+});
+
+test("an ack that comes after writing was refused settles its push (no protocol error)", async () => {
+  const { notes, link, connection, errors } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  notes.create(Note, { title: "in flight" });
+  const push = await connection.expect("push");
+  // The server took the right away while the push was being stored: denied, then the ack.
+  connection.send({
+    type: "denied",
+    repo: PATH,
+    right: "write",
+    code: "E_FORBIDDEN",
+    message: "writing taken away",
+  });
+  ack(connection, push);
+  await until(() => link.unacknowledged === 0, "the ack settled the push");
+  assert.equal(connection.closed, undefined, "the connection stays");
+  assert.ok(!errors.some((err) => isCairnError(err, "E_PROTOCOL")), String(errors));
   await link.close();
 });
 

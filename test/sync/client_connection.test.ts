@@ -11,7 +11,7 @@ import { Cairn } from "../../src/db/database.ts";
 import { syncWith } from "../../src/sync/client.ts";
 import { encodeFrame, PROTOCOL_VERSION } from "../../src/sync/protocol.ts";
 import { FakeSyncServer, ManualTimers } from "../harness/fake_sync_server.ts";
-import { linked, Note, PATH, serveSubscription, until } from "../harness/linked_client.ts";
+import { linked, Note, PATH, serveSubscription, settle, until } from "../harness/linked_client.ts";
 
 test("ping is answered with a pong of the same number", async () => {
   const { link, connection } = await linked();
@@ -102,6 +102,41 @@ test("a link whose connections keep failing backs off, and starts over once sync
   assert.deepEqual(timers.delays(), [50]);
   await link.close();
   assert.deepEqual(timers.delays(), [], "close() leaves no timer behind");
+});
+
+test("a socket that one repository keeps failing backs off though another repository syncs", async () => {
+  const server = new FakeSyncServer();
+  const timers = new ManualTimers();
+  const db = await Cairn.open();
+  await db.open(PATH);
+  await db.open("/stuck");
+  const link = syncWith(db, "ws://sync.test", { backoff: { initialMs: 100, maxMs: 1000 } }, {
+    socket: server.socket,
+    setTimeout: timers.setTimeout,
+    clearTimeout: timers.clearTimeout,
+    random: () => 0.5,
+    wake: () => () => {},
+  });
+  const delays: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const connection = await server.accept();
+    await connection.handshake();
+    const repos: string[] = [];
+    for (let j = 0; j < 2; j++) {
+      repos.push((await connection.expect("subscribe")).repo);
+      await connection.expect("credit");
+    }
+    assert.deepEqual(repos.sort(), ["/notes", "/stuck"]);
+    // /notes catches up on every socket; /stuck never does before the socket fails.
+    connection.send({ type: "members", repo: PATH, writers: [], canWrite: true });
+    connection.send({ type: "synced", repo: PATH, cursor: ["e", 0], versionVector: null });
+    await settle();
+    connection.close(1006);
+    await until(() => link.status === "offline", "offline");
+    delays.push(timers.runNext());
+  }
+  assert.deepEqual(delays, [50, 100, 200, 400]);
+  await link.close();
 });
 
 test("a wake-up signal (online, page visible) reconnects at once instead of waiting", async () => {

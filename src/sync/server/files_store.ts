@@ -222,7 +222,8 @@ class FilesRepository extends IndexedReads implements StoredRepository {
   }
 
   versionVector(): Promise<VersionVector> {
-    return Promise.resolve(this.#handle?.versionVector() ?? {});
+    // What is placed, so durable: the repository also holds what a failed flush left unstored.
+    return Promise.resolve(this.#index.versionVector());
   }
 
   /**
