@@ -8,8 +8,15 @@
  * that is only slow to be heard.
  *
  * The clock, the timers and the locks are injected so the state machine runs on fakes in tests.
+ *
+ * Terms come from the channel, where any script of the origin may post: a term over MAX_TERM is
+ * ignored, and a new leader's term stays at MAX_TERM rather than count past it, so a forged term
+ * can neither make this tab's own heartbeats unsendable nor break the election. Nothing that runs
+ * from the timer or a lock grant throws: a hook that fails is reported (`failed`) and the
+ * election carries on.
  */
 import { type HeldLock, holdLock, type LockManagerLike, type LockOptions } from "./locks.ts";
+import { MAX_TERM } from "./tab_messages.ts";
 
 export const HEARTBEAT_MS = 400;
 /** Three heartbeats missed, and failover still ends within 2 s of the leader's last one. */
@@ -24,6 +31,8 @@ export interface ElectionHooks {
   lostLead(): void;
   /** Post a heartbeat to the other tabs. */
   sendHeartbeat(term: number): void;
+  /** One of the hooks above threw (the election carried on), for logging. */
+  failed?(error: unknown): void;
 }
 
 export interface ElectionEnvironment {
@@ -79,6 +88,7 @@ export class Election {
 
   /** A heartbeat (already decoded) from the channel. */
   heardHeartbeat(term: number): void {
+    if (!Number.isSafeInteger(term) || term > MAX_TERM) return; // forged: no tab sends it
     if (term < this.#term) return; // an old leader that has not yet learnt it was replaced
     this.#term = term;
     this.#lastHeard = this.#environment.now();
@@ -90,7 +100,7 @@ export class Election {
    */
   tick(): void {
     if (this.#role === "leader") {
-      this.#hooks.sendHeartbeat(this.#term);
+      this.#call(() => this.#hooks.sendHeartbeat(this.#term));
       return;
     }
     if (this.#role !== "follower" || this.#stealing || !this.#environment.visible()) return;
@@ -126,18 +136,32 @@ export class Election {
     }
     this.#lock = lock;
     this.#role = "leader";
-    this.#term++;
+    this.#term = Math.min(this.#term + 1, MAX_TERM);
     this.#lastHeard = this.#environment.now();
-    this.#hooks.becameLeader(this.#term);
-    this.#hooks.sendHeartbeat(this.#term);
+    // Watched before the hooks run, so a steal is noticed whatever they do.
     void lock.lost.then(() => {
       if (this.#lock !== lock) return;
       this.#lock = undefined;
       if (this.#role !== "leader") return;
       this.#role = "follower";
       this.#lastHeard = this.#environment.now();
-      this.#hooks.lostLead();
+      this.#call(() => this.#hooks.lostLead());
       this.#queue();
     });
+    this.#call(() => this.#hooks.becameLeader(this.#term));
+    this.#call(() => this.#hooks.sendHeartbeat(this.#term));
+  }
+
+  /** Runs a hook; one that throws is reported, never thrown into the timer or a lock grant. */
+  #call(hook: () => void): void {
+    try {
+      hook();
+    } catch (err) {
+      try {
+        this.#hooks.failed?.(err);
+      } catch {
+        // a failing logger: nothing left to tell
+      }
+    }
   }
 }

@@ -6,7 +6,10 @@
  * - A follower loads the repository from the leader (`load` → `loaded`: every block it holds),
  *   sends each block it seals (`push`), and keeps it until the leader says it is persisted under
  *   the database's durability mode (`persisted`); `flush()` waits for that. When a new leader
- *   takes over, the follower sends it every push not yet acknowledged (`resend()`).
+ *   takes over, the follower sends it every push not yet acknowledged (`resend()`). It imports
+ *   one batch of blocks at a time, in the order they arrived, and holds the blocks sent while it
+ *   loads until the loaded ones are in: a block imported before the one it follows in its chain
+ *   would be refused (E_CHAIN_GAP), and the leader never sends it again.
  * - The leader imports pushes, persists them (`persist`, the repository's log flush), answers
  *   `persisted`, and sends every block that enters its repository — sealed there or pushed by a
  *   follower — to all tabs (`blocks`), which import what they lack.
@@ -15,7 +18,7 @@
  * reported (`onRefused`), never thrown into the tab.
  */
 import { CairnError } from "../core/errors.ts";
-import type { Repository } from "../repo/repository.ts";
+import type { ImportReport, Repository } from "../repo/repository.ts";
 import {
   decodeTabMessage,
   encodeTabMessage,
@@ -160,7 +163,13 @@ export class LeaderRepositoryLink {
       }
       // Closing (this leader is leaving): no answer, so the follower sends it to the next one.
       if (repo.closed) return;
-      post(this.#options, { type: "persisted", to: message.from, id: message.id, error });
+      post(this.#options, {
+        type: "persisted",
+        to: message.from,
+        repo: repo.path,
+        id: message.id,
+        error,
+      });
     }
   }
 
@@ -179,8 +188,15 @@ export class FollowerRepositoryLink {
   #options: RepositoryLinkOptions;
   #nextId = 1;
   #unacknowledged = new Map<number, UnacknowledgedPush>();
-  /** Loads asked for, with the blocks their `loaded` messages brought so far. */
-  #loads = new Map<number, { frames: Uint8Array[]; resolve(frames: Uint8Array[]): void }>();
+  /**
+   * Loads asked for, with the blocks their `loaded` messages brought so far; `resolve` is handed
+   * the import of them all.
+   */
+  #loads = new Map<number, { frames: Uint8Array[]; resolve(imported: Promise<void>): void }>();
+  /** The imports queued so far: each starts once the one before it is done. */
+  #imports: Promise<unknown> = Promise.resolve();
+  /** Blocks other tabs sent while a load was waiting for its answer, in arrival order. */
+  #held: Uint8Array[][] = [];
   #stop: (() => void)[];
 
   constructor(options: RepositoryLinkOptions) {
@@ -209,11 +225,28 @@ export class FollowerRepositoryLink {
    */
   async load(): Promise<void> {
     const id = this.#nextId++;
-    const frames = await new Promise<Uint8Array[]>((resolve) => {
+    await new Promise<void>((resolve) => {
       this.#loads.set(id, { frames: [], resolve });
       this.#postLoad(id);
     });
-    await this.#options.repo.importBlocks(frames, FROM_CHANNEL, TAB_TRUST);
+  }
+
+  /** Imports `frames` once every import queued before is done. */
+  #import(frames: Uint8Array[]): Promise<ImportReport> {
+    const { repo } = this.#options;
+    const imported = this.#imports.then(() => repo.importBlocks(frames, FROM_CHANNEL, TAB_TRUST));
+    this.#imports = imported.catch(() => {});
+    return imported;
+  }
+
+  /** Imports blocks another tab sent, in turn; reports those refused. Never rejects. */
+  async #importSent(frames: Uint8Array[]): Promise<void> {
+    try {
+      const report = await this.#import(frames);
+      for (const { error } of report.rejected) refused(this.#options, error);
+    } catch (err) {
+      if (!this.#options.repo.closed) refused(this.#options, err);
+    }
   }
 
   #postLoad(id: number): void {
@@ -272,7 +305,15 @@ export class FollowerRepositoryLink {
       load.frames.push(...message.frames);
       if (!message.last) return;
       this.#loads.delete(message.id);
-      load.resolve(load.frames);
+      const imported = this.#import(load.frames);
+      // Blocks sent meanwhile may follow the loaded ones: imported after them, and before the
+      // load resolves.
+      const held = this.#loads.size > 0 ? [] : this.#held.splice(0);
+      load.resolve(
+        Promise.all([imported, ...held.map((frames) => this.#importSent(frames))]).then(
+          () => {},
+        ),
+      );
     } else if (message.type === "persisted" && message.to === tab) {
       const push = this.#unacknowledged.get(message.id);
       if (!push) return;
@@ -284,8 +325,8 @@ export class FollowerRepositoryLink {
           );}
       }
     } else if (message.type === "blocks" && message.from !== tab && !repo.closed) {
-      const report = await repo.importBlocks(message.frames, FROM_CHANNEL, TAB_TRUST);
-      for (const { error } of report.rejected) refused(this.#options, error);
+      if (this.#loads.size > 0) this.#held.push(message.frames);
+      else await this.#importSent(message.frames);
     }
   }
 

@@ -57,7 +57,7 @@ export interface TabEnvironment {
    * does (undefined, before the persister closes).
    */
   servingFrom(persister: Persister | undefined): void;
-  /** A message or block refused, for logging. */
+  /** A message or block refused, or a failure the tab carried on after, for logging. */
   onRefused(error: unknown): void;
 }
 
@@ -107,6 +107,7 @@ export class TabCoordinator {
       lostLead: () => this.#lostLead(),
       sendHeartbeat: (term) =>
         this.#channel.post(encodeTabMessage({ type: "heartbeat", leader: this.tab, term })),
+      failed: (err) => this.#environment.onRefused(err),
     });
     // A message that does not decode is reported by the links and the leader, which see it too.
     this.#stop.push(listenForMessages(this.#channel, (message) => this.#heard(message), () => {}));

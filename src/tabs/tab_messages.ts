@@ -21,6 +21,12 @@ export const MAX_TAB_BLOCKS = 4096;
 const SECRET_BYTES = 32;
 /** Longest tab id: tabs name themselves with a random base64url string. */
 const MAX_TAB_ID = 64;
+/**
+ * The greatest leader term a message may carry. Tabs count one term per change of leader, so
+ * honest ones never come near it; a greater one is a forged message, refused. The election stays
+ * at it rather than count past it (election.ts), so a term a tab sends always encodes.
+ */
+export const MAX_TERM = 2 ** 52;
 
 export type TabMessage =
   /** The leader is alive: sent every heartbeat interval. `term` grows with each new leader. */
@@ -46,8 +52,12 @@ export type TabMessage =
   | { type: "loaded"; to: string; repo: string; id: number; frames: Uint8Array[]; last: boolean }
   /** A follower's sealed blocks, for the leader to persist; `id` names them in the `persisted`. */
   | { type: "push"; from: string; repo: string; id: number; frames: Uint8Array[] }
-  /** The leader persisted a push under the database's durability mode (or could not: `error`). */
-  | { type: "persisted"; to: string; id: number; error: string | null }
+  /**
+   * The leader persisted a push under the database's durability mode (or could not: `error`).
+   * `repo` is the push's: each repository's link numbers its pushes from 1, so `id` alone would
+   * also answer another repository's push of the same number.
+   */
+  | { type: "persisted"; to: string; repo: string; id: number; error: string | null }
   /** Blocks new to the database (sealed in some tab, persisted by the leader), for every tab. */
   | { type: "blocks"; from: string; repo: string; frames: Uint8Array[] }
   /** A tab asks the leader how its connection to a sync server is (answered to every tab). */
@@ -85,14 +95,14 @@ export type TabMessageType = TabMessage["type"];
 
 /** The fields of each message besides `type`, with the check of each. */
 const FIELDS: { [T in TabMessageType]: Record<string, (value: unknown, where: string) => void> } = {
-  heartbeat: { leader: checkTabId, term: checkCount },
-  serving: { leader: checkTabId, term: checkCount },
+  heartbeat: { leader: checkTabId, term: checkTerm },
+  serving: { leader: checkTabId, term: checkTerm },
   join: { from: checkTabId, id: checkCount },
   welcome: { to: checkTabId, id: checkCount, secret: checkSecret },
   load: { from: checkTabId, repo: checkRepo, id: checkCount },
   loaded: { to: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames, last: checkFlag },
   push: { from: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames },
-  persisted: { to: checkTabId, id: checkCount, error: checkError },
+  persisted: { to: checkTabId, repo: checkRepo, id: checkCount, error: checkError },
   blocks: { from: checkTabId, repo: checkRepo, frames: checkFrames },
   "sync-ask": { from: checkTabId, url: checkUrl },
   "sync-status": {
@@ -154,6 +164,11 @@ function checkCount(value: unknown, where: string): void {
   if (!Number.isSafeInteger(value) || (value as number) < 0) {
     throw protocol(`${where} is not a non-negative integer`);
   }
+}
+
+function checkTerm(value: unknown, where: string): void {
+  checkCount(value, where);
+  if ((value as number) > MAX_TERM) throw protocol(`${where} is over ${MAX_TERM}`);
 }
 
 function checkRepo(value: unknown, where: string): void {

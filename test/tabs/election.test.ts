@@ -2,13 +2,15 @@
  * The leader election on fake Web Locks, a fake clock and a fake channel: one leader among many
  * tabs; a closed or crashed leader is replaced by a waiting tab; a frozen one (lock held, silent)
  * by a visible follower's steal within 2 s of its last heartbeat, after which the old leader
- * steps down when it thaws; hidden followers never steal. Time here is the fake clock's, so the
- * bounds asserted are the state machine's logic, not a measured speed. The seeded schedules
- * replay with CAIRN_TABS_SEED=S (the seed is printed on failure).
+ * steps down when it thaws; hidden followers never steal; a forged huge term breaks nothing.
+ * Time here is the fake clock's, so the bounds asserted are the state machine's logic, not a
+ * measured speed. The seeded schedules replay with CAIRN_TABS_SEED=S (the seed is printed on
+ * failure).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Election, HEARTBEAT_MS, leaderLockName } from "../../src/tabs/election.ts";
+import { encodeTabMessage, MAX_TERM } from "../../src/tabs/tab_messages.ts";
 import { FakeLocks } from "../harness/fake_locks.ts";
 import { envInteger } from "../harness/peers.ts";
 import { seededRandom } from "../harness/random.ts";
@@ -50,9 +52,13 @@ class World {
       becameLeader: (term) => events.push(`leader ${term}`),
       lostLead: () => events.push("lost"),
       sendHeartbeat: (term) => {
+        // Through the codec, as on the channel (it refuses a term no tab may send).
+        const beat = encodeTabMessage({ type: "heartbeat", leader: name, term });
         this.lastBeat.set(name, this.now);
         for (const other of this.tabs) {
-          if (other !== tab && !other.frozen && !other.gone) other.election.heardHeartbeat(term);
+          if (other !== tab && !other.frozen && !other.gone) {
+            other.election.heardHeartbeat(beat.type === "heartbeat" ? beat.term : 0);
+          }
         }
       },
     });
@@ -141,6 +147,29 @@ test("a frozen leader loses the lead to a visible follower within 2 s, and steps
   await world.step();
   assert.equal(world.leaders().length, 1);
   assert.ok(world.leaders()[0] === "a" || world.leaders()[0] === "hidden");
+});
+
+test("a hostile heartbeat with a huge term neither makes the election throw nor stops it", async () => {
+  // A throw, or a rejection nobody handles (the lead taken in #acquire), fails the test.
+  const world = new World();
+  const [a, b, c] = [world.open("a"), world.open("b"), world.open("c")];
+  await world.step();
+  // Heard by every tab, as a script of the origin posting on the channel would be: a term no tab
+  // may send (the codec refuses it, the election ignores it), then the greatest one allowed.
+  for (const term of [Number.MAX_SAFE_INTEGER, MAX_TERM]) {
+    for (const tab of world.tabs) tab.election.heardHeartbeat(term);
+  }
+  a.election.close();
+  a.gone = true;
+  for (let i = 0; i < 10; i++) await world.step();
+  assert.deepEqual(world.leaders(), ["b"]);
+  assert.deepEqual(b.events, [`leader ${MAX_TERM}`], "the term stays at the greatest allowed");
+  assert.deepEqual(c.events, [], "b's heartbeats reach c, which never steals");
+  b.election.close();
+  b.gone = true;
+  await world.step();
+  assert.deepEqual(world.leaders(), ["c"]);
+  assert.deepEqual(c.events, [`leader ${MAX_TERM}`]);
 });
 
 test("with only hidden followers, a frozen leader keeps the lead", async () => {

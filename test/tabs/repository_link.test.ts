@@ -3,7 +3,8 @@
  * asynchronously as a BroadcastChannel does: followers load from the leader, three tabs writing
  * at once converge, a follower's flush resolves only once the leader persisted its blocks, a new
  * leader receives every unacknowledged push (or, with none, hears of the repository and opens it),
- * and hostile messages are dropped without harm.
+ * hostile messages are dropped without harm, an acknowledgement settles only its own repository's
+ * push, and blocks sent while a follower loads are imported after the loaded ones.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -266,6 +267,96 @@ test("hostile messages are dropped and reported; forged blocks are refused by im
   b.notes.create(Note, { title: "still fine" });
   await follower.flush();
   assert.deepEqual(titles(leader), ["still fine"]);
+  leading.close();
+  follower.close();
+  for (const tab of [leader, b]) await tab.db.close();
+});
+
+/** A tab with a repository open at each of `paths`, and the Repository behind each. */
+async function openRepositories(paths: string[]) {
+  const db = await Cairn.open({ schemas: [Note] });
+  const repos = new Map<string, Repository>();
+  watchRepositories(db, { opened: (r) => repos.set(r.path, r), closed: () => {} });
+  const handles = new Map<string, RepositoryHandle>();
+  for (const path of paths) handles.set(path, await db.open(path));
+  return { db, handles, repos };
+}
+
+test("each persisted reaches only its repository's link: another repository's reply settles nothing", async () => {
+  const channel = new FakeBroadcast();
+  const paths = ["/a", "/b"];
+  const leader = await openRepositories(paths);
+  const b = await openRepositories(paths);
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  // The leader fails to persist /a and has not yet persisted /b.
+  const persist: Record<string, () => Promise<void>> = {
+    "/a": () => Promise.reject(new Error("disk full")),
+    "/b": () => gate,
+  };
+  const leading = paths.map((path) =>
+    new LeaderRepositoryLink(
+      { tab: "leader", channel: channel.end("leader"), repo: leader.repos.get(path)! },
+      persist[path],
+    )
+  );
+  const followers = paths.map((path) =>
+    new FollowerRepositoryLink({ tab: "b", channel: channel.end("b"), repo: b.repos.get(path)! })
+  );
+  for (const path of paths) b.handles.get(path)!.create(Note, { title: path });
+  const [flushA, flushB] = followers.map((f) => f.flush());
+  let settledB = "pending";
+  flushB.then(() => settledB = "resolved", () => settledB = "rejected");
+  await assert.rejects(flushA, (err) => isCairnError(err) && err.code === "E_IO");
+  await settle();
+  assert.equal(settledB, "pending", "/a's reply does not settle /b's push of the same id");
+  assert.equal(followers[1].unacknowledged, 1);
+  release();
+  await flushB;
+  assert.deepEqual(followers.map((f) => f.unacknowledged), [0, 0]);
+  for (const link of [...leading, ...followers]) link.close();
+  for (const tab of [leader, b]) await tab.db.close();
+});
+
+test("blocks sent while a follower loads are imported after the loaded ones, in order", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b] = await openTabs(["leader", "b"]);
+  for (let i = 0; i < 3; i++) {
+    leader.notes.create(Note, { title: `stored ${i}` });
+    await leader.notes.flush(); // a block each
+  }
+  const leading = new LeaderRepositoryLink(
+    { tab: "leader", channel: channel.end("leader"), repo: leader.repo },
+    () => leader.notes.flush(),
+  );
+  // The load's import waits (as on crypto, block by block) until released.
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const importBlocks = b.repo.importBlocks.bind(b.repo);
+  let imports = 0;
+  b.repo.importBlocks = async (...args) => {
+    if (imports++ === 0) await gate;
+    return await importBlocks(...args);
+  };
+  const refusals: unknown[] = [];
+  const follower = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+    onRefused: (err) => refusals.push(err),
+  });
+  const loading = follower.load();
+  await settle();
+  assert.equal(imports, 1, "the load's import is under way");
+  // The leader's next block, sent to every tab while b's load is still importing.
+  leader.notes.create(Note, { title: "live" });
+  await leader.notes.flush();
+  await settle();
+  release();
+  await loading;
+  await settle();
+  assert.deepEqual(titles(b), ["live", "stored 0", "stored 1", "stored 2"]);
+  assert.deepEqual(refusals, []);
   leading.close();
   follower.close();
   for (const tab of [leader, b]) await tab.db.close();

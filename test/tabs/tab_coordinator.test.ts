@@ -7,13 +7,14 @@
  * storage (waiting while it is still locked) and that write reaches it; a tab that led since
  * its open and loses the lead to a steal is told so; a reloaded page whose old self holds the
  * lead a moment longer leads itself rather than taking over; a tab past the pool's size gets
- * E_LOCKED.
+ * E_LOCKED; heartbeats and servings with forged huge terms throw nothing and stop no takeover.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { toBase64Url } from "../../src/core/bytes.ts";
 import { CairnError, isCairnError } from "../../src/core/errors.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import { HEARTBEAT_MS } from "../../src/tabs/election.ts";
 import { TabCoordinator } from "../../src/tabs/tab_coordinator.ts";
 import { MAX_TABS, tabSecret } from "../../src/tabs/tab_keys.ts";
 import { Note } from "../harness/linked_client.ts";
@@ -171,4 +172,34 @@ test("a tab past the pool's size gets E_LOCKED and holds nothing", async () => {
   assert.equal(fake.locks.holder(`cairn:session-key:cairn/db:${MAX_TABS}`), undefined);
   for (const tab of tabs) await tab.close();
   await stored.db.close();
+});
+
+test("hostile heartbeats and servings with huge terms: nothing throws, and the next tab still takes over", async () => {
+  // A rejection nobody handles, or a throw from the heartbeat timer, fails the test.
+  const fake = fakes();
+  const stored = await openDatabase();
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db, () => new Promise(() => {})));
+  const b = await TabCoordinator.join(environment(fake, "b", {
+    openPersister: () => Promise.resolve(persisting(stored.db, () => stored.db.flush())),
+  }));
+  const front = await openDatabase(await tabSecret(await cryptoSuite(), b.storedSecret!, 1));
+  const link = await b.coordinator.follow(front.repo);
+  const evil = fake.channels.end("evil");
+  for (const term of [Number.MAX_SAFE_INTEGER, 2 ** 60, 2 ** 52]) {
+    evil.postRaw({ type: "heartbeat", leader: "evil", term });
+    evil.postRaw({ type: "serving", leader: "evil", term });
+  }
+  front.notes.create(Note, { title: "after the hostile terms" });
+  const flushed = link.flush();
+  await waitFor(() => link.unacknowledged === 1, "the write pushed, not acknowledged");
+  fake.channels.drop("a");
+  fake.locks.crash("a");
+  await settled(flushed, "the write acknowledged by the next leader");
+  assert.ok(titles(stored).includes("after the hostile terms"));
+  // A few heartbeats of the new leader, from its timer.
+  await new Promise((resolve) => setTimeout(resolve, 2 * HEARTBEAT_MS + 100));
+  await b.coordinator.close();
+  await a.coordinator.close();
+  await Promise.all([stored.db.close(), front.db.close()]);
 });

@@ -12,6 +12,7 @@ import {
   encodeTabMessage,
   MAX_TAB_BLOCK_BYTES,
   MAX_TAB_BLOCKS,
+  MAX_TERM,
   type TabMessage,
 } from "../../src/tabs/tab_messages.ts";
 import { envInteger } from "../harness/peers.ts";
@@ -29,8 +30,8 @@ const SAMPLES: TabMessage[] = [
   { type: "loaded", to: "tabB", repo: "/data/todos", id: 0, frames: [FRAME, FRAME], last: false },
   { type: "loaded", to: "tabB", repo: "/x", id: 9, frames: [], last: true },
   { type: "push", from: "tabC", repo: "/data/todos", id: 7, frames: [FRAME] },
-  { type: "persisted", to: "tabC", id: 7, error: null },
-  { type: "persisted", to: "tabC", id: 8, error: "E_IO: disk full" },
+  { type: "persisted", to: "tabC", repo: "/data/todos", id: 7, error: null },
+  { type: "persisted", to: "tabC", repo: "/x", id: 8, error: "E_IO: disk full" },
   { type: "blocks", from: "tabC", repo: "/data/todos", frames: [FRAME] },
   { type: "sync-ask", from: "tabB", url: "ws://127.0.0.1:8787" },
   {
@@ -120,8 +121,12 @@ test("every field of every message is checked: missing, extra and wrong-typed fi
   }
 });
 
-test("tab ids, repository paths and block counts are bounded", () => {
+test("tab ids, terms, repository paths and block counts are bounded", () => {
   refused({ type: "heartbeat", leader: "x".repeat(65), term: 1 });
+  // A term a new leader could not count on from (election.ts): a forged one.
+  assert.equal(decodeTabMessage({ type: "serving", leader: "t", term: MAX_TERM }).type, "serving");
+  refused({ type: "heartbeat", leader: "t", term: MAX_TERM + 1 });
+  refused({ type: "serving", leader: "t", term: Number.MAX_SAFE_INTEGER });
   refused({ type: "blocks", from: "t", repo: "no-slash", frames: [FRAME] });
   refused({ type: "blocks", from: "t", repo: "/a/../b", frames: [FRAME] });
   refused({
@@ -135,7 +140,7 @@ test("tab ids, repository paths and block counts are bounded", () => {
     "E_TOO_LARGE",
   );
   refused({ type: "blocks", from: "t", repo: "/a", frames: [new Uint16Array(2)] });
-  refused({ type: "persisted", to: "t", id: 1, error: "e".repeat(4097) });
+  refused({ type: "persisted", to: "t", repo: "/x", id: 1, error: "e".repeat(4097) });
   refused({ type: "welcome", to: "t", id: 1, secret: new Uint8Array(31) });
   refused({ type: "welcome", to: "t", id: 1, secret: Array.from(new Uint8Array(32)) });
   refused({ type: "sync-ask", from: "t", url: "http://127.0.0.1:8787" });
