@@ -26,6 +26,7 @@ import {
   groupFrames,
   proofMessage,
   PROTOCOL_VERSION,
+  PUSH_WINDOW_FRAMES,
 } from "./protocol.ts";
 import { EventedLink } from "./link_events.ts";
 import { closedError, type SyncLink } from "./sync_link.ts";
@@ -114,6 +115,8 @@ interface Connection {
   /** Frames are handled one at a time, in order (imports are asynchronous). */
   inbox: Promise<void>;
   nextPushId: number;
+  /** Pushes sent and not yet acknowledged: at most PUSH_WINDOW_FRAMES (protocol.ts). */
+  readonly pushesInFlight: Set<number>;
   watchdog: unknown;
   /** Set by `goaway`: reconnect after this delay instead of backing off. */
   retryAfterMs?: number;
@@ -246,6 +249,7 @@ class SyncClient extends EventedLink implements SyncLink {
       heartbeatMs: DEFAULT_HEARTBEAT_MS,
       inbox: Promise.resolve(),
       nextPushId: 1,
+      pushesInFlight: new Set(),
       watchdog: undefined,
       ended: false,
     };
@@ -389,7 +393,7 @@ class SyncClient extends EventedLink implements SyncLink {
       case "live":
         return await this.#live(frame);
       case "ack":
-        return this.#acked(frame);
+        return this.#acked(connection, frame);
       case "denied":
         return this.#denied(connection, frame);
       case "reset":
@@ -517,12 +521,13 @@ class SyncClient extends EventedLink implements SyncLink {
     this.#checkWaiters();
   }
 
-  #acked(frame: Extract<Frame, { type: "ack" }>): void {
+  #acked(connection: Connection, frame: Extract<Frame, { type: "ack" }>): void {
     const link = this.#linkOf(frame.repo);
     if (!link) return;
     if (!link.queue.has(frame.id)) {
       throw new CairnError("E_PROTOCOL", `sync: an ack for push ${frame.id}, never sent`);
     }
+    connection.pushesInFlight.delete(frame.id);
     for (const { block, code, message } of link.queue.settle(frame.id, frame.rejected)) {
       this.events.report(
         remoteError(
@@ -532,7 +537,15 @@ class SyncClient extends EventedLink implements SyncLink {
         ),
       );
     }
-    link.catchUpPushes.delete(frame.id);
+    const caughtUp = link.catchUpPushes.delete(frame.id);
+    // The window has room again: what waited for it goes, still catch-up if it was.
+    for (const waiting of this.#links.values()) {
+      if (waiting.phase !== "synced") continue;
+      const ids = this.#push(connection, waiting);
+      if (waiting === link ? caughtUp : waiting.catchUpPushes.size > 0) {
+        for (const id of ids) waiting.catchUpPushes.add(id);
+      }
+    }
     this.#updateStatus();
     this.#checkWaiters();
   }
@@ -585,12 +598,16 @@ class SyncClient extends EventedLink implements SyncLink {
       link.pushScheduled = false;
       const connection = this.#connection;
       if (connection && this.#links.get(link.path) === link && link.phase === "synced") {
+        link.queue.unsendUnstored();
         this.#push(connection, link);
       }
     });
   }
 
-  /** Sends every queued block not yet in a push on this socket; returns the push ids. */
+  /**
+   * Sends the queued blocks not yet in a push on this socket, in pushes of at most a frame each,
+   * while fewer than PUSH_WINDOW_FRAMES pushes wait for their ack; returns the push ids.
+   */
   #push(connection: Connection, link: RepositoryLink): number[] {
     if (connection.ended) return [];
     if (!link.canWrite) {
@@ -625,7 +642,9 @@ class SyncClient extends EventedLink implements SyncLink {
     const ids: number[] = [];
     let at = 0;
     for (const group of groupFrames(sendable.map((b) => b.bytes), connection.sendLimit, overhead)) {
+      if (connection.pushesInFlight.size >= PUSH_WINDOW_FRAMES) break;
       const id = connection.nextPushId++;
+      connection.pushesInFlight.add(id);
       const blocks = sendable.slice(at, at + group.length);
       at += group.length;
       link.queue.sent(id, blocks);

@@ -70,6 +70,12 @@ export type Frame =
 export type FrameType = Frame["type"];
 
 /** Close codes (docs/sync.md, "Close codes"). */
+/**
+ * Frames of pushes a client keeps unacknowledged at most: it sends more as acks come. The server
+ * closes a client that leaves far more than that unanswered (server/connection.ts).
+ */
+export const PUSH_WINDOW_FRAMES = 4;
+
 export const CLOSE = {
   goingAway: 1001,
   text: 1003,

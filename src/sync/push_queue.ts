@@ -28,6 +28,8 @@ export class PushQueue {
   readonly #sent = new Set<OutgoingBlock>();
   /** Refused for want of the right to write: not sent again on this socket until a grant. */
   readonly #forbidden = new Set<OutgoingBlock>();
+  /** The server failed to store them: sent again with the next push of new blocks. */
+  readonly #unstored = new Set<OutgoingBlock>();
 
   get size(): number {
     return this.#blocks.size;
@@ -61,8 +63,9 @@ export class PushQueue {
   /**
    * Settles push `id` by its ack; returns the blocks refused (`rejected` names them by index in
    * the push). Each block is done, but for those refused for a reason that may pass, which stay
-   * queued: one the server failed to store (E_IO) is sent again with the next push, one whose
-   * author may not write (E_FORBIDDEN) once the right may have changed (a grant, a new socket).
+   * queued: one the server failed to store (E_IO) is sent again with the next push of new blocks
+   * (not at once: a failing disk would be asked again and again), one whose author may not write
+   * (E_FORBIDDEN) once the right may have changed (a grant); both on a new socket.
    */
   settle(
     id: number,
@@ -78,7 +81,7 @@ export class PushQueue {
       refused.push({ block, code, message });
       if (code === "E_IO") {
         kept.add(block);
-        this.#sent.delete(block);
+        this.#unstored.add(block);
       } else if (code === "E_FORBIDDEN") {
         kept.add(block);
         this.#forbidden.add(block);
@@ -93,6 +96,7 @@ export class PushQueue {
     block.done = true;
     this.#sent.delete(block);
     this.#forbidden.delete(block);
+    this.#unstored.delete(block);
     this.#blocks.delete(`${block.session}/${block.seq}`);
   }
 
@@ -101,6 +105,13 @@ export class PushQueue {
     this.#inFlight.clear();
     this.#sent.clear();
     this.#forbidden.clear();
+    this.#unstored.clear();
+  }
+
+  /** New blocks are pushed: those the server failed to store go with them. */
+  unsendUnstored(): void {
+    for (const block of this.#unstored) this.#sent.delete(block);
+    this.#unstored.clear();
   }
 
   /** Whether `block` waits for the right to write (refused E_FORBIDDEN on this socket). */

@@ -8,7 +8,9 @@ import assert from "node:assert/strict";
 import { openFilesStore } from "../../src/sync/server/files_store.ts";
 import { SyncServerCore } from "../../src/sync/server/server_core.ts";
 import type { SocketHandlers, SyncSocket } from "../../src/sync/server/socket.ts";
-import { decodeFrame, encodeFrame, type Frame } from "../../src/sync/protocol.ts";
+import { CLOSE, decodeFrame, encodeFrame, type Frame } from "../../src/sync/protocol.ts";
+import { unansweredLimit } from "../../src/sync/server/connection.ts";
+import { toBase64Url } from "../../src/core/bytes.ts";
 import {
   asArrays,
   blocksOf,
@@ -103,6 +105,91 @@ test("sync core: a subscriber at the high-water mark is sent nothing, then caugh
         asArrays(blocks),
       );
       assert.equal(reader.closed, undefined);
+    } finally {
+      await core.close();
+    }
+  });
+});
+
+test("sync core: a client that reads nothing is not served, and is closed once it sends too much", async () => {
+  await withTempDirectory("sync-core", async (dir) => {
+    const store = await openFilesStore(dir);
+    const config = { highWaterMark: HIGH_WATER_MARK, maxFrame: 4096 };
+    const core = await SyncServerCore.create(store, { open: true, ...config });
+    try {
+      const author = await newSession();
+      const writer = await connect(core, author);
+      const blocks = await blocksOf(author, REPO, 1);
+      writer.deliver({ type: "push", repo: REPO, id: 0, frames: blocks });
+      await writer.until(() => writer.frames("ack").length === 1);
+      writer.bufferedAmount = 2 * HIGH_WATER_MARK + 1; // it stopped reading
+      const limit = unansweredLimit(config);
+      const ping = encodeFrame({ type: "ping", n: 1 }).length;
+      for (let sent = 0; sent + ping <= limit; sent += ping) {
+        writer.deliver({ type: "ping", n: 1 });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(writer.frames("pong").length, 0, "nothing handled while it reads nothing");
+      assert.equal(writer.closed, undefined, "up to the limit, what it sends waits");
+      writer.deliver({ type: "ping", n: 2 });
+      // (Read anew: the assertion above narrowed the property's type.)
+      assert.equal((writer as FakeSocket).closed?.code, CLOSE.tooLarge);
+      assert.equal(writer.frames("error").at(-1)?.code, "E_TOO_LARGE");
+    } finally {
+      await core.close();
+    }
+  });
+});
+
+test("sync core: a client answered as it reads may send far more than the limit", async () => {
+  await withTempDirectory("sync-core", async (dir) => {
+    const store = await openFilesStore(dir);
+    const config = { highWaterMark: HIGH_WATER_MARK, maxFrame: 4096 };
+    const core = await SyncServerCore.create(store, { open: true, ...config });
+    try {
+      const author = await newSession();
+      const writer = await connect(core, author);
+      const blocks = await blocksOf(author, REPO, 250);
+      const limit = unansweredLimit(config);
+      let sent = 0;
+      for (let i = 0; i * 10 < blocks.length; i++) {
+        const frames = blocks.slice(i * 10, i * 10 + 10);
+        writer.deliver({ type: "push", repo: REPO, id: i, frames });
+        sent += frames.reduce((n, block) => n + block.length, 0);
+        await writer.until(() => writer.frames("ack").length === i + 1);
+      }
+      assert.ok(sent > limit, `${sent} bytes pushed, limit ${limit}`);
+      assert.equal(writer.closed, undefined);
+      assert.equal(writer.frames("ack").reduce((n, ack) => n + ack.applied, 0), blocks.length);
+    } finally {
+      await core.close();
+    }
+  });
+});
+
+test("sync core: only a push holding a block claims a repository; too many bins that are not blocks close", async () => {
+  await withTempDirectory("sync-core", async (dir) => {
+    const store = await openFilesStore(dir);
+    const core = await SyncServerCore.create(store, { highWaterMark: HIGH_WATER_MARK });
+    try {
+      const [squatter, author] = [await newSession(), await newSession()];
+      const bad = await connect(core, squatter);
+      bad.deliver({ type: "push", repo: REPO, id: 0, frames: [] });
+      bad.deliver({ type: "push", repo: REPO, id: 1, frames: [new Uint8Array(200)] });
+      await bad.until(() => bad.frames("ack").length === 2);
+      assert.equal(bad.frames("ack")[1].rejected[0].code, "E_CORRUPT_ENCODING");
+      assert.equal(core.access.rules(REPO).owner, null, "no block, no claim");
+      const good = await connect(core, author);
+      good.deliver({ type: "push", repo: REPO, id: 0, frames: await blocksOf(author, REPO, 1) });
+      await good.until(() => good.frames("ack").length === 1);
+      assert.equal(good.frames("ack")[0].applied, 1);
+      assert.equal(core.access.rules(REPO).owner, toBase64Url(author.publicKey));
+      // Bins that are not blocks cost a refusal each: a connection gets a bounded number.
+      const garbage = Array.from({ length: 1100 }, (_, i) => new Uint8Array([i & 0xff, 1, 2]));
+      bad.deliver({ type: "push", repo: "/data/other", id: 2, frames: garbage });
+      await bad.until(() => bad.closed !== undefined);
+      assert.equal(bad.closed?.code, CLOSE.protocol);
+      assert.equal(bad.frames("ack").length, 2, "no ack of a thousand refusals");
     } finally {
       await core.close();
     }

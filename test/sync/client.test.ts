@@ -9,7 +9,12 @@ import { Cairn } from "../../src/db/database.ts";
 import { Repository } from "../../src/repo/repository.ts";
 import { isCairnError } from "../../src/core/errors.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
-import { DEFAULT_MAX_FRAME, proofMessage } from "../../src/sync/protocol.ts";
+import {
+  DEFAULT_MAX_FRAME,
+  type Frame,
+  proofMessage,
+  PUSH_WINDOW_FRAMES,
+} from "../../src/sync/protocol.ts";
 import {
   ack,
   keyOf,
@@ -249,6 +254,34 @@ test("after synced with a version vector, the client pushes what the server lack
   ack(connection, push);
   await link.synced();
   assert.equal(link.status, "synced");
+  await link.close();
+});
+
+test("at most PUSH_WINDOW_FRAMES pushes wait for their ack; the rest go as acks come", async () => {
+  const blocks = PUSH_WINDOW_FRAMES * 2 + 3;
+  const { notes, link, connection } = await linked({}, async (_db, notes) => {
+    for (let i = 0; i < blocks; i++) {
+      notes.create(Note, { title: `${i} `.padEnd(3000, "x") }); // a block fills a small frame
+      await notes.flush();
+    }
+  });
+  await connection.handshake({ maxFrame: 4096, heartbeatMs: 15_000 });
+  await serveSubscription(connection, { writers: [], serverVector: {} });
+  const pushes: Extract<Frame, { type: "push" }>[] = [];
+  for (let i = 0; i < PUSH_WINDOW_FRAMES; i++) pushes.push(await connection.expect("push"));
+  await settle();
+  assert.equal(connection.unread, 0, "no more than the window before an ack");
+  for (let acked = 0; acked < blocks; acked++) {
+    assert.equal(link.status, "catching-up", "catching up until every push is acknowledged");
+    ack(connection, pushes[acked]);
+    if (pushes.length < blocks) pushes.push(await connection.expect("push"));
+    await settle();
+    assert.equal(connection.unread, 0, "one ack, one more push");
+  }
+  await link.synced();
+  assert.equal(link.status, "synced");
+  assert.deepEqual(pushes.flatMap((push) => push.frames), await notes.exportBlocks());
+  assert.equal(new Set(pushes.map((push) => push.id)).size, blocks);
   await link.close();
 });
 

@@ -6,6 +6,12 @@
  * Frames are handled one after another in arrival order (a credit never overtakes the subscribe
  * it is for). A push waits in that order only until its blocks are handed to the store; its
  * ack is sent once they are durable, so pushes that arrive together share one durable write.
+ *
+ * What a client costs the server is bounded whatever it sends: the bytes of its frames not yet
+ * answered (a push until its ack is sent) are at most `unansweredLimit` — a client keeps at
+ * most PUSH_WINDOW_FRAMES frames of pushes unacknowledged, well under it — and while its socket
+ * holds more than twice the high-water mark (it reads nothing) nothing more of it is handled, so
+ * what it sends then counts against that limit too.
  */
 import { sessionIdFromPublicKey } from "../../core/block.ts";
 import { decodeBlock } from "../../core/block.ts";
@@ -21,6 +27,7 @@ import {
   frameOverhead,
   proofMessage,
   PROTOCOL_VERSION,
+  PUSH_WINDOW_FRAMES,
 } from "../protocol.ts";
 import type { AuthorizeRequest, Right } from "./access.ts";
 import type { Repositories } from "./repositories.ts";
@@ -55,6 +62,18 @@ export interface ConnectionStats {
 /** How long a stopping server waits for a client to answer its close. */
 const CLOSE_WAIT_MS = 2000;
 
+/**
+ * Bins in pushes that are not blocks signed by their key (undecodable, forged) a connection may
+ * send before it is closed: a client pushes only blocks it sealed or verified, and each costs the
+ * server a refusal in an ack.
+ */
+const MAX_NOT_BLOCKS = 1024;
+
+/** Bytes of a client's frames the server holds unanswered at most (see the module comment). */
+export function unansweredLimit(config: { highWaterMark: number; maxFrame: number }): number {
+  return config.highWaterMark + 2 * PUSH_WINDOW_FRAMES * config.maxFrame;
+}
+
 type State = "hello" | "prove" | "open" | "closed";
 
 /** Frames a client may send once welcomed. */
@@ -88,6 +107,10 @@ export class Connection implements SocketHandlers, Outbox {
   readonly #refusedReads = new Set<string>();
   /** Acks not sent yet. */
   readonly #pushes = new Set<Promise<void>>();
+  /** Bytes of frames received and not yet answered (a push until its ack is sent). */
+  #unanswered = 0;
+  /** Bins pushed that were not blocks signed by their key (see MAX_NOT_BLOCKS). */
+  #notBlocks = 0;
   #goingAway = false;
   #maxBuffered = 0;
   /** Resolves when the transport reports the socket closed. */
@@ -130,7 +153,33 @@ export class Connection implements SocketHandlers, Outbox {
       return this.fail(err);
     }
     if (this.#goingAway) return; // draining: only what was received before goaway is answered
-    this.#handling = this.#handling.then(() => this.#handle(frame)).catch((err) => this.fail(err));
+    const limit = unansweredLimit(this.#ctx.config);
+    if (this.#unanswered + data.length > limit) {
+      return this.fail(
+        new CairnError(
+          "E_TOO_LARGE",
+          `over ${limit} bytes sent and not answered yet: wait for acks before pushing more`,
+        ),
+      );
+    }
+    this.#unanswered += data.length;
+    const answered = () => this.#unanswered -= data.length;
+    this.#handling = this.#handling
+      .then(() => this.#whileNotReading())
+      .then(() => this.#handle(frame, answered))
+      .catch((err) => this.fail(err));
+  }
+
+  /**
+   * Waits while the client reads nothing (its socket holds over twice the high-water mark), but
+   * not once the server is going away: what was received is answered before it closes.
+   */
+  async #whileNotReading(): Promise<void> {
+    const { highWaterMark, drainPollMs } = this.#ctx.config;
+    const stalled = () => this.#socket.bufferedAmount > 2 * highWaterMark;
+    while (this.#state !== "closed" && !this.#goingAway && stalled()) {
+      await new Promise((resolve) => setTimeout(resolve, drainPollMs));
+    }
   }
 
   closed(): void {
@@ -218,20 +267,31 @@ export class Connection implements SocketHandlers, Outbox {
     }
   }
 
-  async #handle(frame: Frame): Promise<void> {
-    if (this.#state === "closed") return;
-    if (this.#state === "hello") {
-      if (frame.type !== "hello") throw outOfOrder(frame, "hello");
-      return await this.#hello(frame);
+  /** Handles a frame; `answered` is called once it is (a push: once its ack is sent). */
+  async #handle(frame: Frame, answered: () => void): Promise<void> {
+    let answeredLater = false;
+    try {
+      if (this.#state === "closed") return;
+      if (this.#state === "hello") {
+        if (frame.type !== "hello") throw outOfOrder(frame, "hello");
+        return await this.#hello(frame);
+      }
+      if (this.#state === "prove") {
+        if (frame.type !== "prove") throw outOfOrder(frame, "prove");
+        return await this.#prove(frame.signature);
+      }
+      if (frame.type === "push") {
+        await this.#push(frame, answered);
+        answeredLater = true;
+        return;
+      }
+      await this.#handleOpen(frame as Exclude<ClientFrame, { type: "push" }>);
+    } finally {
+      if (!answeredLater) answered();
     }
-    if (this.#state === "prove") {
-      if (frame.type !== "prove") throw outOfOrder(frame, "prove");
-      return await this.#prove(frame.signature);
-    }
-    await this.#handleOpen(frame as ClientFrame);
   }
 
-  async #handleOpen(frame: ClientFrame): Promise<void> {
+  async #handleOpen(frame: Exclude<ClientFrame, { type: "push" }>): Promise<void> {
     switch (frame.type) {
       case "subscribe":
         return await this.#subscribe(frame);
@@ -240,8 +300,6 @@ export class Connection implements SocketHandlers, Outbox {
         return this.#unsubscribe(frame.repo);
       case "credit":
         return this.#subscriptions.get(frame.repo)?.addCredit(frame.bytes);
-      case "push":
-        return await this.#push(frame);
       case "ping":
         // A client that pings without reading is not answered: pongs must not pile up here.
         if (this.bufferedAmount < this.#ctx.config.highWaterMark) {
@@ -355,12 +413,15 @@ export class Connection implements SocketHandlers, Outbox {
     this.#ctx.repositories.release(subscription.repository);
   }
 
-  async #push(frame: Extract<Frame, { type: "push" }>): Promise<void> {
+  /**
+   * Hands the push's blocks to the store; `answered` is called once its ack is sent. Throws (and
+   * then never calls `answered`) only before that: when the client pushed too many bins that are
+   * not blocks.
+   */
+  async #push(frame: Extract<Frame, { type: "push" }>, answered: () => void): Promise<void> {
     const { repo, id, frames } = frame;
     const rejected: { index: number; code: string; message: string }[] = [];
-    const authorized: AuthorizedBlock[] = [];
-    const indexes: number[] = [];
-    await this.#ctx.claim(repo, this.#publicKeyText);
+    const decoded: { index: number; block: AuthorizedBlock }[] = [];
     // Every block must fit a `blocks` or `live` frame too, whatever its overhead, or it could
     // never be sent on: refused here rather than stored.
     const largest = this.#ctx.config.maxFrame - frameOverhead(repo);
@@ -373,17 +434,24 @@ export class Connection implements SocketHandlers, Outbox {
             `a block of ${bytes.length} bytes; at most ${largest} fit`,
           );
         }
-        const { block } = await decodeBlock(bytes, this.#ctx.suite);
-        const author = toBase64Url(block.publicKey);
-        if (!await this.#mayWrite(repo, block.session, author)) {
+        const { block } = await this.#decodePushed(bytes);
+        const { session, seq, publicKey } = block;
+        decoded.push({ index, block: { bytes, session, seq, publicKey } });
+      } catch (err) {
+        if (this.#notBlocks > MAX_NOT_BLOCKS) throw err;
+        rejected.push(refusal(index, err));
+      }
+    }
+    // Only a push that holds a block claims a repository nobody owns.
+    if (decoded.length > 0) await this.#ctx.claim(repo, this.#publicKeyText);
+    const authorized: AuthorizedBlock[] = [];
+    const indexes: number[] = [];
+    for (const { index, block } of decoded) {
+      try {
+        if (!await this.#mayWrite(repo, block.session, toBase64Url(block.publicKey))) {
           throw new CairnError("E_FORBIDDEN", `session ${block.session} may not write ${repo}`);
         }
-        authorized.push({
-          bytes,
-          session: block.session,
-          seq: block.seq,
-          publicKey: block.publicKey,
-        });
+        authorized.push(block);
         indexes.push(index);
       } catch (err) {
         rejected.push(refusal(index, err));
@@ -411,9 +479,26 @@ export class Connection implements SocketHandlers, Outbox {
       }
       rejected.sort((a, b) => a.index - b.index);
       this.send({ type: "ack", repo, id, applied, duplicates, rejected, position });
+      answered();
     })();
     this.#pushes.add(acked);
     acked.finally(() => this.#pushes.delete(acked));
+  }
+
+  /** A pushed block, decoded and its signature verified; counts the bins that are not. */
+  async #decodePushed(bytes: Uint8Array): ReturnType<typeof decodeBlock> {
+    try {
+      return await decodeBlock(bytes, this.#ctx.suite);
+    } catch (err) {
+      if (++this.#notBlocks > MAX_NOT_BLOCKS) {
+        throw new CairnError(
+          "E_PROTOCOL",
+          `over ${MAX_NOT_BLOCKS} pushed bins were not blocks signed by their key`,
+          { cause: err },
+        );
+      }
+      throw err;
+    }
   }
 
   /** Whether an author may write: asked once per connection, repository and author. */
