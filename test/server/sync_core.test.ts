@@ -174,11 +174,16 @@ test("sync core: only a push holding a block claims a repository; too many bins 
     try {
       const [squatter, author] = [await newSession(), await newSession()];
       const bad = await connect(core, squatter);
+      const [theirs] = await blocksOf(squatter, REPO, 1);
+      const forged = theirs.slice();
+      forged[forged.length - 1] ^= 1; // the signature's last byte
       bad.deliver({ type: "push", repo: REPO, id: 0, frames: [] });
       bad.deliver({ type: "push", repo: REPO, id: 1, frames: [new Uint8Array(200)] });
-      await bad.until(() => bad.frames("ack").length === 2);
+      bad.deliver({ type: "push", repo: REPO, id: 2, frames: [forged] });
+      await bad.until(() => bad.frames("ack").length === 3);
       assert.equal(bad.frames("ack")[1].rejected[0].code, "E_CORRUPT_ENCODING");
-      assert.equal(core.access.rules(REPO).owner, null, "no block, no claim");
+      assert.equal(bad.frames("ack")[2].rejected[0].code, "E_BAD_SIGNATURE");
+      assert.equal(core.access.rules(REPO).owner, null, "no verified block, no claim");
       const good = await connect(core, author);
       good.deliver({ type: "push", repo: REPO, id: 0, frames: await blocksOf(author, REPO, 1) });
       await good.until(() => good.frames("ack").length === 1);
@@ -186,10 +191,52 @@ test("sync core: only a push holding a block claims a repository; too many bins 
       assert.equal(core.access.rules(REPO).owner, toBase64Url(author.publicKey));
       // Bins that are not blocks cost a refusal each: a connection gets a bounded number.
       const garbage = Array.from({ length: 1100 }, (_, i) => new Uint8Array([i & 0xff, 1, 2]));
-      bad.deliver({ type: "push", repo: "/data/other", id: 2, frames: garbage });
+      bad.deliver({ type: "push", repo: "/data/other", id: 3, frames: garbage });
       await bad.until(() => bad.closed !== undefined);
       assert.equal(bad.closed?.code, CLOSE.protocol);
-      assert.equal(bad.frames("ack").length, 2, "no ack of a thousand refusals");
+      assert.equal(bad.frames("ack").length, 3, "no ack of a thousand refusals");
+    } finally {
+      await core.close();
+    }
+  });
+});
+
+/** `bytes` with every occurrence of the ASCII text `from` replaced by `to` (of the same length). */
+function replaceText(bytes: Uint8Array, from: string, to: string): Uint8Array {
+  const [a, b] = [new TextEncoder().encode(from), new TextEncoder().encode(to)];
+  const out = bytes.slice();
+  for (let i = 0; i + a.length <= out.length; i++) {
+    if (a.every((byte, j) => out[i + j] === byte)) out.set(b, i);
+  }
+  return out;
+}
+
+test("sync core: a block naming another session than its key's is refused before rights are asked", async () => {
+  await withTempDirectory("sync-core", async (dir) => {
+    const [alice, mallory] = [await newSession(), await newSession()];
+    const asked: string[] = [];
+    const store = await openFilesStore(dir);
+    const core = await SyncServerCore.create(store, {
+      highWaterMark: HIGH_WATER_MARK,
+      // An app that decides by session: Alice may write, nobody else.
+      authorize: ({ session, right }) => {
+        if (right === "write") asked.push(session);
+        return right === "read" || session === alice.session;
+      },
+    });
+    try {
+      const socket = await connect(core, mallory);
+      const [own] = await blocksOf(mallory, REPO, 1);
+      const posing = replaceText(own, mallory.session, alice.session);
+      socket.deliver({ type: "push", repo: REPO, id: 0, frames: [posing] });
+      await socket.until(() => socket.frames("ack").length === 1);
+      assert.equal(socket.frames("ack")[0].rejected[0]?.code, "E_BAD_KEY");
+      assert.deepEqual(asked, [], "the hook was not asked for Alice's session with Mallory's key");
+      // Mallory's own block is asked for Mallory's session, and refused.
+      socket.deliver({ type: "push", repo: REPO, id: 1, frames: [own] });
+      await socket.until(() => socket.frames("ack").length === 2);
+      assert.equal(socket.frames("ack")[1].rejected[0]?.code, "E_FORBIDDEN");
+      assert.deepEqual(asked, [mallory.session]);
     } finally {
       await core.close();
     }

@@ -13,8 +13,12 @@
  * holds more than twice the high-water mark (it reads nothing) nothing more of it is handled, so
  * what it sends then counts against that limit too.
  */
-import { sessionIdFromPublicKey } from "../../core/block.ts";
-import { decodeBlock } from "../../core/block.ts";
+import {
+  decodeBlock,
+  type SealedBlock,
+  sessionIdFromPublicKey,
+  verifyBlock,
+} from "../../core/block.ts";
 import { toBase64Url } from "../../core/bytes.ts";
 import { CairnError, isCairnError } from "../../core/errors.ts";
 import type { CryptoSuite } from "../../core/signing.ts";
@@ -47,8 +51,11 @@ export interface ConnectionContext {
   readonly suite: CryptoSuite;
   readonly repositories: Repositories;
   decide(request: AuthorizeRequest): Promise<boolean>;
-  /** Built-in rules: the first writer of a repository without owner becomes its owner. */
-  claim(repository: string, publicKey: string): Promise<void>;
+  /**
+   * Built-in rules: the first writer of a repository without owner becomes its owner, once
+   * `proven` (asked only then) says its push holds a block whose signature verifies.
+   */
+  claim(repository: string, publicKey: string, proven: () => Promise<boolean>): Promise<void>;
   closed(connection: Connection): void;
 }
 
@@ -63,9 +70,9 @@ export interface ConnectionStats {
 const CLOSE_WAIT_MS = 2000;
 
 /**
- * Bins in pushes that are not blocks signed by their key (undecodable, forged) a connection may
- * send before it is closed: a client pushes only blocks it sealed or verified, and each costs the
- * server a refusal in an ack.
+ * Bins in pushes that are not blocks of their key (undecodable, or naming another session than
+ * their key's) a connection may send before it is closed: a client pushes only blocks it sealed
+ * or verified, and each costs the server a refusal in an ack.
  */
 const MAX_NOT_BLOCKS = 1024;
 
@@ -109,7 +116,7 @@ export class Connection implements SocketHandlers, Outbox {
   readonly #pushes = new Set<Promise<void>>();
   /** Bytes of frames received and not yet answered (a push until its ack is sent). */
   #unanswered = 0;
-  /** Bins pushed that were not blocks signed by their key (see MAX_NOT_BLOCKS). */
+  /** Bins pushed that were not blocks of their key (see MAX_NOT_BLOCKS). */
   #notBlocks = 0;
   #goingAway = false;
   #maxBuffered = 0;
@@ -421,7 +428,7 @@ export class Connection implements SocketHandlers, Outbox {
   async #push(frame: Extract<Frame, { type: "push" }>, answered: () => void): Promise<void> {
     const { repo, id, frames } = frame;
     const rejected: { index: number; code: string; message: string }[] = [];
-    const decoded: { index: number; block: AuthorizedBlock }[] = [];
+    const decoded: { index: number; block: AuthorizedBlock; sealed: SealedBlock }[] = [];
     // Every block must fit a `blocks` or `live` frame too, whatever its overhead, or it could
     // never be sent on: refused here rather than stored.
     const largest = this.#ctx.config.maxFrame - frameOverhead(repo);
@@ -434,16 +441,24 @@ export class Connection implements SocketHandlers, Outbox {
             `a block of ${bytes.length} bytes; at most ${largest} fit`,
           );
         }
-        const { block } = await this.#decodePushed(bytes);
-        const { session, seq, publicKey } = block;
-        decoded.push({ index, block: { bytes, session, seq, publicKey } });
+        const sealed = await this.#decodePushed(bytes);
+        const { session, seq, publicKey } = sealed.block;
+        decoded.push({ index, block: { bytes, session, seq, publicKey }, sealed });
       } catch (err) {
         if (this.#notBlocks > MAX_NOT_BLOCKS) throw err;
         rejected.push(refusal(index, err));
       }
     }
-    // Only a push that holds a block claims a repository nobody owns.
-    if (decoded.length > 0) await this.#ctx.claim(repo, this.#publicKeyText);
+    // Only a push that holds a block claims a repository nobody owns (the store verifies every
+    // block later; one is verified here only when there is something to claim).
+    if (decoded.length > 0) {
+      await this.#ctx.claim(repo, this.#publicKeyText, async () => {
+        for (const { sealed } of decoded) {
+          if (await verifyBlock(sealed, this.#ctx.suite).then(() => true, () => false)) return true;
+        }
+        return false;
+      });
+    }
     const authorized: AuthorizedBlock[] = [];
     const indexes: number[] = [];
     for (const { index, block } of decoded) {
@@ -485,15 +500,24 @@ export class Connection implements SocketHandlers, Outbox {
     acked.finally(() => this.#pushes.delete(acked));
   }
 
-  /** A pushed block, decoded and its signature verified; counts the bins that are not. */
-  async #decodePushed(bytes: Uint8Array): ReturnType<typeof decodeBlock> {
+  /**
+   * A pushed block, decoded, its session checked against its public key (the rights are asked
+   * for that session and kept by that key); counts the bins that are not blocks. The signature
+   * is verified by the store.
+   */
+  async #decodePushed(bytes: Uint8Array): Promise<SealedBlock> {
     try {
-      return await decodeBlock(bytes, this.#ctx.suite);
+      const sealed = await decodeBlock(bytes, this.#ctx.suite);
+      const { session, publicKey } = sealed.block;
+      if (await sessionIdFromPublicKey(publicKey, this.#ctx.suite) !== session) {
+        throw new CairnError("E_BAD_KEY", `block: session ${session} is not its public key's`);
+      }
+      return sealed;
     } catch (err) {
       if (++this.#notBlocks > MAX_NOT_BLOCKS) {
         throw new CairnError(
           "E_PROTOCOL",
-          `over ${MAX_NOT_BLOCKS} pushed bins were not blocks signed by their key`,
+          `over ${MAX_NOT_BLOCKS} pushed bins were not blocks of their key`,
           { cause: err },
         );
       }

@@ -79,8 +79,10 @@ export class SyncServerCore {
       suite: this.#suite,
       repositories: this.#repositories,
       decide,
-      claim: (repository, publicKey) =>
-        builtIn ? this.access.claim(repository, publicKey) : Promise.resolve(),
+      claim: async (repository, publicKey, proven) => {
+        if (!builtIn || this.access.rules(repository).owner !== null) return;
+        if (await proven()) await this.access.claim(repository, publicKey);
+      },
       closed: (closed) => this.#connections.delete(closed),
     });
     if (this.#closing) connection.goAway("the server is stopping", 1000);
