@@ -315,13 +315,24 @@ export class TabCoordinator {
     return promoted;
   }
 
-  /** The old leader's files may stay held a moment after its lock is gone (its worker ending). */
+  /**
+   * Tried until it opens, while this tab leads: the old leader's files may stay held a moment
+   * after its lock is gone (its worker ending: E_LOCKED), and any other failure (the storage
+   * failing) may pass too. Giving up would leave this tab holding the lead and serving nobody,
+   * with every other tab's writes and opens waiting on it. Each new failure is reported once.
+   */
   async #openPersisterPatiently(): Promise<Persister> {
+    let reported = "";
     for (let delay = RETRY_FIRST_MS;; delay = Math.min(delay * 2, RETRY_LAST_MS)) {
       try {
         return await this.#environment.openPersister();
       } catch (err) {
-        if (this.#closed || !(err instanceof CairnError && err.code === "E_LOCKED")) throw err;
+        if (this.#closed || this.#election.role !== "leader") throw err;
+        const failure = describeFailure(err);
+        if (!isCairnError(err, "E_LOCKED") && failure !== reported) {
+          reported = failure;
+          this.#environment.onRefused(err);
+        }
       }
       await new Promise((resolve) => setTimeout(resolve, delay));
     }

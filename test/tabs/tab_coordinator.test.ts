@@ -4,7 +4,7 @@
  * secret and a key index of its own (hostile values, and welcomes not matching its join
  * that arrive before the leader's, change nothing), loads from the leader and is acknowledged once the leader
  * persisted; when the leader's tab crashes with a write unacknowledged, the next tab opens the
- * storage (waiting while it is still locked) and that write reaches it; a tab that led since
+ * storage (waiting while it is still locked, or while it fails) and that write reaches it; a tab that led since
  * its open and loses the lead to a steal is told so; a reloaded page whose old self holds the
  * lead a moment longer leads itself rather than taking over; a tab past the pool's size gets
  * E_LOCKED; heartbeats and servings with forged huge terms throw nothing and stop no takeover.
@@ -117,6 +117,35 @@ test("the leader's tab crashes with a write unacknowledged: the next tab opens t
   assert.equal(attempts, 3);
   assert.ok(titles(stored).includes("written before the crash"));
 
+  await b.coordinator.close();
+  await a.coordinator.close();
+  await Promise.all([stored.db.close(), front.db.close()]);
+});
+
+test("a tab granted the lead whose storage fails to open keeps trying, and serves once it opens", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db, () => new Promise(() => {})));
+  let attempts = 0;
+  const b = await TabCoordinator.join(environment(fake, "b", {
+    openPersister: () => {
+      if (++attempts < 4) return Promise.reject(new CairnError("E_IO", "the storage failed"));
+      return Promise.resolve(persisting(stored.db, () => stored.db.flush()));
+    },
+  }));
+  const front = await openDatabase(await tabSecret(await cryptoSuite(), b.storedSecret!, 1));
+  const link = await b.coordinator.follow(front.repo);
+  front.notes.create(Note, { title: "waits for a working leader" });
+  const flushed = link.flush();
+  await waitFor(() => link.unacknowledged === 1, "the write pushed, not acknowledged");
+  fake.channels.drop("a");
+  fake.locks.crash("a");
+  await settled(flushed, "the write acknowledged once the storage opened");
+  assert.equal(attempts, 4);
+  assert.ok(titles(stored).includes("waits for a working leader"));
+  const failures = fake.refused.filter((err) => isCairnError(err, "E_IO"));
+  assert.equal(failures.length, 1, "the same failure is reported once");
   await b.coordinator.close();
   await a.coordinator.close();
   await Promise.all([stored.db.close(), front.db.close()]);
