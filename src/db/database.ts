@@ -416,11 +416,22 @@ export class Cairn {
     return served;
   }
 
-  /** A repository of this stored database, for the tabs that follow: opened if it is not. */
+  /**
+   * A repository of this stored database, for the tabs that follow: opened if it is not, and
+   * opened again once closed if this page is closing it (unless that close fails: then it is
+   * given as it is, and the push fails with E_CLOSED).
+   */
   async #persisted(path: string): Promise<PersistedRepository> {
-    await this.open(path);
-    const { repo } = this.#repositories.get(path)!;
-    return { repo, persist: () => repo.flush() };
+    for (;;) {
+      await this.open(path);
+      const open = this.#repositories.get(path)!;
+      const { repo } = open;
+      if (!repo.closed) return { repo, persist: () => repo.flush() };
+      if (open.closing && !await open.closing.then(() => true, () => false)) {
+        return { repo, persist: () => repo.flush() };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10)); // until close() lets go of it
+    }
   }
 
   /** The session's 32-byte secret: keep it safe; `Cairn.open({ secretKey })` resumes the session. */

@@ -119,11 +119,23 @@ function post(options: RepositoryLinkOptions, message: TabMessage): void {
 export class LeaderRepositoryLink {
   #options: RepositoryLinkOptions;
   #persist: () => Promise<void>;
+  #reopen: ((message: TabMessage) => void) | undefined;
+  #closed = false;
   #stop: (() => void)[];
 
-  constructor(options: RepositoryLinkOptions, persist: () => Promise<void>) {
+  /**
+   * `reopen` takes a push that found the repository closed by the leader's own page (not by the
+   * leader leaving): the leader opens it again and handles the push there (TabLeader). Without
+   * it, such a push is not answered, as when the leader leaves.
+   */
+  constructor(
+    options: RepositoryLinkOptions,
+    persist: () => Promise<void>,
+    reopen?: (message: TabMessage) => void,
+  ) {
     this.#options = options;
     this.#persist = persist;
+    this.#reopen = reopen;
     const { repo, tab } = options;
     this.#stop = [
       listenTo(options, (message) => this.#handle(message)),
@@ -161,8 +173,12 @@ export class LeaderRepositoryLink {
       } catch (err) {
         error = err instanceof Error ? err.message : String(err);
       }
-      // Closing (this leader is leaving): no answer, so the follower sends it to the next one.
-      if (repo.closed) return;
+      if (repo.closed) {
+        // The leader leaving (this link closed first): no answer, so the follower sends it to
+        // the next leader. The page closing the repository: opened again for the push.
+        if (!this.#closed) this.#reopen?.(message);
+        return;
+      }
       post(this.#options, {
         type: "persisted",
         to: message.from,
@@ -174,6 +190,7 @@ export class LeaderRepositoryLink {
   }
 
   close(): void {
+    this.#closed = true;
     for (const stop of this.#stop) stop();
   }
 }

@@ -88,6 +88,7 @@ export class TabLeader {
     served.link = new LeaderRepositoryLink(
       { tab: this.#tab, channel: this.#channel, repo, onRefused: this.#onRefused },
       persist,
+      (message) => this.#receive(message),
     );
     for (const message of served.early.splice(0)) {
       served.link.receive(message).catch(this.#onRefused);

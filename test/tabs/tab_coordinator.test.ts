@@ -4,7 +4,8 @@
  * secret and a key index of its own (hostile values, and welcomes not matching its join
  * that arrive before the leader's, change nothing), loads from the leader and is acknowledged once the leader
  * persisted; when the leader's tab crashes with a write unacknowledged, the next tab opens the
- * storage (waiting while it is still locked, or while it fails) and that write reaches it; a tab that led since
+ * storage (waiting while it is still locked, or while it fails) and that write reaches it; a push
+ * that finds its repository closed by the leader's own page is stored once it is opened again; a tab that led since
  * its open and loses the lead to a steal is told so; a reloaded page whose old self holds the
  * lead a moment longer leads itself rather than taking over; a tab past the pool's size gets
  * E_LOCKED; heartbeats and servings with forged huge terms throw nothing and stop no takeover.
@@ -17,7 +18,7 @@ import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { HEARTBEAT_MS } from "../../src/tabs/election.ts";
 import { TabCoordinator } from "../../src/tabs/tab_coordinator.ts";
 import { MAX_TABS, tabSecret } from "../../src/tabs/tab_keys.ts";
-import { Note } from "../harness/linked_client.ts";
+import { Note, PATH } from "../harness/linked_client.ts";
 import {
   environment,
   fakes,
@@ -146,6 +147,30 @@ test("a tab granted the lead whose storage fails to open keeps trying, and serve
   assert.ok(titles(stored).includes("waits for a working leader"));
   const failures = fake.refused.filter((err) => isCairnError(err, "E_IO"));
   assert.equal(failures.length, 1, "the same failure is reported once");
+  await b.coordinator.close();
+  await a.coordinator.close();
+  await Promise.all([stored.db.close(), front.db.close()]);
+});
+
+test("a push that finds its repository closed by the leader's own page is stored once it is opened again", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  let persists = 0;
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db, async () => {
+    // The leading page closes the repository while the follower's push is being persisted.
+    if (persists++ === 0) await stored.db.close(PATH);
+    await stored.db.flush();
+  }));
+  const b = await TabCoordinator.join(environment(fake, "b"));
+  const front = await openDatabase(await tabSecret(await cryptoSuite(), b.storedSecret!, 1));
+  const link = await b.coordinator.follow(front.repo);
+  front.notes.create(Note, { title: "while it closed" });
+  await settled(link.flush(), "the write acknowledged once the repository was opened again");
+  assert.equal(persists, 2);
+  const reopened = await stored.db.open(PATH);
+  const storedTitles = [...reopened.keys()].map((key) => reopened.get(key, Note)!.get("title"));
+  assert.deepEqual(storedTitles, ["while it closed"]);
   await b.coordinator.close();
   await a.coordinator.close();
   await Promise.all([stored.db.close(), front.db.close()]);
