@@ -416,6 +416,15 @@ class SyncClient extends EventedLink implements SyncLink {
     if (frame.limits.maxFrame < MIN_MAX_FRAME) {
       throw new CairnError("E_PROTOCOL", `sync: the server's maxFrame ${frame.limits.maxFrame}`);
     }
+    // Its catch-up and live frames may be that large, and this client would refuse the first
+    // one that is, on every socket: said now, plainly.
+    if (frame.limits.maxFrame > this.#options.maxFrame) {
+      throw new CairnError(
+        "E_TOO_LARGE",
+        `sync: the server sends frames of up to ${frame.limits.maxFrame} bytes, over this ` +
+          `client's maxFrame (${this.#options.maxFrame}): give sync() a maxFrame of at least that`,
+      );
+    }
     connection.phase = "challenged";
     connection.sendLimit = Math.min(this.#options.maxFrame, frame.limits.maxFrame);
     connection.heartbeatMs = Math.max(MIN_HEARTBEAT_MS, frame.limits.heartbeatMs);

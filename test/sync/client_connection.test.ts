@@ -204,7 +204,8 @@ for (
 ) {
   test(`${what} from the server: reported, socket closed, reconnect with backoff`, async () => {
     const { link, connection, server, timers, errors, notes } = await linked({ maxFrame: 4096 });
-    await connection.handshake();
+    const limits = { maxFrame: 4096, heartbeatMs: 15_000 };
+    await connection.handshake(limits);
     await serveSubscription(connection, { writers: [] });
     await until(() => link.status === "synced", "synced");
     send(connection);
@@ -215,7 +216,7 @@ for (
     // The link carries on: a new socket, and a write still reaches the server.
     timers.runNext();
     const again = await server.accept();
-    await again.handshake();
+    await again.handshake(limits);
     await serveSubscription(again, { writers: [] });
     notes.create(Note, { title: "after" });
     assert.equal((await again.expect("push")).frames.length, 1);
@@ -245,6 +246,22 @@ function encodeRaw(value: unknown[]): Uint8Array {
   out[1] = value[0] as number;
   return out;
 }
+
+test("a server whose frames are larger than the client's maxFrame is refused, naming the fix", async () => {
+  const { link, connection, errors } = await linked({ maxFrame: 64 << 10 });
+  await connection.expect("hello");
+  connection.send({
+    type: "challenge",
+    version: PROTOCOL_VERSION,
+    serverId: "s",
+    nonce: new Uint8Array(32),
+    limits: { maxFrame: 1 << 20, heartbeatMs: 1000 },
+  });
+  await until(() => link.status === "offline", "offline");
+  assert.ok(isCairnError(errors.at(-1), "E_TOO_LARGE"));
+  assert.match(errors.at(-1)!.message, /1048576 bytes.*maxFrame \(65536\).*at least/);
+  await link.close();
+});
 
 test("a server whose frames could not carry a block is refused; a tiny heartbeat is not taken", async () => {
   const { link, connection, server, timers, errors } = await linked();

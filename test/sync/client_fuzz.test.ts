@@ -74,7 +74,7 @@ test(`a hostile server cannot crash the client or slip a block past it (${MESSAG
         handshaken = false;
       }
       if (!handshaken) {
-        await current.handshake();
+        await current.handshake({ maxFrame: 8192, heartbeatMs: 15_000 });
         handshaken = true;
       }
       current.sendRaw(mutate(encodeFrame(pick(frames))));
@@ -88,7 +88,7 @@ test(`a hostile server cannot crash the client or slip a block past it (${MESSAG
     await until(() => link.status === "offline", "offline");
     timers.runNext();
     const good = await server.accept();
-    await good.handshake();
+    await good.handshake({ maxFrame: 8192, heartbeatMs: 15_000 });
     const subscribe = await good.expect("subscribe");
     await good.expect("credit");
     assert.equal(subscribe.repo, PATH);
