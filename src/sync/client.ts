@@ -115,8 +115,12 @@ interface Connection {
   /** Frames are handled one at a time, in order (imports are asynchronous). */
   inbox: Promise<void>;
   nextPushId: number;
-  /** Pushes sent and not yet acknowledged: at most PUSH_WINDOW_FRAMES (protocol.ts). */
-  readonly pushesInFlight: Set<number>;
+  /**
+   * The size of each push sent and not yet acknowledged, by id: together at most
+   * PUSH_WINDOW_FRAMES frames of sendLimit (protocol.ts), or one push.
+   */
+  readonly pushesInFlight: Map<number, number>;
+  pushedBytes: number;
   watchdog: unknown;
   /** Set by `goaway`: reconnect after this delay instead of backing off. */
   retryAfterMs?: number;
@@ -249,7 +253,8 @@ class SyncClient extends EventedLink implements SyncLink {
       heartbeatMs: DEFAULT_HEARTBEAT_MS,
       inbox: Promise.resolve(),
       nextPushId: 1,
-      pushesInFlight: new Set(),
+      pushesInFlight: new Map(),
+      pushedBytes: 0,
       watchdog: undefined,
       ended: false,
     };
@@ -536,6 +541,7 @@ class SyncClient extends EventedLink implements SyncLink {
     if (!link.queue.has(frame.id)) {
       throw new CairnError("E_PROTOCOL", `sync: an ack for push ${frame.id}, never sent`);
     }
+    connection.pushedBytes -= connection.pushesInFlight.get(frame.id) ?? 0;
     connection.pushesInFlight.delete(frame.id);
     for (const { block, code, message } of link.queue.settle(frame.id, frame.rejected)) {
       this.events.report(
@@ -615,7 +621,8 @@ class SyncClient extends EventedLink implements SyncLink {
 
   /**
    * Sends the queued blocks not yet in a push on this socket, in pushes of at most a frame each,
-   * while fewer than PUSH_WINDOW_FRAMES pushes wait for their ack; returns the push ids.
+   * while the pushes waiting for their ack add up to at most PUSH_WINDOW_FRAMES frames (small
+   * pushes fly freely; a backlog goes a few frames at a time); returns the push ids.
    */
   #push(connection: Connection, link: RepositoryLink): number[] {
     if (connection.ended) return [];
@@ -651,9 +658,12 @@ class SyncClient extends EventedLink implements SyncLink {
     const ids: number[] = [];
     let at = 0;
     for (const group of groupFrames(sendable.map((b) => b.bytes), connection.sendLimit, overhead)) {
-      if (connection.pushesInFlight.size >= PUSH_WINDOW_FRAMES) break;
+      const bytes = group.reduce((sum, frame) => sum + binCost(frame.length), overhead);
+      const window = PUSH_WINDOW_FRAMES * connection.sendLimit;
+      if (connection.pushedBytes > 0 && connection.pushedBytes + bytes > window) break;
       const id = connection.nextPushId++;
-      connection.pushesInFlight.add(id);
+      connection.pushesInFlight.set(id, bytes);
+      connection.pushedBytes += bytes;
       const blocks = sendable.slice(at, at + group.length);
       at += group.length;
       link.queue.sent(id, blocks);

@@ -71,8 +71,9 @@ export type FrameType = Frame["type"];
 
 /** Close codes (docs/sync.md, "Close codes"). */
 /**
- * Frames of pushes a client keeps unacknowledged at most: it sends more as acks come. The server
- * closes a client that leaves far more than that unanswered (server/connection.ts).
+ * The pushes a client keeps unacknowledged add up to at most this many frames of the largest size
+ * (or are one push): it sends more as acks come. The server closes a client that leaves far more
+ * than that unanswered (server/connection.ts).
  */
 export const PUSH_WINDOW_FRAMES = 4;
 

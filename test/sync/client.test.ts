@@ -257,11 +257,12 @@ test("after synced with a version vector, the client pushes what the server lack
   await link.close();
 });
 
-test("at most PUSH_WINDOW_FRAMES pushes wait for their ack; the rest go as acks come", async () => {
+test("pushes waiting for their ack add up to at most PUSH_WINDOW_FRAMES frames; the rest go as acks come", async () => {
+  // Each block nearly fills a frame of 4 KiB: the window holds PUSH_WINDOW_FRAMES of them.
   const blocks = PUSH_WINDOW_FRAMES * 2 + 3;
   const { notes, link, connection } = await linked({}, async (_db, notes) => {
     for (let i = 0; i < blocks; i++) {
-      notes.create(Note, { title: `${i} `.padEnd(3000, "x") }); // a block fills a small frame
+      notes.create(Note, { title: `${i} `.padEnd(3700, "x") });
       await notes.flush();
     }
   });
@@ -282,6 +283,21 @@ test("at most PUSH_WINDOW_FRAMES pushes wait for their ack; the rest go as acks 
   assert.equal(link.status, "synced");
   assert.deepEqual(pushes.flatMap((push) => push.frames), await notes.exportBlocks());
   assert.equal(new Set(pushes.map((push) => push.id)).size, blocks);
+  await link.close();
+});
+
+test("small pushes are not held back by the window: each tick's goes at once", async () => {
+  const { notes, link, connection } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  const pushes: Extract<Frame, { type: "push" }>[] = [];
+  for (let i = 0; i < 3 * PUSH_WINDOW_FRAMES; i++) {
+    notes.create(Note, { title: `tick ${i}` });
+    pushes.push(await connection.expect("push"));
+  }
+  for (const push of pushes) ack(connection, push);
+  await link.synced();
   await link.close();
 });
 

@@ -8,10 +8,10 @@
  * ack is sent once they are durable, so pushes that arrive together share one durable write.
  *
  * What a client costs the server is bounded whatever it sends: the bytes of its frames not yet
- * answered (a push until its ack is sent) are at most `unansweredLimit` — a client keeps at
- * most PUSH_WINDOW_FRAMES frames of pushes unacknowledged, well under it — and while its socket
- * holds more than twice the high-water mark (it reads nothing) nothing more of it is handled, so
- * what it sends then counts against that limit too.
+ * answered (a push until its ack is sent) are at most `unansweredLimit` — the pushes a client
+ * keeps unacknowledged add up to at most PUSH_WINDOW_FRAMES frames, well under it — and while
+ * its socket holds more than twice the high-water mark (it reads nothing) nothing more of it is
+ * handled, so what it sends then counts against that limit too.
  */
 import {
   decodeBlock,
