@@ -15,7 +15,7 @@ import { cryptoSuite } from "../runtime/crypto_suite.ts";
 import { hasNodeModules } from "../runtime/platform.ts";
 import type { StorageBackend } from "../storage/backend.ts";
 import { openBackend } from "../storage/backends/select.ts";
-import { LOG_FORMATS } from "../storage/log_convert.ts";
+import { LOG_FORMATS, logFormatNamed } from "../storage/log_convert.ts";
 import type { Durability } from "../storage/repository_log.ts";
 import {
   type LogFormatName,
@@ -193,6 +193,11 @@ interface Storage {
   readonly path: string;
   readonly format: LogFormatName;
   readonly durability: Durability;
+  /**
+   * Whether the directory's file names ignore case (macOS, Windows): there two repository paths
+   * that differ only in case would share their files, so the second is refused (#refuseCaseTwin).
+   */
+  readonly caseInsensitive: boolean;
 }
 
 export class Cairn {
@@ -581,6 +586,7 @@ export class Cairn {
     storage: Storage,
     path: string,
   ): Promise<[IndexDeclarations, RepositoryFiles]> {
+    if (storage.caseInsensitive) await this.#refuseCaseTwin(storage, path);
     const [indexes, files] = await Promise.allSettled([
       IndexDeclarations.open(
         storage.backend,
@@ -604,6 +610,30 @@ export class Cairn {
     }
     if (files.status === "rejected") throw files.reason;
     return [indexes.value, files.value];
+  }
+
+  /**
+   * On a disk whose names ignore case, refuses a repository whose path differs only in case from
+   * one open, opening or stored here: their files would be the same files, written by both.
+   */
+  async #refuseCaseTwin(storage: Storage, path: string): Promise<void> {
+    const twin = (other: string) => other !== path && other.toLowerCase() === path.toLowerCase();
+    let found = [...this.#repositories.keys(), ...this.#opening.keys()].find(twin);
+    if (!found) {
+      // Every stored repository has a log: its name gives the repository's path back.
+      const extension = logFormatNamed(storage.format).fileExtension;
+      found = (await storage.backend.listFiles())
+        .filter((name) => name.endsWith(extension))
+        .map((name) => `/${name.slice(0, -extension.length).replaceAll("~", "/")}`)
+        .find(twin);
+    }
+    if (found !== undefined) {
+      throw new CairnError(
+        "E_BAD_ARGUMENT",
+        `${path}: the files of ${storage.path} ignore case, and another repository ` +
+          `(${found}) differs from it only in case`,
+      );
+    }
   }
 
   async #openRepository(path: string): Promise<OpenRepository> {
@@ -842,6 +872,9 @@ async function openStorage(
       format: settings.format,
       durability: options.durability ?? "relaxed",
       secretKey: settings.secretKey,
+      // OPFS names are case-sensitive; a disk's are if the settings file is not found in capitals.
+      caseInsensitive: backend.kind === "fs" &&
+        await backend.readFile(SETTINGS_FILE.toUpperCase()) !== undefined,
     };
   } catch (err) {
     await backend.close();
