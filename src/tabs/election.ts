@@ -5,7 +5,11 @@
  * HEARTBEAT_MS, and a visible follower that heard none for STEAL_AFTER_MS takes the lock with
  * `steal: true` (the stolen leader learns it from its rejected request and steps down). Hidden
  * followers never steal: their timers are throttled, and they would take the lead from a leader
- * that is only slow to be heard.
+ * that is only slow to be heard. Nor does a follower steal from a leader whose timers are
+ * throttled (a page hidden for minutes: Chrome then runs its timers once a minute) but which
+ * still runs: after PROBE_AFTER_MS of silence it sends a probe, which the leader answers at once
+ * from its message handler; only a leader that leaves the probe unanswered (frozen, hung) is
+ * stolen from.
  *
  * The clock, the timers and the locks are injected so the state machine runs on fakes in tests.
  *
@@ -21,6 +25,8 @@ import { MAX_TERM } from "./tab_messages.ts";
 export const HEARTBEAT_MS = 400;
 /** Three heartbeats missed, and failover still ends within 2 s of the leader's last one. */
 export const STEAL_AFTER_MS = 1_500;
+/** A heartbeat late: a follower asks the leader to answer (probe), a tick before it may steal. */
+export const PROBE_AFTER_MS = 700;
 
 export type Role = "follower" | "leader" | "closed";
 
@@ -31,6 +37,8 @@ export interface ElectionHooks {
   lostLead(): void;
   /** Post a heartbeat to the other tabs. */
   sendHeartbeat(term: number): void;
+  /** Post a probe: the leader answers it with a heartbeat. */
+  sendProbe(): void;
   /** One of the hooks above threw (the election carried on), for logging. */
   failed?(error: unknown): void;
 }
@@ -57,6 +65,8 @@ export class Election {
   /** When the current leader was last heard from; a newly started follower counts from then. */
   #lastHeard: number;
   #stealing = false;
+  /** When this follower last sent a probe. */
+  #probedAt = -Infinity;
   /** Whether a plain (waiting) request for the lock is queued. */
   #queued = false;
 
@@ -94,9 +104,15 @@ export class Election {
     this.#lastHeard = this.#environment.now();
   }
 
+  /** A follower's probe: a leader answers at once, whatever its timers do. */
+  heardProbe(): void {
+    if (this.#role === "leader") this.#call(() => this.#hooks.sendHeartbeat(this.#term));
+  }
+
   /**
    * Called every HEARTBEAT_MS: the leader sends its heartbeat; a visible follower that has heard
-   * nothing for STEAL_AFTER_MS steals the lock.
+   * nothing for PROBE_AFTER_MS sends a probe, and steals the lock once it has heard nothing for
+   * STEAL_AFTER_MS, the probe unanswered.
    */
   tick(): void {
     if (this.#role === "leader") {
@@ -104,7 +120,14 @@ export class Election {
       return;
     }
     if (this.#role !== "follower" || this.#stealing || !this.#environment.visible()) return;
-    if (this.#environment.now() - this.#lastHeard < STEAL_AFTER_MS) return;
+    const now = this.#environment.now();
+    if (now - this.#lastHeard < PROBE_AFTER_MS) return;
+    if (this.#probedAt <= this.#lastHeard) {
+      this.#probedAt = now;
+      this.#call(() => this.#hooks.sendProbe());
+      return;
+    }
+    if (now - this.#lastHeard < STEAL_AFTER_MS) return;
     this.#stealing = true;
     void this.#acquire({ steal: true }).finally(() => this.#stealing = false);
   }

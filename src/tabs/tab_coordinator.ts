@@ -107,6 +107,7 @@ export class TabCoordinator {
       lostLead: () => this.#lostLead(),
       sendHeartbeat: (term) =>
         this.#channel.post(encodeTabMessage({ type: "heartbeat", leader: this.tab, term })),
+      sendProbe: () => this.#channel.post(encodeTabMessage({ type: "probe", from: this.tab })),
       failed: (err) => this.#environment.onRefused(err),
     });
     // A message that does not decode is reported by the links and the leader, which see it too.
@@ -237,6 +238,8 @@ export class TabCoordinator {
   #heard(message: TabMessage): void {
     if (message.type === "heartbeat") {
       this.#election.heardHeartbeat(message.term);
+    } else if (message.type === "probe") {
+      this.#election.heardProbe();
     } else if (message.type === "serving" && message.term >= this.#servedTerm) {
       this.#servedTerm = message.term;
       this.#election.heardHeartbeat(message.term);

@@ -52,6 +52,8 @@ export type TabMessage =
   | { type: "loaded"; to: string; repo: string; id: number; frames: Uint8Array[]; last: boolean }
   /** A follower's sealed blocks, for the leader to persist; `id` names them in the `persisted`. */
   | { type: "push"; from: string; repo: string; id: number; frames: Uint8Array[] }
+  /** A follower that has not heard the leader for a while asks it to answer (a heartbeat). */
+  | { type: "probe"; from: string }
   /**
    * The leader persisted a push under the database's durability mode (or could not: `error`).
    * `repo` is the push's: each repository's link numbers its pushes from 1, so `id` alone would
@@ -97,6 +99,7 @@ export type TabMessageType = TabMessage["type"];
 const FIELDS: { [T in TabMessageType]: Record<string, (value: unknown, where: string) => void> } = {
   heartbeat: { leader: checkTabId, term: checkTerm },
   serving: { leader: checkTabId, term: checkTerm },
+  probe: { from: checkTabId },
   join: { from: checkTabId, id: checkCount },
   welcome: { to: checkTabId, id: checkCount, secret: checkSecret },
   load: { from: checkTabId, repo: checkRepo, id: checkCount },

@@ -2,7 +2,8 @@
  * The leader election on fake Web Locks, a fake clock and a fake channel: one leader among many
  * tabs; a closed or crashed leader is replaced by a waiting tab; a frozen one (lock held, silent)
  * by a visible follower's steal within 2 s of its last heartbeat, after which the old leader
- * steps down when it thaws; hidden followers never steal; a forged huge term breaks nothing.
+ * steps down when it thaws; one whose timers are throttled but which answers probes keeps the
+ * lead; hidden followers never steal; a forged huge term breaks nothing.
  * Time here is the fake clock's, so the bounds asserted are the state machine's logic, not a
  * measured speed. The seeded schedules replay with CAIRN_TABS_SEED=S (the seed is printed on
  * failure).
@@ -24,6 +25,8 @@ interface FakeTab {
   visible: boolean;
   /** A frozen tab runs no timer and hears nothing. */
   frozen: boolean;
+  /** A throttled tab (hidden for minutes) runs no timer here, but hears and answers messages. */
+  throttled: boolean;
   gone: boolean;
 }
 
@@ -41,6 +44,7 @@ class World {
       events,
       visible,
       frozen: false,
+      throttled: false,
       gone: false,
       election: undefined as unknown as Election,
     };
@@ -61,6 +65,12 @@ class World {
           }
         }
       },
+      sendProbe: () => {
+        events.push("probe");
+        for (const other of this.tabs) {
+          if (other !== tab && !other.frozen && !other.gone) other.election.heardProbe();
+        }
+      },
     });
     this.tabs.push(tab);
     void tab.election.start();
@@ -70,7 +80,9 @@ class World {
   /** Advances the clock one heartbeat interval, ticking every live tab, then lets promises run. */
   async step(): Promise<void> {
     this.now += HEARTBEAT_MS;
-    for (const tab of this.tabs) if (!tab.frozen && !tab.gone) tab.election.tick();
+    for (const tab of this.tabs) {
+      if (!tab.frozen && !tab.throttled && !tab.gone) tab.election.tick();
+    }
     await settle();
   }
 
@@ -118,6 +130,26 @@ test("a crashed leader (its locks dropped by the browser) is replaced", async ()
   await settle();
   assert.deepEqual(world.leaders(), ["b"]);
   assert.equal(world.locks.holder(leaderLockName(DIRECTORY)), "b");
+});
+
+test("a leader whose timers are throttled keeps the lead by answering probes; frozen, it loses it", async () => {
+  const world = new World();
+  const a = world.open("a");
+  const b = world.open("b");
+  await world.step();
+  assert.deepEqual(world.leaders(), ["a"]);
+  // Hidden for minutes: a's timers stop (Chrome runs them once a minute), its page still runs.
+  a.throttled = true;
+  for (let i = 0; i < 150; i++) await world.step(); // a minute
+  assert.deepEqual(world.leaders(), ["a"], "a throttled leader that answers is not stolen from");
+  assert.ok(b.events.filter((e) => e === "probe").length > 10, "b asked while a's timers slept");
+  // Frozen now: the probes go unanswered, and b takes over within 2 s of a's last answer.
+  a.frozen = true;
+  const lastAnswer = world.lastBeat.get("a")!;
+  const lock = leaderLockName(DIRECTORY);
+  while (world.locks.holder(lock) === "a" && world.now < lastAnswer + 10_000) await world.step();
+  assert.equal(world.locks.holder(lock), "b");
+  assert.ok(world.now - lastAnswer <= 2_000, `stolen ${world.now - lastAnswer} ms after`);
 });
 
 test("a frozen leader loses the lead to a visible follower within 2 s, and steps down on thawing", async () => {

@@ -23,6 +23,7 @@ const FRAME = new Uint8Array([1, 2, 3]);
 
 const SAMPLES: TabMessage[] = [
   { type: "heartbeat", leader: "tab_A-1", term: 3 },
+  { type: "probe", from: "tab_B-2" },
   { type: "serving", leader: "tab_A-1", term: 4 },
   { type: "join", from: "tabB", id: 1 },
   { type: "welcome", to: "tabB", id: 1, secret: new Uint8Array(32).fill(7) },
