@@ -64,140 +64,131 @@ async function connect(core: SyncServerCore, session: TestSession): Promise<Fake
   return socket;
 }
 
-test("sync core: a subscriber at the high-water mark is sent nothing, then caught up from the store", async () => {
+/** A server core on a files store in a directory of its own, closed after `run`. */
+async function withCore(
+  options: Parameters<typeof SyncServerCore.create>[1],
+  run: (core: SyncServerCore) => Promise<void>,
+): Promise<void> {
   await withTempDirectory("sync-core", async (dir) => {
-    const store = await openFilesStore(dir);
-    const core = await SyncServerCore.create(store, {
-      open: true,
-      highWaterMark: HIGH_WATER_MARK,
-    });
+    const core = await SyncServerCore.create(await openFilesStore(dir), options);
     try {
-      const [author, watcher] = [await newSession(), await newSession()];
-      const writer = await connect(core, author);
-      const reader = await connect(core, watcher);
-      reader.deliver({ type: "subscribe", repo: REPO, cursor: null, versionVector: null });
-      reader.deliver({ type: "credit", repo: REPO, bytes: 1 << 20 });
-      await reader.until((r) => r.some((f) => f.type === "synced"));
-
-      const blocks = await blocksOf(author, REPO, 8);
-      reader.bufferedAmount = HIGH_WATER_MARK; // full
-      for (let i = 0; i < 5; i++) {
-        writer.deliver({ type: "push", repo: REPO, id: i, frames: [blocks[i]] });
-        await writer.until(() => writer.frames("ack").length === i + 1);
-      }
-      assert.equal(reader.frames("live").length, 0, "nothing sent past the mark");
-      assert.equal(reader.frames("members").length, 1, "not even the new writer");
-      assert.equal(core.stats().connections.length, 2);
-
-      reader.bufferedAmount = 0; // drained
-      await reader.until(() => reader.frames("live").at(-1)?.position === 5);
-      // The writer was announced before its first block, and the blocks came in order.
-      const order = reader.received.map((f) => f.type);
-      assert.ok(order.lastIndexOf("members") < order.indexOf("live"));
-      const sent = reader.frames("live").flatMap((f) => f.frames);
-      assert.deepEqual(asArrays(sent), asArrays(blocks.slice(0, 5)));
-
-      // Live again: the next pushes go straight out.
-      writer.deliver({ type: "push", repo: REPO, id: 5, frames: blocks.slice(5) });
-      await reader.until(() => reader.frames("live").at(-1)?.position === 8);
-      assert.deepEqual(
-        asArrays(reader.frames("live").flatMap((f) => f.frames)),
-        asArrays(blocks),
-      );
-      assert.equal(reader.closed, undefined);
+      await run(core);
     } finally {
       await core.close();
     }
+  });
+}
+
+test("sync core: a subscriber at the high-water mark is sent nothing, then caught up from the store", async () => {
+  await withCore({
+    open: true,
+    highWaterMark: HIGH_WATER_MARK,
+  }, async (core) => {
+    const [author, watcher] = [await newSession(), await newSession()];
+    const writer = await connect(core, author);
+    const reader = await connect(core, watcher);
+    reader.deliver({ type: "subscribe", repo: REPO, cursor: null, versionVector: null });
+    reader.deliver({ type: "credit", repo: REPO, bytes: 1 << 20 });
+    await reader.until((r) => r.some((f) => f.type === "synced"));
+
+    const blocks = await blocksOf(author, REPO, 8);
+    reader.bufferedAmount = HIGH_WATER_MARK; // full
+    for (let i = 0; i < 5; i++) {
+      writer.deliver({ type: "push", repo: REPO, id: i, frames: [blocks[i]] });
+      await writer.until(() => writer.frames("ack").length === i + 1);
+    }
+    assert.equal(reader.frames("live").length, 0, "nothing sent past the mark");
+    assert.equal(reader.frames("members").length, 1, "not even the new writer");
+    assert.equal(core.stats().connections.length, 2);
+
+    reader.bufferedAmount = 0; // drained
+    await reader.until(() => reader.frames("live").at(-1)?.position === 5);
+    // The writer was announced before its first block, and the blocks came in order.
+    const order = reader.received.map((f) => f.type);
+    assert.ok(order.lastIndexOf("members") < order.indexOf("live"));
+    const sent = reader.frames("live").flatMap((f) => f.frames);
+    assert.deepEqual(asArrays(sent), asArrays(blocks.slice(0, 5)));
+
+    // Live again: the next pushes go straight out.
+    writer.deliver({ type: "push", repo: REPO, id: 5, frames: blocks.slice(5) });
+    await reader.until(() => reader.frames("live").at(-1)?.position === 8);
+    assert.deepEqual(
+      asArrays(reader.frames("live").flatMap((f) => f.frames)),
+      asArrays(blocks),
+    );
+    assert.equal(reader.closed, undefined);
   });
 });
 
 test("sync core: a client that reads nothing is not served, and is closed once it sends too much", async () => {
-  await withTempDirectory("sync-core", async (dir) => {
-    const store = await openFilesStore(dir);
-    const config = { highWaterMark: HIGH_WATER_MARK, maxFrame: 4096 };
-    const core = await SyncServerCore.create(store, { open: true, ...config });
-    try {
-      const author = await newSession();
-      const writer = await connect(core, author);
-      const blocks = await blocksOf(author, REPO, 1);
-      writer.deliver({ type: "push", repo: REPO, id: 0, frames: blocks });
-      await writer.until(() => writer.frames("ack").length === 1);
-      writer.bufferedAmount = 2 * HIGH_WATER_MARK + 1; // it stopped reading
-      const limit = unansweredLimit(config);
-      const ping = encodeFrame({ type: "ping", n: 1 }).length;
-      for (let sent = 0; sent + ping <= limit; sent += ping) {
-        writer.deliver({ type: "ping", n: 1 });
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.equal(writer.frames("pong").length, 0, "nothing handled while it reads nothing");
-      assert.equal(writer.closed, undefined, "up to the limit, what it sends waits");
-      writer.deliver({ type: "ping", n: 2 });
-      // (Read anew: the assertion above narrowed the property's type.)
-      assert.equal((writer as FakeSocket).closed?.code, CLOSE.tooLarge);
-      assert.equal(writer.frames("error").at(-1)?.code, "E_TOO_LARGE");
-    } finally {
-      await core.close();
+  const config = { highWaterMark: HIGH_WATER_MARK, maxFrame: 4096 };
+  await withCore({ open: true, ...config }, async (core) => {
+    const author = await newSession();
+    const writer = await connect(core, author);
+    const blocks = await blocksOf(author, REPO, 1);
+    writer.deliver({ type: "push", repo: REPO, id: 0, frames: blocks });
+    await writer.until(() => writer.frames("ack").length === 1);
+    writer.bufferedAmount = 2 * HIGH_WATER_MARK + 1; // it stopped reading
+    const limit = unansweredLimit(config);
+    const ping = encodeFrame({ type: "ping", n: 1 }).length;
+    for (let sent = 0; sent + ping <= limit; sent += ping) {
+      writer.deliver({ type: "ping", n: 1 });
     }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(writer.frames("pong").length, 0, "nothing handled while it reads nothing");
+    assert.equal(writer.closed, undefined, "up to the limit, what it sends waits");
+    writer.deliver({ type: "ping", n: 2 });
+    // (Read anew: the assertion above narrowed the property's type.)
+    assert.equal((writer as FakeSocket).closed?.code, CLOSE.tooLarge);
+    assert.equal(writer.frames("error").at(-1)?.code, "E_TOO_LARGE");
   });
 });
 
 test("sync core: a client answered as it reads may send far more than the limit", async () => {
-  await withTempDirectory("sync-core", async (dir) => {
-    const store = await openFilesStore(dir);
-    const config = { highWaterMark: HIGH_WATER_MARK, maxFrame: 4096 };
-    const core = await SyncServerCore.create(store, { open: true, ...config });
-    try {
-      const author = await newSession();
-      const writer = await connect(core, author);
-      const blocks = await blocksOf(author, REPO, 250);
-      const limit = unansweredLimit(config);
-      let sent = 0;
-      for (let i = 0; i * 10 < blocks.length; i++) {
-        const frames = blocks.slice(i * 10, i * 10 + 10);
-        writer.deliver({ type: "push", repo: REPO, id: i, frames });
-        sent += frames.reduce((n, block) => n + block.length, 0);
-        await writer.until(() => writer.frames("ack").length === i + 1);
-      }
-      assert.ok(sent > limit, `${sent} bytes pushed, limit ${limit}`);
-      assert.equal(writer.closed, undefined);
-      assert.equal(writer.frames("ack").reduce((n, ack) => n + ack.applied, 0), blocks.length);
-    } finally {
-      await core.close();
+  const config = { highWaterMark: HIGH_WATER_MARK, maxFrame: 4096 };
+  await withCore({ open: true, ...config }, async (core) => {
+    const author = await newSession();
+    const writer = await connect(core, author);
+    const blocks = await blocksOf(author, REPO, 250);
+    const limit = unansweredLimit(config);
+    let sent = 0;
+    for (let i = 0; i * 10 < blocks.length; i++) {
+      const frames = blocks.slice(i * 10, i * 10 + 10);
+      writer.deliver({ type: "push", repo: REPO, id: i, frames });
+      sent += frames.reduce((n, block) => n + block.length, 0);
+      await writer.until(() => writer.frames("ack").length === i + 1);
     }
+    assert.ok(sent > limit, `${sent} bytes pushed, limit ${limit}`);
+    assert.equal(writer.closed, undefined);
+    assert.equal(writer.frames("ack").reduce((n, ack) => n + ack.applied, 0), blocks.length);
   });
 });
 
 test("sync core: only a push holding a block claims a repository; too many bins that are not blocks close", async () => {
-  await withTempDirectory("sync-core", async (dir) => {
-    const store = await openFilesStore(dir);
-    const core = await SyncServerCore.create(store, { highWaterMark: HIGH_WATER_MARK });
-    try {
-      const [squatter, author] = [await newSession(), await newSession()];
-      const bad = await connect(core, squatter);
-      const [theirs] = await blocksOf(squatter, REPO, 1);
-      const forged = theirs.slice();
-      forged[forged.length - 1] ^= 1; // the signature's last byte
-      bad.deliver({ type: "push", repo: REPO, id: 0, frames: [] });
-      bad.deliver({ type: "push", repo: REPO, id: 1, frames: [new Uint8Array(200)] });
-      bad.deliver({ type: "push", repo: REPO, id: 2, frames: [forged] });
-      await bad.until(() => bad.frames("ack").length === 3);
-      assert.equal(bad.frames("ack")[1].rejected[0].code, "E_CORRUPT_ENCODING");
-      assert.equal(bad.frames("ack")[2].rejected[0].code, "E_BAD_SIGNATURE");
-      assert.equal(core.access.rules(REPO).owner, null, "no verified block, no claim");
-      const good = await connect(core, author);
-      good.deliver({ type: "push", repo: REPO, id: 0, frames: await blocksOf(author, REPO, 1) });
-      await good.until(() => good.frames("ack").length === 1);
-      assert.equal(good.frames("ack")[0].applied, 1);
-      assert.equal(core.access.rules(REPO).owner, toBase64Url(author.publicKey));
-      // Bins that are not blocks cost a refusal each: a connection gets a bounded number.
-      const garbage = Array.from({ length: 1100 }, (_, i) => new Uint8Array([i & 0xff, 1, 2]));
-      bad.deliver({ type: "push", repo: "/data/other", id: 3, frames: garbage });
-      await bad.until(() => bad.closed !== undefined);
-      assert.equal(bad.closed?.code, CLOSE.protocol);
-      assert.equal(bad.frames("ack").length, 3, "no ack of a thousand refusals");
-    } finally {
-      await core.close();
-    }
+  await withCore({ highWaterMark: HIGH_WATER_MARK }, async (core) => {
+    const [squatter, author] = [await newSession(), await newSession()];
+    const bad = await connect(core, squatter);
+    const [theirs] = await blocksOf(squatter, REPO, 1);
+    const forged = theirs.slice();
+    forged[forged.length - 1] ^= 1; // the signature's last byte
+    bad.deliver({ type: "push", repo: REPO, id: 0, frames: [] });
+    bad.deliver({ type: "push", repo: REPO, id: 1, frames: [new Uint8Array(200)] });
+    bad.deliver({ type: "push", repo: REPO, id: 2, frames: [forged] });
+    await bad.until(() => bad.frames("ack").length === 3);
+    assert.equal(bad.frames("ack")[1].rejected[0].code, "E_CORRUPT_ENCODING");
+    assert.equal(bad.frames("ack")[2].rejected[0].code, "E_BAD_SIGNATURE");
+    assert.equal(core.access.rules(REPO).owner, null, "no verified block, no claim");
+    const good = await connect(core, author);
+    good.deliver({ type: "push", repo: REPO, id: 0, frames: await blocksOf(author, REPO, 1) });
+    await good.until(() => good.frames("ack").length === 1);
+    assert.equal(good.frames("ack")[0].applied, 1);
+    assert.equal(core.access.rules(REPO).owner, toBase64Url(author.publicKey));
+    // Bins that are not blocks cost a refusal each: a connection gets a bounded number.
+    const garbage = Array.from({ length: 1100 }, (_, i) => new Uint8Array([i & 0xff, 1, 2]));
+    bad.deliver({ type: "push", repo: "/data/other", id: 3, frames: garbage });
+    await bad.until(() => bad.closed !== undefined);
+    assert.equal(bad.closed?.code, CLOSE.protocol);
+    assert.equal(bad.frames("ack").length, 3, "no ack of a thousand refusals");
   });
 });
 
@@ -212,33 +203,27 @@ function replaceText(bytes: Uint8Array, from: string, to: string): Uint8Array {
 }
 
 test("sync core: a block naming another session than its key's is refused before rights are asked", async () => {
-  await withTempDirectory("sync-core", async (dir) => {
-    const [alice, mallory] = [await newSession(), await newSession()];
-    const asked: string[] = [];
-    const store = await openFilesStore(dir);
-    const core = await SyncServerCore.create(store, {
-      highWaterMark: HIGH_WATER_MARK,
-      // An app that decides by session: Alice may write, nobody else.
-      authorize: ({ session, right }) => {
-        if (right === "write") asked.push(session);
-        return right === "read" || session === alice.session;
-      },
-    });
-    try {
-      const socket = await connect(core, mallory);
-      const [own] = await blocksOf(mallory, REPO, 1);
-      const posing = replaceText(own, mallory.session, alice.session);
-      socket.deliver({ type: "push", repo: REPO, id: 0, frames: [posing] });
-      await socket.until(() => socket.frames("ack").length === 1);
-      assert.equal(socket.frames("ack")[0].rejected[0]?.code, "E_BAD_KEY");
-      assert.deepEqual(asked, [], "the hook was not asked for Alice's session with Mallory's key");
-      // Mallory's own block is asked for Mallory's session, and refused.
-      socket.deliver({ type: "push", repo: REPO, id: 1, frames: [own] });
-      await socket.until(() => socket.frames("ack").length === 2);
-      assert.equal(socket.frames("ack")[1].rejected[0]?.code, "E_FORBIDDEN");
-      assert.deepEqual(asked, [mallory.session]);
-    } finally {
-      await core.close();
-    }
+  const [alice, mallory] = [await newSession(), await newSession()];
+  const asked: string[] = [];
+  await withCore({
+    highWaterMark: HIGH_WATER_MARK,
+    // An app that decides by session: Alice may write, nobody else.
+    authorize: ({ session, right }) => {
+      if (right === "write") asked.push(session);
+      return right === "read" || session === alice.session;
+    },
+  }, async (core) => {
+    const socket = await connect(core, mallory);
+    const [own] = await blocksOf(mallory, REPO, 1);
+    const posing = replaceText(own, mallory.session, alice.session);
+    socket.deliver({ type: "push", repo: REPO, id: 0, frames: [posing] });
+    await socket.until(() => socket.frames("ack").length === 1);
+    assert.equal(socket.frames("ack")[0].rejected[0]?.code, "E_BAD_KEY");
+    assert.deepEqual(asked, [], "the hook was not asked for Alice's session with Mallory's key");
+    // Mallory's own block is asked for Mallory's session, and refused.
+    socket.deliver({ type: "push", repo: REPO, id: 1, frames: [own] });
+    await socket.until(() => socket.frames("ack").length === 2);
+    assert.equal(socket.frames("ack")[1].rejected[0]?.code, "E_FORBIDDEN");
+    assert.deepEqual(asked, [mallory.session]);
   });
 });

@@ -73,11 +73,12 @@ test("backoff: full jitter under a cap that doubles from initialMs to maxMs", ()
   assert.equal(backoffDelay(5000, options, () => 0.5), 15000, "no overflow after many failures");
 });
 
-test("a link whose connections keep failing backs off, and starts over once synced", async () => {
+/** A link of a database with `paths` open, backing off from 100 ms to 1 s, on fakes. */
+async function backingOff(paths: string[]) {
   const server = new FakeSyncServer();
   const timers = new ManualTimers();
   const db = await Cairn.open();
-  await db.open(PATH);
+  for (const path of paths) await db.open(path);
   const link = syncWith(db, "ws://sync.test", { backoff: { initialMs: 100, maxMs: 1000 } }, {
     socket: server.socket,
     setTimeout: timers.setTimeout,
@@ -85,6 +86,11 @@ test("a link whose connections keep failing backs off, and starts over once sync
     random: () => 0.5,
     wake: () => () => {},
   });
+  return { server, timers, link };
+}
+
+test("a link whose connections keep failing backs off, and starts over once synced", async () => {
+  const { server, timers, link } = await backingOff([PATH]);
   const delays: number[] = [];
   for (let i = 0; i < 6; i++) {
     const connection = await server.accept();
@@ -105,18 +111,7 @@ test("a link whose connections keep failing backs off, and starts over once sync
 });
 
 test("a socket that one repository keeps failing backs off though another repository syncs", async () => {
-  const server = new FakeSyncServer();
-  const timers = new ManualTimers();
-  const db = await Cairn.open();
-  await db.open(PATH);
-  await db.open("/stuck");
-  const link = syncWith(db, "ws://sync.test", { backoff: { initialMs: 100, maxMs: 1000 } }, {
-    socket: server.socket,
-    setTimeout: timers.setTimeout,
-    clearTimeout: timers.clearTimeout,
-    random: () => 0.5,
-    wake: () => () => {},
-  });
+  const { server, timers, link } = await backingOff([PATH, "/stuck"]);
   const delays: number[] = [];
   for (let i = 0; i < 4; i++) {
     const connection = await server.accept();

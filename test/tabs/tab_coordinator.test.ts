@@ -5,7 +5,8 @@
  * that arrive before the leader's, change nothing), loads from the leader and is acknowledged once the leader
  * persisted; when the leader's tab crashes with a write unacknowledged, the next tab opens the
  * storage (waiting while it is still locked, or while it fails) and that write reaches it; a push
- * that finds its repository closed by the leader's own page is stored once it is opened again; a tab that led since
+ * that finds its repository closed by the leader's own page is stored once it is opened again; a
+ * tab that led since
  * its open and loses the lead to a steal is told so; a reloaded page whose old self holds the
  * lead a moment longer leads itself rather than taking over; a tab past the pool's size gets
  * E_LOCKED; heartbeats and servings with forged huge terms throw nothing and stop no takeover.
@@ -16,7 +17,7 @@ import { toBase64Url } from "../../src/core/bytes.ts";
 import { CairnError, isCairnError } from "../../src/core/errors.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { HEARTBEAT_MS } from "../../src/tabs/election.ts";
-import { TabCoordinator } from "../../src/tabs/tab_coordinator.ts";
+import { type Persister, TabCoordinator } from "../../src/tabs/tab_coordinator.ts";
 import { MAX_TABS, tabSecret } from "../../src/tabs/tab_keys.ts";
 import { Note, PATH } from "../harness/linked_client.ts";
 import {
@@ -89,67 +90,63 @@ test("hostile messages around a join: garbage is reported, welcomes not matching
   await stored.db.close();
 });
 
-test("the leader's tab crashes with a write unacknowledged: the next tab opens the storage when it is free and gets the write", async () => {
+/**
+ * Tab a leads and never acknowledges (its persisting never ends); tab b, whose storage opens
+ * by `openPersister` once it leads, follows with a write of `title` not yet acknowledged; then
+ * a's tab crashes. Resolves with b's flush of that write.
+ */
+async function leaderCrashesWithAWritePending(
+  stored: Awaited<ReturnType<typeof openDatabase>>,
+  openPersister: () => Promise<Persister>,
+  title: string,
+) {
   const fake = fakes();
-  const stored = await openDatabase();
-  // The first leader never gets to persist: its acknowledgement never comes.
   const a = await TabCoordinator.join(environment(fake, "a"));
   a.coordinator.lead(persisting(stored.db, () => new Promise(() => {})));
-
-  let attempts = 0;
-  const b = await TabCoordinator.join(environment(fake, "b", {
-    openPersister: () => {
-      // The old leader's worker holds the files for a moment after its lock is gone.
-      if (++attempts < 3) return Promise.reject(new CairnError("E_LOCKED", "still held"));
-      return Promise.resolve(persisting(stored.db, () => stored.db.flush()));
-    },
-  }));
-  const secret = b.storedSecret!;
-  const front = await openDatabase(await tabSecret(await cryptoSuite(), secret, 1));
+  const b = await TabCoordinator.join(environment(fake, "b", { openPersister }));
+  const front = await openDatabase(await tabSecret(await cryptoSuite(), b.storedSecret!, 1));
   const link = await b.coordinator.follow(front.repo);
-  front.notes.create(Note, { title: "written before the crash" });
+  front.notes.create(Note, { title });
   const flushed = link.flush();
   await waitFor(() => link.unacknowledged === 1, "the write pushed, not acknowledged");
-
   fake.channels.drop("a");
   fake.locks.crash("a");
+  const close = async () => {
+    await b.coordinator.close();
+    await a.coordinator.close();
+    await Promise.all([stored.db.close(), front.db.close()]);
+  };
+  return { fake, flushed, close };
+}
+
+test("the leader's tab crashes with a write unacknowledged: the next tab opens the storage when it is free and gets the write", async () => {
+  const stored = await openDatabase();
+  let attempts = 0;
+  const { flushed, close } = await leaderCrashesWithAWritePending(stored, () => {
+    // The old leader's worker holds the files for a moment after its lock is gone.
+    if (++attempts < 3) return Promise.reject(new CairnError("E_LOCKED", "still held"));
+    return Promise.resolve(persisting(stored.db, () => stored.db.flush()));
+  }, "written before the crash");
   // Acknowledged by this tab's own persister, once it could open the storage.
   await settled(flushed, "the write acknowledged by the next leader");
   assert.equal(attempts, 3);
   assert.ok(titles(stored).includes("written before the crash"));
-
-  await b.coordinator.close();
-  await a.coordinator.close();
-  await Promise.all([stored.db.close(), front.db.close()]);
+  await close();
 });
 
 test("a tab granted the lead whose storage fails to open keeps trying, and serves once it opens", async () => {
-  const fake = fakes();
   const stored = await openDatabase();
-  const a = await TabCoordinator.join(environment(fake, "a"));
-  a.coordinator.lead(persisting(stored.db, () => new Promise(() => {})));
   let attempts = 0;
-  const b = await TabCoordinator.join(environment(fake, "b", {
-    openPersister: () => {
-      if (++attempts < 4) return Promise.reject(new CairnError("E_IO", "the storage failed"));
-      return Promise.resolve(persisting(stored.db, () => stored.db.flush()));
-    },
-  }));
-  const front = await openDatabase(await tabSecret(await cryptoSuite(), b.storedSecret!, 1));
-  const link = await b.coordinator.follow(front.repo);
-  front.notes.create(Note, { title: "waits for a working leader" });
-  const flushed = link.flush();
-  await waitFor(() => link.unacknowledged === 1, "the write pushed, not acknowledged");
-  fake.channels.drop("a");
-  fake.locks.crash("a");
+  const { fake, flushed, close } = await leaderCrashesWithAWritePending(stored, () => {
+    if (++attempts < 4) return Promise.reject(new CairnError("E_IO", "the storage failed"));
+    return Promise.resolve(persisting(stored.db, () => stored.db.flush()));
+  }, "waits for a working leader");
   await settled(flushed, "the write acknowledged once the storage opened");
   assert.equal(attempts, 4);
   assert.ok(titles(stored).includes("waits for a working leader"));
   const failures = fake.refused.filter((err) => isCairnError(err, "E_IO"));
   assert.equal(failures.length, 1, "the same failure is reported once");
-  await b.coordinator.close();
-  await a.coordinator.close();
-  await Promise.all([stored.db.close(), front.db.close()]);
+  await close();
 });
 
 test("a push that finds its repository closed by the leader's own page is stored once it is opened again", async () => {
