@@ -147,25 +147,25 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     return result;
   }
 
-  /** A new cache from PostgreSQL: every block of the repository, verified again. */
+  /**
+   * A new cache from PostgreSQL: every block of the repository, verified again. Built aside and
+   * put in place once whole: readers (subscriptions catching up or lagging) keep reading the old
+   * index until then, which holds only committed blocks, and never see a half-built one.
+   */
   async #reload(): Promise<void> {
     const old = this.#cache;
     const db = await Cairn.open({ onWarning: () => {} });
+    let fresh: Cache;
     try {
-      this.#cache = {
-        db,
-        handle: await db.open(this.path),
-        index: new BlockIndex(),
-        trusted: new Set(),
-      };
-      this.#stale = false;
-      await this.#catchUp(this.#pool, false);
+      fresh = { db, handle: await db.open(this.path), index: new BlockIndex(), trusted: new Set() };
+      await this.#readCommitted(this.#pool, fresh);
     } catch (err) {
-      this.#cache = old;
       this.#stale = true;
       await db.close().catch(() => {});
       throw err;
     }
+    this.#cache = fresh;
+    this.#stale = false;
     await old?.db.close().catch(() => {});
     // What other servers placed since the old cache's head is news to the listeners.
     const from = old?.index.head ?? this.#index.head;
@@ -182,7 +182,14 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
   /** Imports the blocks PostgreSQL has after the cache's head; tells the listeners if `tell`. */
   async #catchUp(client: PostgresClient, tell = true): Promise<ApplyResult | undefined> {
     if (this.#stale) await this.#reload();
-    const index = this.#index;
+    const result = await this.#readCommitted(client, this.#cache!);
+    if (result && tell) this.#tell(result);
+    return result;
+  }
+
+  /** Imports into `cache` the blocks PostgreSQL has after its index's head. */
+  async #readCommitted(client: PostgresClient, cache: Cache): Promise<ApplyResult | undefined> {
+    const { index } = cache;
     const placed: PlacedBlock[] = [];
     const newWriters: Writer[] = [];
     for (;;) {
@@ -199,7 +206,7 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
         const { block } = await decodeBlock(bytes, this.#suite, false);
         blocks.push({ bytes, session: block.session, seq: block.seq, publicKey: block.publicKey });
       }
-      const report = await this.#import(blocks);
+      const report = await this.#import(cache, blocks);
       if (report.rejected.length > 0) {
         this.#stale = true;
         const [{ error }] = report.rejected;
@@ -215,17 +222,14 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
       if (rows.length < READ_PAGE) break;
     }
     if (placed.length === 0) return undefined;
-    const result = { outcomes: [], placed, newWriters, head: index.head };
-    if (tell) this.#tell(result);
-    return result;
+    return { outcomes: [], placed, newWriters, head: index.head };
   }
 
   #tell(result: ApplyResult): void {
     for (const listener of this.#elsewhere) listener(result);
   }
 
-  async #import(blocks: readonly AuthorizedBlock[]) {
-    const cache = this.#cache!;
+  async #import(cache: Cache, blocks: readonly AuthorizedBlock[]) {
     for (const { publicKey } of blocks) {
       const key = toBase64Url(publicKey);
       if (cache.trusted.has(key)) continue;
@@ -242,7 +246,7 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
       await this.#lockRepository(client);
       await this.#catchUp(client); // committed by other servers: told at once
       const all = batch.flatMap((entry) => entry.blocks);
-      const report = all.length > 0 ? await this.#import(all) : { rejected: [] };
+      const report = all.length > 0 ? await this.#import(this.#cache!, all) : { rejected: [] };
       // From here the cache's Cairn repository holds blocks PostgreSQL has not committed.
       this.#stale = true;
       const refused = new Map(report.rejected.map(({ index, error }) => [index, error]));

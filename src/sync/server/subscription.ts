@@ -244,10 +244,14 @@ export class Subscription implements RepositoryListener {
     while (this.#mode === "lagging" && this.#roomToSend()) {
       const blocks = await stored.readAfter(this.#sent, this.#budget());
       if (this.#mode !== "lagging") return;
-      if (blocks.length > 0) {
-        const sent = await this.#sendFirstFrame("live", blocks);
-        if (sent.length > 0) this.#sent = sent[sent.length - 1].position;
-      } else if (stored.head() === this.#sent) this.#mode = "live";
+      if (blocks.length === 0) {
+        // Caught up: live from here. Otherwise nothing to read yet: the next placed() pumps
+        // again (looping here would starve the event loop the store needs to go on).
+        if (stored.head() <= this.#sent) this.#mode = "live";
+        return;
+      }
+      const sent = await this.#sendFirstFrame("live", blocks);
+      if (sent.length > 0) this.#sent = sent[sent.length - 1].position;
     }
   }
 
