@@ -4,7 +4,9 @@
  * repository whose access rules a commit changed. When the connection is lost (PostgreSQL
  * restarted, the network cut), it connects again with backoff and LISTENs again, then says so:
  * notifications sent meanwhile are lost, so the store re-reads every repository it has open and
- * every repository's rules.
+ * every repository's rules. A connection can also die without a word (a NAT or load balancer
+ * dropping an idle one, a failover without a reset): it is asked `SELECT 1` every CHECK_MS, and
+ * one that leaves a check unanswered until the next is taken for lost.
  */
 import type { PostgresConnection } from "./postgres_pool.ts";
 
@@ -13,6 +15,7 @@ export const RULES_CHANNEL = "cairn_rules";
 
 const FIRST_RETRY_MS = 50;
 const LAST_RETRY_MS = 2_000;
+const CHECK_MS = 15_000;
 
 export interface ListenerEvents {
   /** Another push committed `head` as a repository's head. */
@@ -26,21 +29,29 @@ export interface ListenerEvents {
 export class StoreListener {
   readonly #connect: () => PostgresConnection;
   readonly #events: ListenerEvents;
+  readonly #checkMs: number;
   #connection: PostgresConnection | undefined;
   #closed = false;
   #retry: ReturnType<typeof setTimeout> | undefined;
+  #check: ReturnType<typeof setInterval> | undefined;
 
-  private constructor(connect: () => PostgresConnection, events: ListenerEvents) {
+  private constructor(
+    connect: () => PostgresConnection,
+    events: ListenerEvents,
+    checkMs: number,
+  ) {
     this.#connect = connect;
     this.#events = events;
+    this.#checkMs = checkMs;
   }
 
-  /** Resolves once listening (the first connection must succeed). */
+  /** Resolves once listening (the first connection must succeed). `checkMs`: for tests. */
   static async start(
     connect: () => PostgresConnection,
     events: ListenerEvents,
+    checkMs = CHECK_MS,
   ): Promise<StoreListener> {
-    const listener = new StoreListener(connect, events);
+    const listener = new StoreListener(connect, events, checkMs);
     await listener.#listen();
     return listener;
   }
@@ -51,6 +62,7 @@ export class StoreListener {
     const onLost = () => {
       if (lost) return;
       lost = true;
+      clearInterval(this.#check);
       connection.end().catch(() => {});
       if (this.#connection === connection) this.#connection = undefined;
       this.#reconnect(FIRST_RETRY_MS);
@@ -79,6 +91,12 @@ export class StoreListener {
       return;
     }
     this.#connection = connection;
+    let checking = false;
+    this.#check = setInterval(() => {
+      if (checking) return onLost(); // the last check is still unanswered
+      checking = true;
+      connection.query("SELECT 1").then(() => checking = false, onLost);
+    }, this.#checkMs);
   }
 
   #reconnect(delayMs: number): void {
@@ -97,6 +115,7 @@ export class StoreListener {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retry);
+    clearInterval(this.#check);
     await this.#connection?.end().catch(() => {});
     this.#connection = undefined;
   }
