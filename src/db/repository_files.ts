@@ -18,6 +18,7 @@ import {
   decodeCheckpoint,
   encodeCheckpoint,
   encodeCheckpointInSlices,
+  MAX_CHECKPOINT_BYTES,
 } from "../storage/checkpoint.ts";
 import type { CheckpointOwner } from "../storage/checkpoint_seal.ts";
 import { logFormatNamed } from "../storage/log_convert.ts";
@@ -116,12 +117,17 @@ export class RepositoryFiles {
     const logName = logFileName(path, format.fileExtension);
     // Both files at once: each read is a round trip to the runtime's I/O threads. The log is
     // read a window at a time (its first window here), the checkpoint whole.
+    let problem: string | undefined;
     const [stored, logFile] = await Promise.all([
-      backend.readFile(checkpointName),
+      // A checkpoint is derived: one that cannot be read (a directory in its place, a file too
+      // large for memory) is rebuilt, like a damaged one.
+      backend.readFile(checkpointName).catch((err) => {
+        problem = `it could not be read (${err instanceof Error ? err.message : String(err)})`;
+        return undefined;
+      }),
       fileSource(backend, logName),
     ]);
     let checkpoint: Checkpoint | undefined;
-    let problem: string | undefined;
     if (stored) {
       try {
         checkpoint = await decodeCheckpoint(stored, owner);
@@ -331,6 +337,7 @@ export class RepositoryFiles {
     const file = sliceMs === null
       ? await encodeCheckpoint(snapshot, position, this.#owner)
       : await encodeCheckpointInSlices(snapshot, position, this.#owner, { sliceMs });
+    if (file.byteLength >= MAX_CHECKPOINT_BYTES) return; // see there: the log is replayed
     await this.#backend.writeFileAtomic(this.#checkpointName, file);
     this.#checkpointedLength = position.length;
     this.#checkpointBytes = file.length;

@@ -167,10 +167,20 @@ async function sealed(file: Uint8Array, owner: CheckpointOwner): Promise<Uint8Ar
  * written wrong, or by whoever holds the key): every column entry and the bytes of every value
  * are checked here, so that nothing decoded later can fail.
  */
+/**
+ * Checkpoints this size or larger are neither written nor read: positions in one are kept in
+ * Uint32Arrays, which would wrap past 4 GiB and read values from the wrong places. (The log is
+ * replayed instead; a checkpoint is derived data.)
+ */
+export const MAX_CHECKPOINT_BYTES = 2 ** 32;
+
 export async function decodeCheckpoint(
   stored: Uint8Array,
   owner: CheckpointOwner,
 ): Promise<Checkpoint> {
+  if (stored.byteLength >= MAX_CHECKPOINT_BYTES) {
+    throw corrupt("checkpoint: 4 GiB or more, past what its positions can address");
+  }
   // A plain Uint8Array over the same bytes: a Node Buffer (a subclass) reads slower.
   const file = new Uint8Array(stored.buffer, stored.byteOffset, stored.byteLength);
   checkHeader(file);

@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { openCairnOn } from "../../src/db/database.ts";
 import { MAX_PATH_LENGTH } from "../../src/core/repository_path.ts";
@@ -144,5 +144,30 @@ test("a file that is not Cairn's is E_NOT_A_LOG naming it in full, and is left u
       return true;
     });
     assert.equal(await readFile(join(path, "cairn.json"), "utf8"), "not json");
+  });
+});
+
+test("a checkpoint that cannot be read (a directory in its place) is rebuilt from the log", async () => {
+  await withTempDirectory("open-failures", async (path) => {
+    const warnings: string[] = [];
+    const options = {
+      path,
+      schemas: [Doc],
+      onWarning: ({ message }: { message: string }) => warnings.push(message),
+    };
+    const db = await Cairn.open(options);
+    (await db.open("/docs")).create(Doc, { title: "kept" });
+    await db.close();
+    await rm(join(path, "docs.ckpt"), { force: true });
+    await mkdir(join(path, "docs.ckpt"));
+    const again = await Cairn.open(options);
+    const docs = await again.open("/docs");
+    assert.deepEqual([...docs.keys()].map((key) => docs.get(key, Doc)!.get("title")), ["kept"]);
+    assert.ok(
+      warnings.some((message) => /checkpoint was unusable.*could not be read/.test(message)),
+      warnings.join("\n"),
+    );
+    await rm(join(path, "docs.ckpt"), { recursive: true });
+    await again.close();
   });
 });

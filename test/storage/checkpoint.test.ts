@@ -11,6 +11,7 @@ import {
   decodeCheckpoint,
   encodeCheckpoint,
   encodeCheckpointInSlices,
+  MAX_CHECKPOINT_BYTES,
 } from "../../src/storage/checkpoint.ts";
 import type { CheckpointOwner } from "../../src/storage/checkpoint_seal.ts";
 import { crc32c } from "../../src/storage/crc32c.ts";
@@ -472,4 +473,10 @@ test("a checkpoint of another version is refused: it is rebuilt from the log", a
     decode(v2),
     (err) => isCairnError(err, "E_CORRUPT_ENCODING") && /version 2/.test((err as Error).message),
   );
+});
+
+test("a checkpoint of 4 GiB or more is refused before it is read: its positions cannot address it", async () => {
+  // (Not 4 GiB of memory: only the length is looked at.)
+  const huge = { byteLength: MAX_CHECKPOINT_BYTES } as Uint8Array;
+  await assert.rejects(decode(huge), (err) => isCairnError(err, "E_CORRUPT_ENCODING"));
 });
