@@ -91,7 +91,8 @@ function repositorySettingsFile(repositoryPath: string): string {
 
 /**
  * The JSON object of a settings file of `kind` ("cairn": kind) in `version`, or undefined when
- * the file does not exist. E_NOT_A_LOG for anything else, E_UNSUPPORTED_VERSION for a newer one.
+ * the file does not exist. E_UNSUPPORTED_VERSION for a newer one (a whole number above
+ * `version`); E_NOT_A_LOG for anything else, a missing or malformed version too (damage).
  */
 async function readSettingsFile(
   backend: StorageBackend,
@@ -111,8 +112,9 @@ async function readSettingsFile(
     throw new CairnError("E_NOT_A_LOG", `${name} is not a Cairn ${kind} settings file`);
   }
   if (json.version !== version) {
+    const newer = Number.isSafeInteger(json.version) && (json.version as number) > version;
     throw new CairnError(
-      "E_UNSUPPORTED_VERSION",
+      newer ? "E_UNSUPPORTED_VERSION" : "E_NOT_A_LOG",
       `${name} has version ${String(json.version)}; this Cairn reads version ${version}`,
     );
   }

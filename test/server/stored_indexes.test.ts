@@ -107,7 +107,16 @@ test("a damaged settings file is reported and ignored; createIndex writes a good
     const first = await open(path);
     fill(first.repo);
     await first.db.close();
-    for (const damage of ["{ not json", '{"cairn":"repository","version":1,"indexes":[7]}', "[]"]) {
+    const damaged = [
+      "{ not json",
+      '{"cairn":"repository","version":1,"indexes":[7]}',
+      "[]",
+      // A version that is not a later one's is damage too, not a file of a newer Cairn.
+      '{"cairn":"repository","indexes":[]}',
+      '{"cairn":"repository","version":0,"indexes":[]}',
+      '{"cairn":"repository","version":"x","indexes":[]}',
+    ];
+    for (const damage of damaged) {
       await writeFile(join(path, SETTINGS), damage);
       const { db, repo, warnings } = await open(path);
       assert.equal(repo.count(), 200, "every item is there");
