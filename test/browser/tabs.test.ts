@@ -66,11 +66,14 @@ test("an election on real locks and a real channel: one leader, a closed one rep
         becameLeader: (term) => state.events.push(`leader ${term}`),
         lostLead: () => state.events.push("lost"),
         sendHeartbeat: (term) => channel.post({ type: "heartbeat", leader: name, term }),
+        sendProbe: () => channel.post({ type: "probe", from: name }),
       },
     );
     channel.listen((value) => {
       const message = decodeTabMessage(value);
       if (message.type === "heartbeat") state.election.heardHeartbeat(message.term);
+      // A silent tab stands for a frozen one: it answers nothing either.
+      if (message.type === "probe" && !state.silent) state.election.heardProbe();
     });
     return { ...state, channel };
   });

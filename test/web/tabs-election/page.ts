@@ -23,6 +23,7 @@ const election = new Election(directory, {
   becameLeader: (term) => events.push(`leader ${term} at ${Date.now()}`),
   lostLead: () => events.push(`lost at ${Date.now()}`),
   sendHeartbeat: (term) => channel.post({ type: "heartbeat", leader: tab, term }),
+  sendProbe: () => channel.post({ type: "probe", from: tab }),
 });
 channel.listen((value) => {
   try {
@@ -30,6 +31,8 @@ channel.listen((value) => {
     if (message.type === "heartbeat") {
       heard++;
       election.heardHeartbeat(message.term);
+    } else if (message.type === "probe") {
+      election.heardProbe();
     }
   } catch (err) {
     events.push(`refused: ${err}`);
