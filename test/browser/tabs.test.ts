@@ -58,6 +58,7 @@ test("an election on real locks and a real channel: one leader, a closed one rep
       events: [] as string[],
       silent: false,
       election: undefined as unknown as Election,
+      channel,
     };
     state.election = new Election(
       directory,
@@ -75,7 +76,7 @@ test("an election on real locks and a real channel: one leader, a closed one rep
       // A silent tab stands for a frozen one: it answers nothing either.
       if (message.type === "probe" && !state.silent) state.election.heardProbe();
     });
-    return { ...state, channel };
+    return state;
   });
   const timers = tabs.map((tab) =>
     setInterval(() => {
