@@ -120,7 +120,6 @@ interface Connection {
    * PUSH_WINDOW_FRAMES frames of sendLimit (protocol.ts), or one push.
    */
   readonly pushesInFlight: Map<number, number>;
-  pushedBytes: number;
   watchdog: unknown;
   /** Set by `goaway`: reconnect after this delay instead of backing off. */
   retryAfterMs?: number;
@@ -254,7 +253,6 @@ class SyncClient extends EventedLink implements SyncLink {
       inbox: Promise.resolve(),
       nextPushId: 1,
       pushesInFlight: new Map(),
-      pushedBytes: 0,
       watchdog: undefined,
       ended: false,
     };
@@ -541,7 +539,6 @@ class SyncClient extends EventedLink implements SyncLink {
     if (!link.queue.has(frame.id)) {
       throw new CairnError("E_PROTOCOL", `sync: an ack for push ${frame.id}, never sent`);
     }
-    connection.pushedBytes -= connection.pushesInFlight.get(frame.id) ?? 0;
     connection.pushesInFlight.delete(frame.id);
     for (const { block, code, message } of link.queue.settle(frame.id, frame.rejected)) {
       this.events.report(
@@ -573,7 +570,7 @@ class SyncClient extends EventedLink implements SyncLink {
     // Granted while subscribed: what waited for the right goes now.
     if (!couldWrite && link.canWrite && link.phase === "synced") {
       link.toldCannotWrite = false;
-      link.queue.unsendForbidden();
+      link.queue.resend("E_FORBIDDEN");
       for (const id of this.#push(connection, link)) link.catchUpPushes.add(id);
       this.#updateStatus();
     }
@@ -613,7 +610,7 @@ class SyncClient extends EventedLink implements SyncLink {
       link.pushScheduled = false;
       const connection = this.#connection;
       if (connection && this.#links.get(link.path) === link && link.phase === "synced") {
-        link.queue.unsendUnstored();
+        link.queue.resend("E_IO");
         this.#push(connection, link);
       }
     });
@@ -657,13 +654,15 @@ class SyncClient extends EventedLink implements SyncLink {
     }
     const ids: number[] = [];
     let at = 0;
+    const window = PUSH_WINDOW_FRAMES * connection.sendLimit;
+    let inFlight = 0;
+    for (const bytes of connection.pushesInFlight.values()) inFlight += bytes;
     for (const group of groupFrames(sendable.map((b) => b.bytes), connection.sendLimit, overhead)) {
       const bytes = group.reduce((sum, frame) => sum + binCost(frame.length), overhead);
-      const window = PUSH_WINDOW_FRAMES * connection.sendLimit;
-      if (connection.pushedBytes > 0 && connection.pushedBytes + bytes > window) break;
+      if (inFlight > 0 && inFlight + bytes > window) break;
       const id = connection.nextPushId++;
       connection.pushesInFlight.set(id, bytes);
-      connection.pushedBytes += bytes;
+      inFlight += bytes;
       const blocks = sendable.slice(at, at + group.length);
       at += group.length;
       link.queue.sent(id, blocks);

@@ -20,16 +20,21 @@ export interface Refused {
   readonly message: string;
 }
 
+/** The refusals that may pass (see PushQueue.settle). */
+type HeldFor = "E_IO" | "E_FORBIDDEN";
+
 export class PushQueue {
   /** By `session/seq`, in push order. */
   #blocks = new Map<string, OutgoingBlock>();
   /** Pushes sent on the current socket and not yet acknowledged, by push id. */
   readonly #inFlight = new Map<number, readonly OutgoingBlock[]>();
   readonly #sent = new Set<OutgoingBlock>();
-  /** Refused for want of the right to write: not sent again on this socket until a grant. */
-  readonly #forbidden = new Set<OutgoingBlock>();
-  /** The server failed to store them: sent again with the next push of new blocks. */
-  readonly #unstored = new Set<OutgoingBlock>();
+  /**
+   * Refused for a reason that may pass, by that refusal's code, and held from being sent again
+   * on this socket until `resend(code)`: E_IO (the server failed to store them) with the next
+   * push of new blocks, E_FORBIDDEN (their author may not write) when the right is granted.
+   */
+  readonly #held = new Map<OutgoingBlock, HeldFor>();
 
   get size(): number {
     return this.#blocks.size;
@@ -74,20 +79,14 @@ export class PushQueue {
     const blocks = this.#inFlight.get(id) ?? [];
     this.#inFlight.delete(id);
     const refused: Refused[] = [];
-    const kept = new Set<OutgoingBlock>();
     for (const { index, code, message } of rejected) {
       const block = blocks[index];
       if (!block) continue;
       refused.push({ block, code, message });
-      if (code === "E_IO") {
-        kept.add(block);
-        this.#unstored.add(block);
-      } else if (code === "E_FORBIDDEN") {
-        kept.add(block);
-        this.#forbidden.add(block);
-      }
+      if (code === "E_IO" || code === "E_FORBIDDEN") this.#held.set(block, code);
     }
-    for (const block of blocks) if (!kept.has(block)) this.drop(block);
+    // (A block in a push is never held already: it was sent again, so resend() let it go.)
+    for (const block of blocks) if (!this.#held.has(block)) this.drop(block);
     return refused;
   }
 
@@ -95,8 +94,7 @@ export class PushQueue {
   drop(block: OutgoingBlock): void {
     block.done = true;
     this.#sent.delete(block);
-    this.#forbidden.delete(block);
-    this.#unstored.delete(block);
+    this.#held.delete(block);
     this.#blocks.delete(`${block.session}/${block.seq}`);
   }
 
@@ -104,25 +102,21 @@ export class PushQueue {
   unsendAll(): void {
     this.#inFlight.clear();
     this.#sent.clear();
-    this.#forbidden.clear();
-    this.#unstored.clear();
+    this.#held.clear();
   }
 
-  /** New blocks are pushed: those the server failed to store go with them. */
-  unsendUnstored(): void {
-    for (const block of this.#unstored) this.#sent.delete(block);
-    this.#unstored.clear();
+  /** Blocks held for `code` are to send again (see #held). */
+  resend(code: HeldFor): void {
+    for (const [block, heldFor] of this.#held) {
+      if (heldFor !== code) continue;
+      this.#sent.delete(block);
+      this.#held.delete(block);
+    }
   }
 
   /** Whether `block` waits for the right to write (refused E_FORBIDDEN on this socket). */
   waitsForRight(block: OutgoingBlock): boolean {
-    return this.#forbidden.has(block);
-  }
-
-  /** The right to write was granted: blocks refused for want of it are to send again. */
-  unsendForbidden(): void {
-    for (const block of this.#forbidden) this.#sent.delete(block);
-    this.#forbidden.clear();
+    return this.#held.get(block) === "E_FORBIDDEN";
   }
 
   /**
