@@ -11,7 +11,6 @@ import {
   decodeCheckpoint,
   encodeCheckpoint,
   encodeCheckpointInSlices,
-  MAX_CHECKPOINT_BYTES,
 } from "../../src/storage/checkpoint.ts";
 import type { CheckpointOwner } from "../../src/storage/checkpoint_seal.ts";
 import { crc32c } from "../../src/storage/crc32c.ts";
