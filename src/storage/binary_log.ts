@@ -31,6 +31,7 @@ import {
   type ScanOptions,
   unsupportedVersion,
 } from "./log_format.ts";
+import { RangeChecksums } from "./range_checksums.ts";
 import { ScanWindow } from "./scan_window.ts";
 
 export const BINARY_LOG_VERSION = 1;
@@ -41,6 +42,11 @@ const RECORD_MAGIC = [0xc1, 0x52, 0x45, 0x43];
 /** Magic, length and checksum. */
 const FRAME_LENGTH = 12;
 const MAX_PAYLOAD = 0xffffffff;
+/**
+ * After damage, a candidate record at least this long is checksummed through RangeChecksums
+ * rather than read: candidates can overlap (see range_checksums.ts), records before damage cannot.
+ */
+const RANGE_CHECK_FROM = 8192;
 
 const HEADER = (() => {
   const header = new Uint8Array(HEADER_LENGTH);
@@ -109,10 +115,12 @@ async function scanBinary(
 
   const log = new ScanCollector(HEADER_LENGTH);
   let pos = HEADER_LENGTH;
+  let afterDamage: RangeChecksums | undefined;
   while (pos < length) {
-    const frame = await readFrame(file, pos);
+    const frame = await readFrame(file, pos, afterDamage);
     if (typeof frame === "string") {
       log.bad(pos, frame);
+      afterDamage ??= new RangeChecksums(file.source, pos);
       pos = await nextMagic(file, pos + 1);
       continue;
     }
@@ -132,9 +140,14 @@ async function scanBinary(
 
 /**
  * The payload length of an intact frame at `pos`, or why there is none. An intact record is then
- * held whole by the window.
+ * held whole by the window. `afterDamage`, once the scan has met damage, checksums long
+ * candidates without reading them whole, so that overlapping ones cost a bounded amount each.
  */
-async function readFrame(file: ScanWindow, pos: number): Promise<number | string> {
+async function readFrame(
+  file: ScanWindow,
+  pos: number,
+  afterDamage: RangeChecksums | undefined,
+): Promise<number | string> {
   const left = file.length - pos;
   if (left < FRAME_LENGTH) return "record cut short";
   await file.hold(pos, FRAME_LENGTH);
@@ -145,11 +158,16 @@ async function readFrame(file: ScanWindow, pos: number): Promise<number | string
   // Checked against the file before anything is read or allocated, so a hostile length costs
   // nothing; a record larger than the window makes the window grow to hold it.
   if (payloadLength > left - FRAME_LENGTH) return "record length runs past the end of the file";
-  await file.hold(pos, FRAME_LENGTH + payloadLength);
+  const expected = readU32(file.view(pos + 8, pos + 12));
   const start = pos + FRAME_LENGTH;
-  if (crc32c(file.view(start, start + payloadLength)) !== readU32(file.view(pos + 8, pos + 12))) {
-    return "record checksum mismatch";
+  const end = start + payloadLength;
+  if (afterDamage !== undefined && payloadLength >= RANGE_CHECK_FROM) {
+    if (await afterDamage.of(start, end) !== expected) return "record checksum mismatch";
+    await file.hold(pos, FRAME_LENGTH + payloadLength);
+    return payloadLength;
   }
+  await file.hold(pos, FRAME_LENGTH + payloadLength);
+  if (crc32c(file.view(start, end)) !== expected) return "record checksum mismatch";
   return payloadLength;
 }
 

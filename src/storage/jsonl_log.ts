@@ -13,7 +13,7 @@
 import { blockFromJson, blockToJson, type SealedBlock } from "../core/block.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import { isPlainObject } from "../core/wire_validation.ts";
-import type { ByteSource } from "./byte_source.ts";
+import { type ByteSource, bytesSource } from "./byte_source.ts";
 import { crc32c, crc32cAppend } from "./crc32c.ts";
 import {
   EMPTY,
@@ -27,6 +27,7 @@ import {
   type ScanOptions,
   unsupportedVersion,
 } from "./log_format.ts";
+import { RangeChecksums } from "./range_checksums.ts";
 import { ScanWindow } from "./scan_window.ts";
 
 export const JSONL_LOG_VERSION = 1;
@@ -156,12 +157,19 @@ interface LineRecord {
   reason: string;
 }
 
-/** The record line `bytes[start, end)` (without its "\n"), or why it is not one. */
+/** The CRC-32C of `bytes[from, to)`. */
+type ChecksumOf = (from: number, to: number) => number | Promise<number>;
+
+/**
+ * The record line `bytes[start, end)` (without its "\n"), or why it is not one. `checksumOf`
+ * checksums the block text (by default: reads it).
+ */
 async function readLine(
   bytes: Uint8Array,
   start: number,
   end: number,
   suite: CryptoSuite,
+  checksumOf: ChecksumOf = (from, to) => crc32c(bytes.subarray(from, to)),
 ): Promise<LineRecord | string> {
   if (end - start < TEXT_START + 3) return "not a record line";
   if (!startsWith(bytes, start, PREFIX_HEAD)) return "not a record line";
@@ -175,8 +183,10 @@ async function readLine(
     return "not a record line";
   }
   if (bytes[end - 1] !== CLOSE) return "record line cut short";
+  if (await checksumOf(start + TEXT_START, end - 1) !== expected) {
+    return "record checksum mismatch";
+  }
   const text = bytes.subarray(start + TEXT_START, end - 1);
-  if (crc32c(text) !== expected) return "record checksum mismatch";
   try {
     return { block: await blockFromJson(JSON.parse(decoder.decode(text)), suite), reason: "" };
   } catch (err) {
@@ -184,16 +194,22 @@ async function readLine(
   }
 }
 
-/** The first record that starts in `[from, end)` and runs to `end`, if any checks out. */
+/**
+ * The first record that starts in `[from, end)` and runs to `end`, if any checks out. A crafted
+ * line can hold a candidate every few bytes, all running to `end`: RangeChecksums checksums each
+ * for a bounded cost, where reading each afresh would be quadratic in the line's length.
+ */
 async function recordInside(
   bytes: Uint8Array,
   from: number,
   end: number,
   suite: CryptoSuite,
 ): Promise<(LineRecord & { start: number }) | undefined> {
+  const checksums = new RangeChecksums(bytesSource(bytes), from);
+  const checksumOf = (textFrom: number, textTo: number) => checksums.of(textFrom, textTo);
   for (let at = bytes.indexOf(PREFIX_HEAD[0], from); at >= 0 && at < end;) {
     if (startsWith(bytes, at, PREFIX_HEAD)) {
-      const line = await readLine(bytes, at, end, suite);
+      const line = await readLine(bytes, at, end, suite, checksumOf);
       if (typeof line !== "string") return { ...line, start: at };
     }
     at = bytes.indexOf(PREFIX_HEAD[0], at + 1);

@@ -15,7 +15,8 @@ const EMPTY = new Uint8Array(0);
 export class ScanWindow {
   /** The whole file's length. */
   readonly length: number;
-  readonly #source: ByteSource;
+  /** The file the window reads from. */
+  readonly source: ByteSource;
   readonly #size: number;
   /** The bytes held, and the file offset of the first. */
   #bytes: Uint8Array = EMPTY;
@@ -26,8 +27,8 @@ export class ScanWindow {
    * or readWindowBytes() of a file.
    */
   constructor(input: Uint8Array | ByteSource, window?: number) {
-    this.#source = isByteSource(input) ? input : bytesSource(input);
-    this.length = this.#source.length;
+    this.source = isByteSource(input) ? input : bytesSource(input);
+    this.length = this.source.length;
     this.#size = Math.max(
       1,
       window ?? (isByteSource(input) ? readWindowBytes() : input.length),
@@ -47,7 +48,7 @@ export class ScanWindow {
     const end = Math.min(pos + need, this.length);
     if (pos >= this.#start && end <= this.end) return;
     const size = Math.min(Math.max(this.#size, need), this.length - pos);
-    this.#bytes = await this.#source.read(pos, size);
+    this.#bytes = await this.source.read(pos, size);
     this.#start = pos;
   }
 
