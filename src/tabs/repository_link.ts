@@ -293,6 +293,27 @@ export class FollowerRepositoryLink {
   }
 
   /**
+   * This tab takes the lead: the stored repository (`stored`, persisted by `persist`) is given
+   * every block this tab holds that it lacks, and they are persisted, before any tab is served.
+   * Such blocks are the old leader's own, sent to the tabs when sealed and lost with it when it
+   * crashed before persisting them: without them, the next tab to take the old leader's key
+   * would load a chain that ends before them and seal another block in their place, a fork of
+   * that key's chain against every tab holding them.
+   */
+  async handOver(stored: Repository, persist: () => Promise<void>): Promise<void> {
+    const frames = await this.#options.repo.exportBlocks(stored.versionVector());
+    if (frames.length === 0) return;
+    const report = await stored.importBlocks(frames, FROM_CHANNEL, TAB_TRUST);
+    for (const { error } of report.rejected) refused(this.#options, error);
+    await persist();
+  }
+
+  /** The path of the repository linked. */
+  get path(): string {
+    return this.#options.repo.path;
+  }
+
+  /**
    * A new leader took over: sends it every push the old one did not acknowledge, in order, and
    * asks again for the loads the old one did not answer. With neither, an empty push tells it
    * the repository is open here, so it opens it too (and syncs it, when it syncs).

@@ -9,7 +9,9 @@
  *   (`welcome`), and each repository it opens is loaded from the leader and linked to it
  *   (`follow`). When this tab is granted the lead later (the leader closed, crashed, or froze),
  *   it opens the stored database beside its own (`openPersister`, retried until the old leader's
- *   files are free) and serves every tab from it, its own included, over a channel of its own.
+ *   files are free), persists there the blocks it holds that the storage lacks (a crashed
+ *   leader's, sent before it persisted them), and serves every tab from it, its own included,
+ *   over a channel of its own.
  *
  * Whenever a leader announces that it serves (`serving`), followers send it again their
  * unacknowledged pushes and their unanswered loads and joins.
@@ -301,6 +303,14 @@ export class TabCoordinator {
     if (this.#closed || this.#election.role !== "leader") {
       await persister.close();
       throw new CairnError("E_CLOSED", "the tab stopped leading while it opened the database");
+    }
+    for (const link of this.#links) {
+      try {
+        const { repo, persist } = await persister.repository(link.path);
+        await link.handOver(repo, persist);
+      } catch (err) {
+        this.#environment.onRefused(err);
+      }
     }
     const channel = this.#environment.openChannel();
     // Another id than the tab's: its own links must take the blocks this leader sends.

@@ -9,7 +9,9 @@
  * tab that led since
  * its open and loses the lead to a steal is told so; a reloaded page whose old self holds the
  * lead a moment longer leads itself rather than taking over; a tab past the pool's size gets
- * E_LOCKED; heartbeats and servings with forged huge terms throw nothing and stop no takeover.
+ * E_LOCKED; heartbeats and servings with forged huge terms throw nothing and stop no takeover;
+ * a leader's own block lost in its crash before it was persisted is persisted by the next leader
+ * from its tab, so the tab that takes the old leader's key continues that key's chain.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -253,4 +255,40 @@ test("hostile heartbeats and servings with huge terms: nothing throws, and the n
   await b.coordinator.close();
   await a.coordinator.close();
   await Promise.all([stored.db.close(), front.db.close()]);
+});
+
+test("the leader crashes before persisting its own write: the next leader persists it from its tab, and the tab taking the old leader's key continues its chain", async () => {
+  const fake = fakes();
+  const a = await openDatabase(); // the leading tab's database: the stored one
+  const secret = a.db.exportSecretKey();
+  const joinedA = await TabCoordinator.join(environment(fake, "a"));
+  joinedA.coordinator.lead(persisting(a.db, () => new Promise(() => {}))); // never persists
+  // What the storage holds after the crash: nothing of the write (a fresh database, same secret).
+  const disk = await openDatabase(secret);
+  const joinedB = await TabCoordinator.join(environment(fake, "b", {
+    openPersister: () => Promise.resolve(persisting(disk.db, () => disk.db.flush())),
+  }));
+  const b = await openDatabase(await tabSecret(await cryptoSuite(), secret, 1));
+  await joinedB.coordinator.follow(b.repo);
+  a.notes.create(Note, { title: "sealed by the leader" });
+  await waitFor(() => titles(b).includes("sealed by the leader"), "the leader's block in tab b");
+  fake.channels.drop("a");
+  fake.locks.crash("a");
+  await waitFor(() => titles(disk).includes("sealed by the leader"), "b persists the block");
+
+  // A reload of the crashed tab takes its key (index 0: the stored key) and writes.
+  const joinedC = await TabCoordinator.join(environment(fake, "c"));
+  assert.equal(joinedC.coordinator.keyIndex, 0);
+  const c = await openDatabase(secret);
+  const link = await joinedC.coordinator.follow(c.repo);
+  assert.deepEqual(titles(c), ["sealed by the leader"]);
+  c.notes.create(Note, { title: "after the reload" });
+  await settled(link.flush(), "c's write acknowledged");
+  const both = ["after the reload", "sealed by the leader"];
+  await waitFor(() => titles(b).length === 2, "c's write in tab b");
+  assert.deepEqual([titles(b), titles(c), titles(disk)], [both, both, both]);
+  assert.deepEqual(fake.refused, []);
+
+  for (const joined of [joinedC, joinedB, joinedA]) await joined.coordinator.close();
+  await Promise.all([a, b, c, disk].map(({ db }) => db.close()));
 });
