@@ -10,15 +10,25 @@ const RETRY_FOR_MS = 60_000;
 const FIRST_RETRY_MS = 50;
 const LAST_RETRY_MS = 2_000;
 
-/** Runs `step` until it succeeds, for up to RETRY_FOR_MS with backoff. */
-export async function retrying<T>(step: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + RETRY_FOR_MS;
+/**
+ * Runs `step` until it succeeds, with backoff, while `keepTrying(delay)` says to wait `delay` ms
+ * and try again (by default: for up to RETRY_FOR_MS).
+ */
+export async function retrying<T>(
+  step: () => Promise<T>,
+  keepTrying: (delay: number) => boolean = forAMinute(),
+): Promise<T> {
   for (let delay = FIRST_RETRY_MS;; delay = Math.min(delay * 2, LAST_RETRY_MS)) {
     try {
       return await step();
     } catch (err) {
-      if (err instanceof CairnError || Date.now() + delay > deadline) throw err;
+      if (err instanceof CairnError || !keepTrying(delay)) throw err;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
+}
+
+function forAMinute(): (delay: number) => boolean {
+  const deadline = Date.now() + RETRY_FOR_MS;
+  return (delay) => Date.now() + delay <= deadline;
 }

@@ -17,6 +17,7 @@ export class PostgresRules implements RulesStorage {
   readonly #elsewhere = new Set<(repository: string, rules: RepositoryRules) => void>();
   /** Reports are read one at a time, so a later read is never overtaken by an earlier one. */
   #reading: Promise<unknown> = Promise.resolve();
+  #closed = false;
 
   constructor(pool: PostgresPool) {
     this.#pool = pool;
@@ -76,13 +77,24 @@ export class PostgresRules implements RulesStorage {
     );
   }
 
+  /**
+   * Reads rows and reports each. Retried for as long as the store is open: a revoke must reach
+   * this server however long PostgreSQL is away. A malformed row is passed over (its repository
+   * keeps the rules it had here) and does not stop the rows after it.
+   */
   #read(rows: () => Promise<Record<string, unknown>[]>): void {
     this.#reading = this.#reading.then(async () => {
-      for (const row of await retrying(rows)) {
-        const rules = checked(row);
+      for (const row of await retrying(rows, () => !this.#closed)) {
+        const rules = storedRules(row.rules);
+        if (!rules) continue;
         for (const listener of this.#elsewhere) listener(String(row.repository), rules);
       }
-    }).catch(() => {}); // retried for a minute; the next notification or reconnect reads again
+    }).catch(() => {}); // closed
+  }
+
+  /** Stops reading: a read waiting for PostgreSQL ends at its next try. */
+  close(): void {
+    this.#closed = true;
   }
 }
 

@@ -99,6 +99,7 @@ class PostgresStore implements SyncStore {
   }
 
   async close(): Promise<void> {
+    this.rules.close();
     await this.#listener?.close();
     for (const repository of [...this.#open.values()]) await repository.close();
     await this.#pool.end();

@@ -1,0 +1,101 @@
+/**
+ * The PostgreSQL access rules read again after a notification or a reconnect (postgres_rules.ts),
+ * on a fake pool: a malformed row is passed over without stopping the rows after it (a revoke
+ * among them must still arrive), reads are retried for as long as the store is open and end once
+ * it closes; and `retrying` itself: backoff while told to keep trying, never for a CairnError.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { CairnError } from "../../src/core/errors.ts";
+import type { RepositoryRules } from "../../src/sync/server/access.ts";
+import type { PostgresPool } from "../../src/sync/server/postgres_pool.ts";
+import { retrying } from "../../src/sync/server/postgres_retry.ts";
+import { PostgresRules } from "../../src/sync/server/postgres_rules.ts";
+import { waitFor } from "../harness/wait.ts";
+
+const OWNER = "A".repeat(43);
+const RULES = { owner: OWNER, members: {}, publicRead: false };
+
+/** A pool whose reads of cairn_rules give `rows()`, or throw what it throws. */
+function fakePool(rows: () => Record<string, unknown>[]) {
+  const pool = {
+    reads: 0,
+    query(text: string) {
+      assert.match(text, /^SELECT repository, rules FROM cairn_rules/);
+      pool.reads++;
+      return Promise.resolve().then(() => ({ rows: rows() }));
+    },
+    connect: () => Promise.reject(new Error("not used")),
+    end: () => Promise.resolve(),
+  };
+  return pool as typeof pool & PostgresPool;
+}
+
+function reported(rules: PostgresRules): Map<string, RepositoryRules> {
+  const seen = new Map<string, RepositoryRules>();
+  rules.onChangedElsewhere((repository, stored) => seen.set(repository, stored));
+  return seen;
+}
+
+test("reloading every repository's rules passes over a malformed row and reports the rest", async () => {
+  const pool = fakePool(() => [
+    { repository: "/a", rules: { owner: 7 } },
+    { repository: "/b", rules: RULES },
+    { repository: "/c", rules: "not rules" },
+    { repository: "/d", rules: { ...RULES, publicRead: true } },
+  ]);
+  const rules = new PostgresRules(pool);
+  const seen = reported(rules);
+  rules.reloadAll();
+  await waitFor(() => seen.size === 2, "the well-formed rows reported");
+  assert.deepEqual([...seen.keys()], ["/b", "/d"]);
+  assert.equal(seen.get("/d")!.publicRead, true);
+  rules.close();
+});
+
+test("a read that fails is tried again until it succeeds, and no longer once closed", async () => {
+  let failing = true;
+  const pool = fakePool(() => {
+    if (failing) throw new Error("connection refused");
+    return [{ repository: "/b", rules: RULES }];
+  });
+  const rules = new PostgresRules(pool);
+  const seen = reported(rules);
+  rules.changed("/b");
+  await waitFor(() => pool.reads >= 3, "tried again");
+  failing = false;
+  await waitFor(() => seen.has("/b"), "reported once PostgreSQL answers");
+
+  failing = true;
+  rules.changed("/b");
+  await waitFor(() => pool.reads >= 6, "tried again");
+  rules.close();
+  const reads = pool.reads;
+  await new Promise((resolve) => setTimeout(resolve, 2_500)); // past the longest backoff
+  assert.ok(pool.reads <= reads + 1, `${pool.reads - reads} reads after close`);
+});
+
+test("retrying backs off while told to keep trying, and never retries a CairnError", async () => {
+  let calls = 0;
+  const delays: number[] = [];
+  const value = await retrying(() => {
+    if (++calls < 4) return Promise.reject(new Error("transient"));
+    return Promise.resolve("done");
+  }, (delay) => (delays.push(delay), true));
+  assert.equal(value, "done");
+  assert.deepEqual(delays, [50, 100, 200]);
+
+  calls = 0;
+  await assert.rejects(
+    retrying(() => (calls++, Promise.reject(new Error("down"))), () => calls < 3),
+    /down/,
+  );
+  assert.equal(calls, 3);
+
+  calls = 0;
+  await assert.rejects(
+    retrying(() => (calls++, Promise.reject(new CairnError("E_BAD_ARGUMENT", "bad"))), () => true),
+    (err) => err instanceof CairnError,
+  );
+  assert.equal(calls, 1);
+});
