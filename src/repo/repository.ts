@@ -272,10 +272,15 @@ export class Repository {
     return state ? state.leaves.map(commitId) : [];
   }
 
-  /** A key no item of this repository has had: made from the next local commit's number. */
+  /**
+   * A key no item of this repository has had: made from the next local commit's number, or from
+   * the next free number after it. Another repository of this session makes the same keys from
+   * its own numbers, so an item copied from there with its key may hold one already.
+   */
   newKey(): string {
-    const seq = this.#commitSeq + 1;
-    const key = this.#generatedKeys.make(seq);
+    let seq = this.#commitSeq + 1;
+    let key = this.#generatedKeys.make(seq);
+    while (this.#items.has(key)) key = this.#generatedKeys.make(++seq);
     this.#items.rememberGenerated(key, seq);
     return key;
   }

@@ -133,6 +133,31 @@ test("create without a key generates unique keys; get without a schema uses the 
   await db.close();
 });
 
+test("a generated key already held (an item moved in from another repository with its key) is passed over", async () => {
+  const { db, repo: todos } = await fresh();
+  // Every repository numbers its commits from 1, so the keys it makes are another's too.
+  const [, b, c] = ["a", "b", "c"].map((title) => todos.create(Task, { title }));
+  const archive = await db.open("/data/archive");
+  archive.create(Task, b.toObject(), { key: b.key }); // commit 1: the next key is made from 2
+  const made = archive.create(Task, { title: "new" }).key;
+  assert.notEqual(made, b.key);
+  assert.deepEqual(
+    [archive.get(b.key, Task)!.get("title"), archive.get(made, Task)!.get("title")],
+    [
+      "b",
+      "new",
+    ],
+  );
+  // A deleted key is not given out again either (its history would continue).
+  const bin = await db.open("/data/bin");
+  bin.create(Task, c.toObject(), { key: c.key }); // commit 1
+  bin.get(c.key)!.delete(); // commit 2: the next key is made from 3, as c's was
+  const next = bin.create(Task, { title: "new" });
+  assert.notEqual(next.key, c.key);
+  assert.equal(bin.get(c.key), undefined);
+  await db.close();
+});
+
 test("keys() and count() list live items only, and agree after many writes", async () => {
   const { db, repo } = await fresh();
   assert.equal(repo.count(), 0);
