@@ -362,8 +362,10 @@ export class QueryRegistry<R> implements QueryHost<R> {
       if (query.closed) return;
       const deadline = performance.now() + sliceMs;
       let n = 0;
-      // A Map iterator has no return(): leaving the loop early keeps it where it was.
-      for (const [key, value] of entries) {
+      // Stepped by hand: leaving a for…of early would call return() on the iterator, which
+      // ends a generator (the repository's item map gives generators), losing the rest.
+      for (let next = entries.next(); !next.done; next = entries.next()) {
+        const [key, value] = next.value;
         if (value.wire !== undefined) {
           examined++;
           query.scanned(key, value);

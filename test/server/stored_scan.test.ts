@@ -5,8 +5,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Cairn } from "cairndb";
+import { Cairn, defineSchema } from "cairndb";
 import { seededRandom } from "../harness/random.ts";
+import { TASK } from "../harness/schemas.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
 import { check, localWrite, PlainNote, PlainNoteV2, randomQuery } from "../query/oracle_queries.ts";
 import { int } from "../query/reference.ts";
@@ -85,3 +86,32 @@ for (const sliced of [false, true]) {
     assert.ok(scans > 300, `only ${scans} of 480 cold queries scanned`);
   });
 }
+
+const Task = defineSchema(TASK);
+
+test("a scan cut into many slices reaches every item (the item map's iterator outlives each slice)", async () => {
+  await asOnAPage(async () => {
+    const db = await Cairn.open({ trusted: true, schemas: [Task] });
+    const repo = await db.open("/data/sliced");
+    for (let i = 0; i < 3_000; i++) repo.create(Task, { title: `t${i}`, done: i % 3 === 0 });
+    // Every 100th item is slow to test, so every slice ends at its first deadline check
+    // (each 256 items): the scan takes about a dozen slices, whatever the machine's speed.
+    let tested = 0;
+    const query = repo.query({
+      schema: Task,
+      where: (item) => {
+        if (tested++ % 100 === 0) {
+          const until = performance.now() + 9;
+          while (performance.now() < until) { /* a slow predicate */ }
+        }
+        return item.get("done") === true;
+      },
+    });
+    assert.equal(query.pending, true);
+    const results = await query.ready;
+    assert.equal(results.length, 1_000);
+    assert.equal(query.explain().mode, "sliced scan");
+    query.close();
+    await db.close();
+  });
+});
