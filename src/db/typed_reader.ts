@@ -3,7 +3,7 @@
  * lazily, on first read), writes validate and produce the new wire value.
  *
  * The typed values of a whole item (toObject(), and reads that upgrade an older version) are
- * cached per wire object. A wire object is never mutated after it is stored — every change stores
+ * cached per wire object and version read. A wire object is never mutated after it is stored — every change stores
  * a new one — so the cache can never serve a stale value.
  */
 import type { FieldRecord } from "../core/commit.ts";
@@ -33,7 +33,7 @@ const NO_NAMES: string[] = Object.freeze([]) as unknown as string[];
 
 export class TypedReader {
   readonly #registry: SchemaRegistry;
-  readonly #cache = new WeakMap<FieldRecord, { schema: Schema; values: TypedValues }>();
+  readonly #cache = new WeakMap<FieldRecord, CachedValues>();
 
   constructor(registry: SchemaRegistry) {
     this.#registry = registry;
@@ -164,8 +164,13 @@ export class TypedReader {
   }
 
   #typed(wire: FieldRecord, schemaId: string, target: Schema): TypedValues {
+    // One entry per version read: a value read through two versions (useItem with v1 beside
+    // one with the newest) must give each the same object every time. Nearly every value is
+    // read through one version only, kept without a map.
     const cached = this.#cache.get(wire);
     if (cached?.schema === target) return cached.values;
+    const other = cached?.others?.get(target);
+    if (other !== undefined) return other;
     const source = this.#registry.get(schemaId);
     if (!source) {
       throw new CairnError(
@@ -174,9 +179,17 @@ export class TypedReader {
       );
     }
     const values = Object.freeze(this.#registry.upgrade(source.fromWire(wire), schemaId, target));
-    this.#cache.set(wire, { schema: target, values });
+    if (cached === undefined) this.#cache.set(wire, { schema: target, values });
+    else (cached.others ??= new Map()).set(target, values);
     return values;
   }
+}
+
+/** A wire value's typed values as the version first read, and as any other versions read. */
+interface CachedValues {
+  readonly schema: Schema;
+  readonly values: TypedValues;
+  others?: Map<Schema, TypedValues>;
 }
 
 /**

@@ -557,6 +557,14 @@ test("an item written under v1 reads through a v2 handle, upgraded lazily", asyn
   assert.equal(r.get("n2")!.get("status" as never), "open");
   // The v1 view still reads the stored value as it is.
   assert.equal(r.get("n1", NoteV1)!.get("done"), true);
+  // Each version's toObject() is the same object until the item changes, whatever other
+  // versions read it meanwhile (useItem's snapshot relies on it).
+  const asV1 = r.get("n1", NoteV1)!.toObject();
+  const asV2 = v2.toObject();
+  const upgradesSoFar = upgrades;
+  assert.equal(r.get("n1", NoteV1)!.toObject(), asV1);
+  assert.equal(v2.toObject(), asV2);
+  assert.equal(upgrades, upgradesSoFar, "not upgraded again after a v1 read");
 
   // Writing through v2 stores a v2 value; a v1 view can no longer read it.
   v2.set("words", 10);
