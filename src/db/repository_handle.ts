@@ -98,6 +98,14 @@ export class RepositoryHandle {
     return this.#repo.path;
   }
 
+  /**
+   * True once the repository is closed (`db.close(path)` or `db.close()`): this handle is then
+   * done with, and opening the path again gives a new one.
+   */
+  get closed(): boolean {
+    return this.#life.ended;
+  }
+
   /** @internal New schemas were registered: queries take in the items that waited for them. */
   schemasRegistered(ids: ReadonlySet<string>): void {
     if (!this.#life.ended) this.#queries?.reconsider(ids);

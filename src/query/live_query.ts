@@ -97,6 +97,7 @@ export class LiveQuery<R> {
   #cachedGeneration = -1;
   #cached: readonly R[] = NONE;
   readonly #subscribers = new Set<(results: readonly R[]) => void>();
+  readonly #closeListeners = new Set<() => void>();
   #pending = true;
   #closed = false;
   /** True from the first change of a batch until the registry calls `notify`. */
@@ -210,6 +211,25 @@ export class LiveQuery<R> {
     return this.#failures.listen(listener);
   }
 
+  /**
+   * Calls `listener` once when the query is closed: by any holder of a pooled query, or with
+   * its repository (at once if it is closed already). Returns the unsubscribe. A holder that
+   * wants the query to go on can then make it again (`repo.query(…)` with the same options).
+   */
+  onClose(listener: () => void): () => void {
+    if (typeof listener !== "function") {
+      throw new CairnError("E_BAD_ARGUMENT", "onClose takes a function");
+    }
+    if (this.#closed) {
+      listener();
+      return () => {};
+    }
+    this.#closeListeners.add(listener);
+    return () => {
+      this.#closeListeners.delete(listener);
+    };
+  }
+
   /** How the results were computed from scratch: which index served it, if any. */
   explain(): QueryPlan {
     return this.#plan;
@@ -229,6 +249,15 @@ export class LiveQuery<R> {
     if (this.#pending) {
       this.#pending = false;
       this.#resolveReady(this.results);
+    }
+    const listeners = [...this.#closeListeners];
+    this.#closeListeners.clear();
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (err) {
+        reportUncaught(err);
+      }
     }
   }
 

@@ -2,7 +2,8 @@
  * `useRepository(path)`: the repository at `path` of the provider's database, opened once and
  * shared by every component that asks for it. Opening is asynchronous, so the hook returns
  * `undefined` until the repository is open (every hook that takes a repository accepts
- * `undefined` and shows nothing meanwhile); a failed open is thrown to the nearest error boundary.
+ * `undefined` and shows nothing meanwhile); a failed open is thrown to the nearest error boundary,
+ * and tried again at the next render. A repository closed since it was opened is opened again.
  */
 import { useSyncExternalStore } from "react";
 import type { Cairn, RepositoryHandle } from "cairndb";
@@ -60,13 +61,18 @@ export function useRepository(path: string): RepositoryHandle | undefined {
   const database = useDatabase();
   const byPath = openingsOf(database);
   let opening = byPath.get(path);
-  if (!opening) byPath.set(path, opening = Opening.start(database, path));
+  // A repository closed since (the app may have opened the path again) is opened anew.
+  if (!opening || opening.handle?.closed) byPath.set(path, opening = Opening.start(database, path));
   const current = opening;
   const handle = useSyncExternalStore(
     current.subscribe,
     () => current.handle,
     () => current.handle,
   );
-  if (current.failure) throw current.failure.error;
+  if (current.failure) {
+    // Thrown once to the error boundary; the next render (after it resets) tries again.
+    if (byPath.get(path) === current) byPath.delete(path);
+    throw current.failure.error;
+  }
   return handle;
 }

@@ -5,7 +5,7 @@
  * component renders once per batch that concerns it, never for unrelated writes, and every
  * component reading one query in one render sees the same array (no tearing).
  */
-import { useCallback, useSyncExternalStore } from "react";
+import { useCallback, useEffect, useReducer, useSyncExternalStore } from "react";
 import {
   type AnySchema,
   CairnError,
@@ -34,7 +34,11 @@ export function useQuery(
   source: LiveQuery<unknown> | RepositoryHandle | undefined,
   options?: QueryOptions<AnySchema, Item<AnySchema>>,
 ): readonly unknown[] {
-  const query = source instanceof LiveQuery ? source : pooledQuery(source, options);
+  const pooled = !(source instanceof LiveQuery);
+  const query = pooled ? pooledQuery(source, options) : source;
+  // A pooled query closed by another of its holders is made again at the next render.
+  const [, repool] = useReducer((count: number) => count + 1, 0);
+  useEffect(() => pooled && query ? query.onClose(repool) : undefined, [pooled, query]);
   const subscribe = useCallback(
     (onChange: () => void) => query ? query.subscribe(onChange) : NOT_LISTENING(),
     [query],

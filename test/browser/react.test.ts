@@ -287,6 +287,78 @@ test("useRepository: undefined while opening, then the provider's repository; us
   });
 });
 
+test("useRepository: a repository closed and opened again is the new handle for a page mounted later", async () => {
+  await withRoot(async (root, [peer]) => {
+    const shown: string[] = [];
+    function Page() {
+      const repo = useRepository("/data/react-reopened");
+      const tasks = useQuery(repo, { schema: Task });
+      shown.push(repo === undefined ? "opening" : `${tasks.length} tasks`);
+      return null;
+    }
+    const page = createElement(CairnProvider, { database: peer.db }, createElement(Page));
+    render(root, page);
+    await settle();
+    assert.equal(shown[shown.length - 1], "0 tasks");
+    render(root, null); // the app unmounts the page, closes the repository, opens it again
+    await peer.db.close("/data/react-reopened");
+    const reopened = await peer.db.open("/data/react-reopened");
+    reopened.create(Task, { title: "after the reopen" });
+    render(root, page); // threw E_CLOSED: the closed handle was kept
+    await settle();
+    assert.equal(shown[shown.length - 1], "1 tasks");
+  });
+});
+
+test("useQuery: a pooled query closed by another holder is made again, and the component follows on", async () => {
+  await withRoot(async (root, [peer]) => {
+    const options = { schema: Task, where: { done: false } } as const;
+    const renders = new Renders<number>();
+    function Open() {
+      renders.seen.push(useQuery(peer.repo, options).length);
+      return null;
+    }
+    render(root, createElement(Open));
+    peer.repo.create(Task, { title: "a", done: false });
+    await settle();
+    assert.equal(renders.last, 1);
+    // Elsewhere in the app: the same query, read once and closed (closing it for every holder).
+    const once = peer.repo.query(options);
+    assert.equal(once.results.length, 1);
+    once.close();
+    await settle();
+    peer.repo.create(Task, { title: "b", done: false });
+    peer.repo.create(Task, { title: "c", done: false });
+    await settle();
+    assert.equal(renders.last, 3, "the component stopped following its query");
+  });
+});
+
+test("useItem: one item read through two versions renders once per change (the snapshots stay stable)", async () => {
+  const NoteV2 = defineSchema({
+    ns: "react-note",
+    version: 2,
+    fields: { text: { type: "string", required: true }, pinned: { type: "boolean" } },
+    upgrade: (old) => ({ ...old, pinned: false }),
+  });
+  await withRoot(async (root, [peer]) => {
+    peer.db.register(NoteV2);
+    peer.repo.create(Note, { text: "hello" }, { key: "n" });
+    const renders = new Renders<string>();
+    function Both() {
+      const asV1 = useItem(peer.repo, "n", Note);
+      const newest = useItem(peer.repo, "n");
+      renders.seen.push(`${asV1?.text}/${String(newest?.pinned)}`);
+      return null;
+    }
+    render(root, createElement(Both));
+    assert.deepEqual(renders.seen, ["hello/false"]);
+    peer.repo.get("n", Note)!.set("text", "changed");
+    await settle();
+    assert.deepEqual(renders.seen, ["hello/false", "changed/false"]);
+  });
+});
+
 test("useQuery: a where function without an id is refused (each render would leak a query)", async () => {
   await withRoot((root, [peer]) => {
     const errors: unknown[] = [];
