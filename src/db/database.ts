@@ -100,6 +100,8 @@ interface OpenRepository {
   readonly link: FollowerRepositoryLink | undefined;
   /** The close in progress, or the one that succeeded; cleared when one fails. */
   closing?: Promise<void>;
+  /** The last close failed (E_IO): the repository stays, for reads and another close. */
+  closeFailed?: boolean;
 }
 
 /** Opens a database directory's storage: this runtime's backend, or one given by a test. */
@@ -218,6 +220,12 @@ export class Cairn {
   /** Open repositories, and those being opened (their logs read): both by path. */
   readonly #repositories = new Map<string, OpenRepository>();
   readonly #opening = new Map<string, Promise<OpenRepository>>();
+  /**
+   * Without storage: the blocks of each repository closed, so the path opens again with its data
+   * and its chains. A fresh repository would seal this session's blocks from seq 1 again, which
+   * every peer holding the earlier ones refuses as a fork.
+   */
+  readonly #closedInMemory = new Map<string, Uint8Array[]>();
   #watchers: readonly RepositoryWatcher[] = [];
   /** In a tab: the stored database this tab serves the others from, while it does. */
   #syncHost: Cairn | undefined;
@@ -429,13 +437,26 @@ export class Cairn {
   async #persisted(path: string): Promise<PersistedRepository> {
     for (;;) {
       await this.open(path);
-      const open = this.#repositories.get(path)!;
-      const { repo } = open;
-      if (!repo.closed) return { repo, persist: () => repo.flush() };
-      if (open.closing && !await open.closing.then(() => true, () => false)) {
-        return { repo, persist: () => repo.flush() };
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10)); // until close() lets go of it
+      const open = await this.#onceClosed(path);
+      if (open) return { repo: open.repo, persist: () => open.repo.flush() };
+    }
+  }
+
+  #checkMayOpen(): void {
+    this.#checkOpen();
+    if (this.#closing > 0) throw new CairnError("E_CLOSED", "the database is closing");
+  }
+
+  /**
+   * The open repository at `path` once a close of it in progress has ended: undefined if it
+   * closed (the path opens anew), the same one if the close failed.
+   */
+  async #onceClosed(path: string): Promise<OpenRepository | undefined> {
+    for (;;) {
+      const open = this.#repositories.get(path);
+      if (!open?.repo.closed || open.closeFailed) return open;
+      if (open.closing) await open.closing.catch(() => {});
+      else await new Promise((resolve) => setTimeout(resolve, 1)); // close() awaits opens first
     }
   }
 
@@ -480,11 +501,11 @@ export class Cairn {
    * `onWarning` option).
    */
   async open(path: string): Promise<RepositoryHandle> {
-    this.#checkOpen();
-    if (this.#closing > 0) throw new CairnError("E_CLOSED", "the database is closing");
+    this.#checkMayOpen();
     checkRepositoryPath(path);
-    const open = this.#repositories.get(path);
+    const open = await this.#onceClosed(path);
     if (open) return open.handle;
+    this.#checkMayOpen(); // the database may have begun to close meanwhile
     let opening = this.#opening.get(path);
     if (!opening) {
       opening = this.#openRepository(path).finally(() => this.#opening.delete(path));
@@ -562,16 +583,19 @@ export class Cairn {
    * close at a time per repository: concurrent calls share it, a failed one can be retried.
    */
   #closeRepository(open: OpenRepository): Promise<void> {
+    open.closeFailed = false;
     open.closing ??= (async () => {
       const { repo, files, indexes, life, link } = open;
       repo.close();
       await repo.flush();
+      if (!files && !link) this.#closedInMemory.set(repo.path, await repo.exportBlocks());
       if (link) this.#tabs?.unfollow(link);
       await files?.close();
       await indexes?.close();
       life.end();
     })().catch((err) => {
       open.closing = undefined;
+      open.closeFailed = true;
       throw err;
     });
     return open.closing;
@@ -659,6 +683,12 @@ export class Cairn {
         : undefined,
     });
     if (follows) link = await this.#tabs!.follow(repo);
+    const kept = this.#closedInMemory.get(path);
+    if (kept) {
+      // Accepted once already, from whoever wrote them: not checked against the writers again.
+      await repo.importBlocks(kept, undefined, { trustAuthors: true });
+      this.#closedInMemory.delete(path);
+    }
     let stats: RepositoryStats = { damaged: [], tornTailBytes: 0, unloadable: [] };
     if (files) {
       let loaded;

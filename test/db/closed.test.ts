@@ -141,6 +141,38 @@ test("db.close(path) closes that repository's handles for good; the database and
   await db.close();
 });
 
+test("an in-memory repository closed and opened again keeps its items, and its chain: peers take later writes", async () => {
+  const db = await Cairn.open({ schemas: [All] });
+  const peer = await Cairn.open({ schemas: [All], trust: [db.session.publicKey] });
+  const mine = await db.open("/data/kept");
+  const theirs = await peer.open("/data/kept");
+  mine.create(All, { title: "before" }, { key: "a" });
+  assert.deepEqual((await theirs.importBlocks(await mine.exportBlocks())).rejected, []);
+  await db.close("/data/kept");
+
+  const reopened = await db.open("/data/kept");
+  assert.equal(reopened.get("a", All)?.get("title"), "before");
+  reopened.create(All, { title: "after" }, { key: "b" });
+  // A fresh repository sealed its blocks from seq 1 again: E_CHAIN_FORK at the peer.
+  const report = await theirs.importBlocks(await reopened.exportBlocks());
+  assert.deepEqual(report.rejected.map(({ error }) => error.code), []);
+  assert.equal(theirs.get("b", All)?.get("title"), "after");
+  await Promise.all([db.close(), peer.close()]);
+});
+
+test("open() while the path's close runs waits for it and gives a new, working handle", async () => {
+  const db = await Cairn.open({ schemas: [All] });
+  const repo = await db.open("/data/r");
+  repo.create(All, { title: "one" }, { key: "a" });
+  const closing = db.close("/data/r");
+  const reopened = await db.open("/data/r");
+  await closing;
+  assert.notEqual(reopened, repo);
+  reopened.create(All, { title: "two" }, { key: "b" }); // was E_CLOSED: the closing handle
+  assert.deepEqual([...reopened.keys()].sort(), ["a", "b"]);
+  await db.close();
+});
+
 test("close() refuses writes at once, and reads once it has succeeded", async () => {
   const { db, repo, item } = await populated();
   const closing = db.close("/data/things");

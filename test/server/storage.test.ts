@@ -70,6 +70,21 @@ for (const format of ["binary", "jsonl"] as const) {
   });
 }
 
+test("open() while the path's close runs waits for it and gives a new handle on the stored data", async () => {
+  await withTempDirectory("storage", async (path) => {
+    const db = await Cairn.open({ path, schemas: [Everything] });
+    const repo = await db.open("/data/r");
+    repo.create(Everything, { title: "one" }, { key: "a" });
+    const closing = db.close("/data/r");
+    const reopened = await db.open("/data/r");
+    await closing;
+    assert.notEqual(reopened, repo);
+    reopened.create(Everything, { title: "two" }, { key: "b" }); // was E_CLOSED
+    assert.deepEqual([...reopened.keys()].sort(), ["a", "b"]);
+    await db.close();
+  });
+});
+
 test("reopening with another session's secretKey is refused; the same one is accepted", async () => {
   await withTempDirectory("storage", async (path) => {
     const db = await Cairn.open({ path });
