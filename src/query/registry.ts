@@ -127,6 +127,9 @@ export class QueryRegistry<R> implements QueryHost<R> {
     const known = this.#byOptions.get(options);
     if (known && !known.closed) return known;
     if (!isPlainObject(options)) throw bad("query options are an object");
+    // Checked before the pool is looked at: the pool's key is text made from the options, which
+    // bad options can share with good ones (a Map filter and {}; NaN and null).
+    const spec = this.#spec(options);
     const poolKey = this.#poolKey(options);
     if (poolKey !== undefined) {
       const pooled = this.#pool.get(poolKey);
@@ -135,7 +138,6 @@ export class QueryRegistry<R> implements QueryHost<R> {
         return pooled;
       }
     }
-    const spec = this.#spec(options);
     const query = new LiveQuery<R>(this, spec);
     this.#run(query, spec);
     if (poolKey !== undefined) {

@@ -251,6 +251,19 @@ test("bad queries fail with typed errors", async () => {
   await db.close();
 });
 
+test("bad options are refused even when a pooled query's key would match them", async () => {
+  const { db, repo } = await filled(3);
+  const fails = (fn: () => unknown, what: string) =>
+    assert.throws(fn, (err: unknown) => isCairnError(err, "E_BAD_ARGUMENT"), what);
+  // Pooled first: the valid queries whose pool key the bad ones below share.
+  repo.query({ where: {} });
+  repo.query({ schema: Task, where: { count: { lt: 10 } } });
+  fails(() => repo.query({ where: new Map([["count", 1]]) as never }), "a Map filter, like {}");
+  fails(() => repo.query({ where: { count: 1n } as never }), "a BigInt (was a TypeError)");
+  fails(() => repo.query({ limit: "3" as never }), "a limit that is a string");
+  await db.close();
+});
+
 test("a query without a schema filters every item's fields; ready resolves with the results", async () => {
   const Other = defineSchema({ ns: "qother", version: 1, fields: { count: { type: "number" } } });
   const { db, repo } = await filled(10);
