@@ -6,11 +6,18 @@
  * queries.
  */
 import { useCallback, useSyncExternalStore } from "react";
-import type { AnySchema, RepositoryHandle, Schema, Values } from "cairndb";
+import {
+  type AnySchema,
+  isCairnError,
+  type RepositoryHandle,
+  type Schema,
+  type Values,
+} from "cairndb";
 
 /**
  * The values of the item at `key` (read with `schema`, by default its newest registered version),
- * or `undefined` while there is none (missing, deleted, or `repo` still opening). Follows local
+ * or `undefined` while there is none (missing, deleted, or `repo` still opening) or it cannot be
+ * read (its schema unknown here, or not upgradable to `schema`). Follows local
  * writes and imported changes. Write through the handle: `repo.get(key, schema)?.set(…)`.
  */
 export function useItem<S extends AnySchema = Schema>(
@@ -31,13 +38,30 @@ export function useItem<S extends AnySchema = Schema>(
     };
     // An existing item's own listener list costs other items' writes nothing; a key with no item
     // yet can only be watched among every change of the repository.
-    const item = repo.get(key, schema);
+    const item = readable(() => repo.get(key, schema));
     if (item) return item.on("change", changed);
     return repo.on("change", (change) => change.key === key && changed());
   }, [repo, key, schema]);
   const values = useCallback(
-    () => repo?.get(key, schema)?.toObject() as Readonly<Values<S>> | undefined,
+    () => readable(() => repo?.get(key, schema)?.toObject()) as Readonly<Values<S>> | undefined,
     [repo, key, schema],
   );
   return useSyncExternalStore(subscribe, values, values);
+}
+
+/**
+ * What `read` gives, or undefined for an item this app cannot show: stored under a schema it has
+ * not registered (written by a newer version of the app, on another device), or one its version
+ * cannot be upgraded to. Queries leave such items out; thrown into render, they would take the
+ * whole tree down because of another device's write.
+ */
+function readable<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (err) {
+    if (isCairnError(err, "E_UNKNOWN_SCHEMA") || isCairnError(err, "E_UPGRADE_FAILED")) {
+      return undefined;
+    }
+    throw err;
+  }
 }

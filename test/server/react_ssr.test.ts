@@ -68,6 +68,41 @@ test("renderToString: a repository not handed to the provider is still opening",
   }
 });
 
+test("useItem: an item another device wrote under a schema this app lacks is undefined, not thrown", async () => {
+  const TaskV2 = defineSchema({
+    ns: TITLE_AND_DONE.ns,
+    version: 2,
+    from: Task,
+    fields: { ...TITLE_AND_DONE.fields, due: { type: "date" } },
+  });
+  const newer = await Cairn.open({ trusted: true, schemas: [Task, TaskV2] });
+  const older = await Cairn.open({ trusted: true, schemas: [Task] });
+  try {
+    const theirs = await newer.open("/tasks");
+    const ours = await older.open("/tasks");
+    theirs.create(Task, { title: "old", done: false }, { key: "t1" });
+    theirs.create(TaskV2, { title: "new", done: false }, { key: "t2" });
+    await ours.importBlocks(await theirs.exportBlocks());
+    function Row(props: { taskKey: string; schema?: typeof Task }) {
+      const task = useItem(ours, props.taskKey, props.schema);
+      return createElement("li", null, task ? String(task.title) : "unavailable");
+    }
+    const rows = ["t1", "t2"].flatMap((taskKey) => [
+      createElement(Row, { taskKey }),
+      createElement(Row, { taskKey, schema: Task }),
+    ]);
+    const html = renderToString(
+      createElement(CairnProvider, { database: older }, createElement("ul", null, ...rows)),
+    );
+    assert.equal(
+      html,
+      "<ul><li>old</li><li>old</li><li>unavailable</li><li>unavailable</li></ul>",
+    );
+  } finally {
+    await Promise.all([newer.close(), older.close()]);
+  }
+});
+
 test("useDatabase outside a CairnProvider throws the app's own CairnError (E_BAD_ARGUMENT)", () => {
   function Orphan() {
     useDatabase();
