@@ -500,6 +500,26 @@ export class LiveQuery<R> {
     }
   }
 
+  /**
+   * @internal New versions of these namespaces were registered. A query without a schema shows
+   * each item through its namespace's newest version, so the result elements made before are
+   * made again: a field only the new version has would fail to read through them.
+   */
+  newestVersionsChanged(namespaces: ReadonlySet<string>): void {
+    if (this.#schema !== undefined || this.#closed) return;
+    let dropped = false;
+    for (const member of this.#members.values()) {
+      if (member.view !== undefined && namespaces.has(this.#host.nsOf(member.schema))) {
+        member.view = undefined;
+        dropped = true;
+      }
+    }
+    if (!dropped) return;
+    this.#generation++;
+    this.#resultsChanged = true;
+    this.#queue();
+  }
+
   /** The results changed from rank `rank` on: a new generation, unless beyond the limit. */
   #touched(rank: number): void {
     if (rank >= this.#limit) return;

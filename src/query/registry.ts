@@ -186,15 +186,19 @@ export class QueryRegistry<R> implements QueryHost<R> {
   }
 
   /**
-   * Evaluates again, in every index and open query, the items stored under `schemaIds`: schemas
-   * registered since may make them readable (an item under a schema this database did not know
-   * is left out of queries until then).
+   * Evaluates again, in every index and open query, the items of the namespaces of `schemaIds`:
+   * schemas registered since may make them readable (an item under a schema this database did
+   * not know is left out of queries until then), and are the newest version of their namespace.
    */
   reconsider(schemaIds: ReadonlySet<string>): void {
     if (this.#ended !== undefined) return;
+    // Items of those namespaces under older versions too: a query without a schema now shows
+    // them through the new version, which its predicate may judge otherwise.
+    const namespaces = new Set([...schemaIds].map((id) => this.nsOf(id)));
+    for (const query of this.#queryList) query.newestVersionsChanged(namespaces);
     const keys: string[] = [];
     this.#source.items().forEach((value, key) => {
-      if (value.wire !== undefined && schemaIds.has(value.schema)) keys.push(key);
+      if (value.wire !== undefined && namespaces.has(this.nsOf(value.schema))) keys.push(key);
     });
     for (const key of keys) this.#onChange(key);
   }

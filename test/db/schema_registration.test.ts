@@ -59,3 +59,36 @@ test("reading with an explicit schema registers it, so the merge uses it", async
   await exchange(alice, bob);
   assert.deepEqual(bobNote.get("tags"), new Set(["y", "z"]), "x removed by alice, y and z added");
 });
+
+test("a query without a schema shows its items through a newer version once it is registered", async () => {
+  const V1 = defineSchema({ ns: "dated", version: 1, fields: { title: { type: "string" } } });
+  const V2 = defineSchema({
+    ns: "dated",
+    version: 2,
+    from: V1,
+    fields: { title: { type: "string" }, due: { type: "date" } },
+  });
+  const db = await Cairn.open({ trusted: true, schemas: [V1] });
+  const repo = await db.open("/data/dated");
+  repo.create(V1, { title: "a" }, { key: "k1" });
+  const live = repo.query({ sortBy: "title" });
+  // A predicate over the newest version: reads a field only v2 has.
+  const undated = repo.query({ where: (item) => item.get("due" as never) === undefined, id: "u" });
+  const failures: unknown[] = [];
+  undated.onError((error) => failures.push(error));
+  assert.deepEqual(live.results.map((item) => item.schema.id), ["dated@1"]);
+  assert.equal(undated.results.length, 0, "v1 has no field due: the predicate throws, no match");
+  assert.equal(undated.error?.code, "E_QUERY_FAILED");
+  let heard = 0;
+  live.subscribe(() => heard++);
+
+  db.register(V2);
+  repo.create(V2, { title: "b" }, { key: "k2" });
+  await Promise.resolve();
+  assert.deepEqual(live.results.map((item) => item.schema.id), ["dated@2", "dated@2"]);
+  assert.equal(live.results[0].get("due" as never), undefined); // threw E_UNKNOWN_FIELD
+  assert.deepEqual(undated.results.map((item) => item.key).sort(), ["k1", "k2"]);
+  assert.equal(undated.error, undefined);
+  assert.ok(heard > 0);
+  await db.close();
+});
