@@ -11,9 +11,16 @@
  *
  * Before step 3 the database is still the old format, whole; after it, the new one, whole. A
  * crash leaves at most unused files of the other format: run again, a second run replaces them
- * (before step 3) or removes them (after it).
+ * (before step 3) or removes them (after it). A log that cannot be read stops the run in step 1,
+ * naming it, and leaves the same.
  */
-import { convertLog, LOG_FORMATS, logFormatNamed } from "../storage/log_convert.ts";
+import { isCairnError } from "../core/errors.ts";
+import {
+  type ConvertedLog,
+  convertLog,
+  LOG_FORMATS,
+  logFormatNamed,
+} from "../storage/log_convert.ts";
 import type { LogFormat } from "../storage/log_format.ts";
 import {
   logFileName,
@@ -23,7 +30,7 @@ import {
 } from "../storage/settings.ts";
 import type { CliIo } from "./io.ts";
 import { progress } from "./progress.ts";
-import { readStoredDatabase, type StoredDatabase } from "./stored_database.ts";
+import { readStoredDatabase, type StoredDatabase, UnreadableLog } from "./stored_database.ts";
 import { type Arguments, directoryArgument, EXIT, UsageError } from "./usage.ts";
 
 export const CONVERT_OPTIONS = ["to"];
@@ -77,7 +84,13 @@ async function convertRepository(
   const oldName = logFileName(path, db.format.fileExtension);
   const newName = logFileName(path, to.fileExtension);
   const bytes = (await db.backend.readFile(oldName))!;
-  const converted = await convertLog(bytes, db.format, to, db.suite);
+  let converted: ConvertedLog;
+  try {
+    converted = await convertLog(bytes, db.format, to, db.suite);
+  } catch (err) {
+    if (!isCairnError(err)) throw err;
+    throw new UnreadableLog(oldName, err);
+  }
   await db.backend.writeFileAtomic(newName, converted.bytes);
   return [
     `${path}: ${oldName} (${bytes.length} B) -> ${newName} (${converted.bytes.length} B), ` +

@@ -26,11 +26,12 @@ export async function exportItems(io: CliIo, args: Arguments): Promise<number> {
     const paths = only === undefined ? db.repositories : [only];
     for (const [i, path] of paths.entries()) {
       bar.step(i, paths.length, path);
-      const { repository } = await readStoredRepository(db, path);
+      const { repository, texts } = await readStoredRepository(db, path);
       const items: ExportedItem[] = [];
       for (const key of repository.keys()) {
         const { schema, wire } = repository.value(key)!;
-        items.push({ key, schema, value: wire! });
+        // A text field as its text: the repository, without the schema, holds it as edits.
+        items.push({ key, schema, value: texts.valueOf(key, wire!) });
       }
       repositories[path] = items;
     }

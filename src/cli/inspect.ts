@@ -1,7 +1,8 @@
 /**
  * `cairndb inspect <dir> [--json]`: per repository, its items, sessions, blocks, log, the damage
  * opening would find and its checkpoint. Reads only (stored_database.ts): every file is left as
- * it was, damaged ones included.
+ * it was, damaged ones included. A log that cannot be read at all is shown as such, among the
+ * others.
  */
 import type { CliIo } from "./io.ts";
 import { progress } from "./progress.ts";
@@ -9,6 +10,7 @@ import {
   readStoredDatabase,
   readStoredRepository,
   type StoredRepository,
+  UnreadableLog,
 } from "./stored_database.ts";
 import { type Arguments, directoryArgument, EXIT } from "./usage.ts";
 
@@ -33,11 +35,17 @@ export interface RepositoryReport {
     };
 }
 
+/** A repository whose log cannot be read at all: opening it fails the same way. */
+export interface UnreadableReport {
+  readonly path: string;
+  readonly unreadable: { readonly file: string; readonly problem: string };
+}
+
 export interface InspectReport {
   readonly directory: string;
   readonly format: string;
   readonly session: string;
-  readonly repositories: readonly RepositoryReport[];
+  readonly repositories: readonly (RepositoryReport | UnreadableReport)[];
 }
 
 export const INSPECT_OPTIONS = ["json"];
@@ -45,12 +53,17 @@ export const INSPECT_OPTIONS = ["json"];
 export async function inspect(io: CliIo, args: Arguments): Promise<number> {
   const directory = directoryArgument(args, "inspect");
   const db = await readStoredDatabase(directory);
-  const repositories: RepositoryReport[] = [];
+  const repositories: (RepositoryReport | UnreadableReport)[] = [];
   const bar = progress(io, "inspect");
   try {
     for (const [i, path] of db.repositories.entries()) {
       bar.step(i, db.repositories.length, path);
-      repositories.push(reportOf(await readStoredRepository(db, path), db.format.name));
+      try {
+        repositories.push(reportOf(await readStoredRepository(db, path), db.format.name));
+      } catch (err) {
+        if (!(err instanceof UnreadableLog)) throw err;
+        repositories.push({ path, unreadable: { file: err.file, problem: err.reason.message } });
+      }
     }
   } finally {
     bar.end();
@@ -89,6 +102,10 @@ function text(report: InspectReport): string {
     `${report.repositories.length} repositories`,
   ];
   for (const repo of report.repositories) {
+    if ("unreadable" in repo) {
+      lines.push(repo.path, `  unreadable  ${repo.unreadable.file}: ${repo.unreadable.problem}`);
+      continue;
+    }
     const damage = [
       ...repo.damaged.map(({ offset, length }) => `damaged record at byte ${offset} (${length} B)`),
       ...repo.tornTailBytes > 0 ? [`torn tail of ${repo.tornTailBytes} B`] : [],

@@ -73,6 +73,7 @@ export function parseItemFile(bytes: Uint8Array): ExportedRepositories {
       }
       assertFieldRecord(item.value, `${at}.value`);
       checkStrings(item.value, `${at}.value`);
+      checkLists(item.value, `${at}.value`);
       if (keys.has(key)) corrupt(`${at}.key: ${key} is given twice`);
       keys.add(key);
       return { key, schema: item.schema, value: item.value };
@@ -95,6 +96,22 @@ function refusedAs<T>(where: string, check: () => T): T {
   } catch (err) {
     if (!isCairnError(err)) throw err;
     return corrupt(`${where}: ${err.message}`);
+  }
+}
+
+/**
+ * A field holding a list must hold strings: a set's wire form, the one list a field value is. A
+ * list of lists is how a commit carries text edits, which a repository reading it without the
+ * schema takes it for (repo/text_fields.ts): not a value an import may write, the block holding
+ * it would be refused whole when read again.
+ */
+function checkLists(value: FieldRecord, where: string): void {
+  for (const [field, entry] of Object.entries(value)) {
+    if (!Array.isArray(entry)) continue;
+    const i = entry.findIndex((element) => typeof element !== "string");
+    if (i !== -1) {
+      corrupt(`${where}.${field}[${i}]: a field's list holds strings (a set); text is a string`);
+    }
   }
 }
 

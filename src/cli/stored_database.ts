@@ -1,6 +1,7 @@
 /**
  * A database directory read without opening it: no writer lock, no log cut back, no checkpoint
- * written, no file touched — what `inspect`, `verify` and `export` need, since opening with
+ * written, no file touched — what `inspect`, `verify` and `export` need (and `import`, for the
+ * text fields the logs hold: held_texts.ts), since opening with
  * `Cairn.open` repairs what it finds (a torn tail is cut, a damaged log is rewritten once
  * repaired, checkpoints are written on close). The files are read with the storage layer's own
  * readers, and each repository's blocks are applied to an in-memory Repository as opening would.
@@ -19,6 +20,7 @@ import { decodeCheckpoint } from "../storage/checkpoint.ts";
 import { logFormatNamed } from "../storage/log_convert.ts";
 import type { LogFormat, LogScan } from "../storage/log_format.ts";
 import { type DatabaseSettings, logFileName, readSettings } from "../storage/settings.ts";
+import { CurrentTexts } from "./current_texts.ts";
 
 const NODE_FS = "node:fs/promises";
 
@@ -98,6 +100,8 @@ export interface StoredRepository {
   readonly checkpoint: CheckpointState;
   /** The repository as opening would make it, in memory. */
   readonly repository: Repository;
+  /** Its text fields' texts, which its items' values do not hold without the schemas. */
+  readonly texts: CurrentTexts;
   /** Blocks written in trusted mode: they carry no signature to check. */
   readonly unsigned: number;
   /** Blocks whose signature does not verify: opening leaves them out, as damage. */
@@ -115,14 +119,33 @@ export interface BlockProblem {
   readonly error: CairnError;
 }
 
-/** Reads one repository's log and checkpoint and applies its blocks in memory. */
+/**
+ * A log that cannot be read at all — not a log of the database's format (a header overwritten, a
+ * stray file with the log's extension), or an I/O error: `reason`, with the file named.
+ */
+export class UnreadableLog extends CairnError {
+  readonly file: string;
+  readonly reason: CairnError;
+
+  constructor(file: string, reason: CairnError) {
+    super(reason.code, `${file}: ${reason.message.slice(reason.code.length + 2)}`, {
+      cause: reason,
+    });
+    this.file = file;
+    this.reason = reason;
+  }
+}
+
+/**
+ * Reads one repository's log and checkpoint and applies its blocks in memory. UnreadableLog when
+ * the log cannot be read at all.
+ */
 export async function readStoredRepository(
   db: StoredDatabase,
   path: string,
 ): Promise<StoredRepository> {
   const logName = logFileName(path, db.format.fileExtension);
-  const log = await fileSource(db.backend, logName);
-  const scan = await db.format.scan(log, db.suite);
+  const { log, scan } = await readLog(db, logName);
   const checkpointName = logFileName(path, ".ckpt");
   const checkpoint = await checkpointState(db, path, checkpointName, log);
   const repository = new Repository(path, {
@@ -135,6 +158,7 @@ export async function readStoredRepository(
     clock: new HybridClock(),
     isTrusted: () => true,
   });
+  const texts = new CurrentTexts(repository);
   let unsigned = 0;
   const badSignatures: BlockProblem[] = [];
   const verified: SealedBlock[] = [];
@@ -170,6 +194,7 @@ export async function readStoredRepository(
     scan,
     checkpoint,
     repository,
+    texts,
     unsigned,
     badSignatures,
     unloadable: report.unloadable.map((problem) => ({
@@ -178,6 +203,19 @@ export async function readStoredRepository(
     })),
     missing: repository.missingHistory(),
   };
+}
+
+async function readLog(
+  db: StoredDatabase,
+  name: string,
+): Promise<{ log: ByteSource; scan: LogScan }> {
+  try {
+    const log = await fileSource(db.backend, name);
+    return { log, scan: await db.format.scan(log, db.suite) };
+  } catch (err) {
+    if (!isCairnError(err)) throw err;
+    throw new UnreadableLog(name, err);
+  }
 }
 
 async function checkpointState(

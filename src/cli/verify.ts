@@ -1,7 +1,8 @@
 /**
  * `cairndb verify <dir> [--json]`: checks every record's checksum, every block's signature and
  * every session chain of every repository, and its checkpoint's seal, reading only. Prints each
- * problem with its file (and byte offset, or block); exit code 1 when there is any.
+ * problem with its file (and byte offset, or block); exit code 1 when there is any. A log that
+ * cannot be read at all is one problem, and the other repositories are checked all the same.
  */
 import type { CliIo } from "./io.ts";
 import { progress } from "./progress.ts";
@@ -9,6 +10,7 @@ import {
   readStoredDatabase,
   readStoredRepository,
   type StoredRepository,
+  UnreadableLog,
 } from "./stored_database.ts";
 import { type Arguments, directoryArgument, EXIT } from "./usage.ts";
 
@@ -33,7 +35,14 @@ export async function verify(io: CliIo, args: Arguments): Promise<number> {
   try {
     for (const [i, path] of db.repositories.entries()) {
       bar.step(i, db.repositories.length, path);
-      const stored = await readStoredRepository(db, path);
+      let stored: StoredRepository;
+      try {
+        stored = await readStoredRepository(db, path);
+      } catch (err) {
+        if (!(err instanceof UnreadableLog)) throw err;
+        problems.push({ file: err.file, problem: err.reason.message });
+        continue;
+      }
       problems.push(...problemsOf(stored));
       blocks += stored.scan.blocks.length;
       unsigned += stored.unsigned;

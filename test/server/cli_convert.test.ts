@@ -131,3 +131,22 @@ test("cairndb convert: refused with E_LOCKED while the database is open, changin
     );
   });
 });
+
+test("cairndb convert: a log that cannot be read stops it before cairn.json changes, naming the file", async () => {
+  await withTempDirectory("cli-convert-unreadable", async (dir) => {
+    const db = await Cairn.open({ path: dir });
+    (await db.open("/a")).create(Note, { title: "kept" }, { key: "k" });
+    await db.close();
+    await writeFile(join(dir, "z~stray.log"), "not a Cairn log\n");
+    for (const runtime of CLI_RUNTIMES) {
+      const run = await runCli(runtime, ["convert", dir, "--to", "jsonl"]);
+      assert.equal(run.code, 3);
+      assert.match(run.stderr, /^cairndb convert: E_NOT_A_LOG: z~stray\.log: not a binary log/);
+      const settings = JSON.parse(await readFile(join(dir, "cairn.json"), "utf8"));
+      assert.equal(settings.format, "binary");
+    }
+    const reopened = await Cairn.open({ path: dir });
+    assert.deepEqual(await itemsOf(reopened, ["/a"]), [["/a", "k", "kept", []]]);
+    await reopened.close();
+  });
+});

@@ -140,6 +140,59 @@ for (const format of ["binary", "jsonl"] as const) {
   });
 }
 
+for (const format of ["binary", "jsonl"] as const) {
+  test(`cairndb inspect, verify, export (${format}): a log that cannot be read is named; inspect and verify go on with the other repositories`, async () => {
+    await withTempDirectory("cli-unreadable", async (dir) => {
+      await makeDatabase(dir, format, 4);
+      const extension = format === "binary" ? "log" : "jsonl";
+      // A stray file with the log's extension (/a/stray, read first), and a header overwritten.
+      await writeFile(join(dir, `a~stray.${extension}`), "not a Cairn log\n");
+      const empty = join(dir, `empty.${extension}`);
+      const header = new Uint8Array(await readFile(empty));
+      header.fill(0x58, 0, 8);
+      await writeFile(empty, header);
+      const before = await directoryContents(dir);
+      const notALog = /^E_NOT_A_LOG: not a \w+ log/;
+
+      for (const runtime of CLI_RUNTIMES) {
+        const verified = await runCli(runtime, ["verify", dir, "--json"]);
+        assert.equal(verified.code, 1, verified.stderr);
+        const report = JSON.parse(verified.stdout);
+        assert.equal(report.repositories, 3);
+        assert.equal(report.blocks, 4, "/data/notes, after the stray log, is checked");
+        const problems = report.problems as Problem[];
+        assert.deepEqual(problems.map((problem) => problem.file), [
+          `a~stray.${extension}`,
+          `empty.${extension}`,
+        ]);
+        for (const { problem } of problems) assert.match(problem, notALog);
+
+        const inspected = await runCli(runtime, ["inspect", dir, "--json"]);
+        assert.equal(inspected.code, 0, inspected.stderr);
+        const [stray, notes, unreadable] = JSON.parse(inspected.stdout).repositories;
+        assert.equal(stray.path, "/a/stray");
+        assert.equal(stray.unreadable.file, `a~stray.${extension}`);
+        assert.match(stray.unreadable.problem, notALog);
+        assert.equal(notes.items, 4);
+        assert.equal(unreadable.unreadable.file, `empty.${extension}`);
+        const text = await runCli(runtime, ["inspect", dir]);
+        assert.match(
+          text.stdout,
+          new RegExp(`^/empty\n  unreadable  empty\\.${extension}: E_NOT_A_LOG`, "m"),
+        );
+
+        const exported = await runCli(runtime, ["export", dir]);
+        assert.equal(exported.code, 3);
+        assert.match(exported.stderr, new RegExp(`E_NOT_A_LOG: a~stray\\.${extension}: not a`));
+        const one = await runCli(runtime, ["export", dir, "--repository", "/data/notes"]);
+        assert.equal(one.code, 0, one.stderr);
+        assert.equal(JSON.parse(one.stdout).repositories["/data/notes"].length, 4);
+      }
+      assert.deepEqual(await directoryContents(dir), before, "nothing was written");
+    });
+  });
+}
+
 test("cairndb verify: a block whose signature does not verify (its record's checksum made to fit) is named", async () => {
   await withTempDirectory("cli-signature", async (dir) => {
     const session = await makeDatabase(dir, "binary", 3);

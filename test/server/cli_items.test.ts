@@ -2,10 +2,12 @@
  * `cairndb export` and `cairndb import` run as child processes on Deno and on Node: an export
  * imported into a fresh database gives equal items, written as that database's own session;
  * importing it again writes nothing; a file that is not a valid export is refused with exit
- * code 3 and imports nothing.
+ * code 3 and imports nothing. Text fields go out as their text and come back as text an
+ * application reads, edits and merges.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Cairn, defineSchema } from "cairndb";
 import { CLI_RUNTIMES, directoryContents, runCli } from "../harness/cli.ts";
@@ -22,6 +24,24 @@ const Contact = defineSchema({
     born: { type: "date" },
   },
 });
+
+const Task = defineSchema({
+  ns: "task",
+  version: 1,
+  fields: { title: { type: "string", required: true }, notes: { type: "text" } },
+});
+
+/** Each task's title and notes, read with the schema. */
+async function tasksOf(path: string): Promise<[string, string, string | undefined][]> {
+  const db = await Cairn.open({ path, schemas: [Task] });
+  const tasks = await db.open("/tasks");
+  const read = [...tasks.keys()].sort().map((key): [string, string, string | undefined] => {
+    const task = tasks.get(key, Task)!;
+    return [key, task.get("title"), task.get("notes")];
+  });
+  await db.close();
+  return read;
+}
 
 async function contactsOf(path: string, repository: string): Promise<unknown[]> {
   const db = await Cairn.open({ path });
@@ -109,6 +129,12 @@ test("cairndb import: a file that is not a valid export is refused with exit cod
       [file({ "/people": [good, { ...good, schema: "contact" }] }), /\[1\]\.schema/],
       [file({ "/people": [good, { ...good, value: [1] }] }), /\[1\]\.value/],
       [file({ "/people": [good, { ...good, value: "x" }] }), /\[1\]\.value/],
+      // A list of lists is the form of text edits: read again, the block holding it is refused.
+      [
+        file({ "/people": [good, { ...good, key: "g", value: { grid: [[1, 2], [3, 4]] } }] }),
+        /\[1\]\.value\.grid\[0\]: a field's list holds strings/,
+      ],
+      [file({ "/people": [{ ...good, value: { tags: ["a", 1] } }] }), /\[0\]\.value\.tags\[1\]/],
       [file({ "/people": [good, good] }), /given twice/],
       [
         file({ "/people": [good], "/more": [{ ...good, value: { s: "\ud800" } }] }),
@@ -135,3 +161,96 @@ test("cairndb import: a file that is not a valid export is refused with exit cod
 function nested(depth: number): unknown {
   return depth === 0 ? 1 : [nested(depth - 1)];
 }
+
+test("cairndb export writes a text field as its current text; imported, it reads, edits and exports again the same", async () => {
+  await withTempDirectory("cli-text", async (dir) => {
+    const source = join(dir, "source");
+    const db = await Cairn.open({ path: source, schemas: [Task] });
+    const tasks = await db.open("/tasks");
+    tasks.create(Task, { title: "plain" }, { key: "a" });
+    const note = tasks.create(Task, { title: "draft", notes: "hello world" }, { key: "b" });
+    await db.flush();
+    note.insertText("notes", 5, ",");
+    note.deleteText("notes", 7, 5);
+    await db.close();
+    const expected = await tasksOf(source);
+    assert.deepEqual(expected, [["a", "plain", undefined], ["b", "draft", "hello, "]]);
+
+    for (const runtime of CLI_RUNTIMES) {
+      const exported = await runCli(runtime, ["export", source]);
+      assert.equal(exported.code, 0, exported.stderr);
+      assert.deepEqual(JSON.parse(exported.stdout).repositories["/tasks"][1], {
+        key: "b",
+        schema: "task@1",
+        value: { notes: "hello, ", title: "draft" },
+      });
+      const again = await runCli(runtime, ["import", source], exported.stdout);
+      assert.equal(again.stdout, "/tasks: 0 of 2 items written\n", "its own texts are equal");
+
+      const target = join(dir, `target-${runtime}`);
+      const imported = await runCli(runtime, ["import", target], exported.stdout);
+      assert.equal(imported.code, 0, imported.stderr);
+      assert.deepEqual(await tasksOf(target), expected);
+      assert.equal((await runCli(runtime, ["export", target])).stdout, exported.stdout);
+      // Edited by an application, then read again from the log alone: its text holds.
+      const app = await Cairn.open({ path: target, schemas: [Task] });
+      (await app.open("/tasks")).get("b", Task)!.insertText("notes", 0, ">");
+      await app.close();
+      await rm(join(target, "tasks.ckpt"));
+      assert.deepEqual((await tasksOf(target))[1], ["b", "draft", ">hello, "]);
+      const verified = await runCli(runtime, ["verify", target]);
+      assert.equal(verified.code, 0, verified.stdout);
+    }
+  });
+});
+
+test("cairndb import over text an application edited: the imported text is what it reads, from the log and from a checkpoint; a list there imports nothing", async () => {
+  await withTempDirectory("cli-text-over", async (dir) => {
+    const db = await Cairn.open({ path: dir, schemas: [Task] });
+    const tasks = await db.open("/tasks");
+    tasks.create(Task, { title: "draft", notes: "hello world" }, { key: "b" });
+    await db.close();
+    const backup = await runCli("deno", ["export", dir]);
+    const edit = async (change: (notes: string) => string) => {
+      const app = await Cairn.open({ path: dir, schemas: [Task] });
+      const task = (await app.open("/tasks")).get("b", Task)!;
+      task.set("notes", change(task.get("notes")!));
+      await app.close();
+    };
+    for (const runtime of CLI_RUNTIMES) {
+      await edit((notes) => `${notes}, and more`);
+      const restored = await runCli(runtime, ["import", dir], backup.stdout);
+      assert.equal(restored.stdout, "/tasks: 1 of 1 items written\n", restored.stderr);
+      // The import's close wrote a checkpoint: read from it, then from the log alone.
+      assert.deepEqual(await tasksOf(dir), [["b", "draft", "hello world"]]);
+      await rm(join(dir, "tasks.ckpt"));
+      assert.deepEqual(await tasksOf(dir), [["b", "draft", "hello world"]]);
+      await edit((notes) => `>${notes}`);
+      assert.deepEqual(await tasksOf(dir), [["b", "draft", ">hello world"]]);
+      assert.equal((await runCli(runtime, ["verify", dir])).code, 0);
+    }
+
+    const before = await directoryContents(dir);
+    const file = (value: unknown, key = "b") =>
+      JSON.stringify({
+        cairn: "items",
+        version: 1,
+        repositories: { "/tasks": [{ key, schema: "task@1", value }] },
+      });
+    for (const runtime of CLI_RUNTIMES) {
+      for (
+        const input of [
+          file({ title: "draft", notes: ["hello"] }),
+          file({ title: "draft", notes: 5 }),
+          // A new item of the same schema: its notes are text too.
+          file({ title: "new", notes: ["hello"] }, "c"),
+        ]
+      ) {
+        const run = await runCli(runtime, ["import", dir], input);
+        assert.equal(run.code, 3, input);
+        assert.match(run.stderr, /E_WRONG_TYPE: repositories\["\/tasks"\]\[0\]\.value\.notes: /);
+      }
+    }
+    assert.deepEqual(await directoryContents(dir), before, "nothing imported, nothing written");
+  });
+});
