@@ -7,14 +7,15 @@
  * Whether a field is text comes from the commit's schema. A field is present in the item's value
  * when its commits say so (an operation list, possibly empty, is a present field); its text is
  * its document's. A value written before text became operations (a whole string, "legacy") is
- * read as it is; the first edit of such a field inserts that string as its writer's characters,
- * then edits them, so the document starts from the text everyone had.
+ * read as it is; the first edit of such a field starts the document from that string (a base,
+ * whose characters every replica names alike), then edits it, so the document starts from the
+ * text everyone had.
  */
 import type { Commit, FieldRecord, WireValue } from "../core/commit.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { Schema } from "../core/schema_types.ts";
 import type { RestoredTexts, TextSnapshot } from "../core/snapshot.ts";
-import { checkTextEdit, PendingInserts, type TextChange, TextDoc } from "../core/text/text_doc.ts";
+import { checkTextEdit, PendingEdits, type TextChange, TextDoc } from "../core/text/text_doc.ts";
 import { ChunkedText } from "../core/text/chunked_text.ts";
 import { copyRecord, holdsField, readsLazily, setLazyText } from "../core/text/text_record.ts";
 import { type TextOp, textOpsFromWire, textOpsToWire } from "../core/text/text_ops.ts";
@@ -27,7 +28,7 @@ export interface TextFieldChange {
 }
 
 /** Texts checked in one block but not applied yet, per item and field. */
-export type BlockTextCheck = Map<string, PendingInserts>;
+export type BlockTextCheck = Map<string, PendingEdits>;
 
 const NO_FIELDS: readonly string[] = Object.freeze([]);
 
@@ -108,7 +109,7 @@ export class TextFields {
       if (field === skip) continue;
       const text = record[field];
       if (typeof text !== "string") continue;
-      const { doc, ops } = this.#docFor(key, field, current?.[field], session);
+      const { doc, ops } = this.#docFor(key, field, current?.[field]);
       const fieldChanges: TextChange[] = [];
       // Edits from the end backwards, so each one's positions hold in the text as it was.
       const edits = textEdits(doc.text, text);
@@ -150,7 +151,7 @@ export class TextFields {
     const present = holdsField(wire, field);
     // Read only when there is no document: then it is a plain value, a legacy string at most.
     const legacy = present && !this.has(key, field) ? wire[field] : undefined;
-    const { doc, ops } = this.#docFor(key, field, legacy, session);
+    const { doc, ops } = this.#docFor(key, field, legacy);
     // An unset field reads as absent, whatever its document still holds: an edit starts empty.
     if (!present) ops.push(...doc.delete(0, doc.length));
     ops.push(...edit(doc));
@@ -160,31 +161,28 @@ export class TextFields {
   /**
    * The field's document, made if there is none, and the operations a local write of it starts
    * with: none, except when the field holds a legacy whole-string value, which the new document
-   * starts from — inserted as the writer's own characters, so every replica that applies the
-   * commit starts the document from the same text.
+   * starts from — as a base (text_ops.ts), whose characters every replica names alike: peers that
+   * make the first edit concurrently, from the same string, start from the same characters.
    */
   #docFor(
     key: string,
     field: string,
     current: WireValue | undefined,
-    session: string,
   ): { doc: TextDoc; ops: TextOp[] } {
     const held = this.doc(key, field);
     if (held) return { doc: held, ops: [] };
     const doc = new TextDoc();
     this.#keep(key, field, doc);
-    const ops = typeof current === "string" && current.length > 0
-      ? [doc.insert(0, current, session, doc.nextClock(session))]
-      : [];
+    const ops = typeof current === "string" && current.length > 0 ? [doc.base(current)] : [];
     return { doc, ops };
   }
 
   // ── commits that enter (imports, the log) ─────────────────────────────────────────────────
 
   /**
-   * Throws E_BAD_COMMIT (or E_CORRUPT_ENCODING) unless the commit's text operations can apply:
-   * well formed, naming characters that exist. `block` holds what earlier commits of the same
-   * block insert.
+   * Throws E_BAD_COMMIT (or E_CORRUPT_ENCODING) unless the commit's text operations can apply
+   * (TextDoc.check): well formed, naming characters that exist, in order, without splitting a
+   * surrogate pair. `block` holds the text operations of the same block's earlier commits.
    */
   check(commit: Commit, block: BlockTextCheck): void {
     const record = changedRecord(commit);
@@ -196,7 +194,7 @@ export class TextFields {
       const doc = this.doc(commit.key, field) ?? EMPTY;
       const at = `${commit.key}\u0000${field}`;
       let pending = block.get(at);
-      if (!pending) block.set(at, pending = new PendingInserts());
+      if (!pending) block.set(at, pending = new PendingEdits());
       for (const op of ops) doc.check(op, commit.session, pending);
     }
   }

@@ -115,25 +115,21 @@ test("an unset text field starts empty again when edited", async () => {
   assert.equal(doc.get("body"), "new");
 });
 
-test("a whole-string text value from before text edits is read, and its first edit upgrades it on every peer", async () => {
-  const { dbs, repos: [a, b] } = await peers(2);
-  // A block as an older Cairn wrote it: the text field holds the whole string.
+/** Item "d" on every peer, its body `body` as an older Cairn wrote it: a whole string. */
+async function legacyItem(dbs: Cairn[], repos: RepositoryHandle[], body: string): Promise<void> {
   const suite = await cryptoSuite();
   const author = await suite.ed25519.generate();
   const { sessionIdFromPublicKey } = await import("../../src/core/block.ts");
   const session = await sessionIdFromPublicKey(author.publicKey, suite);
-  const legacy = makeCommit(session, 1, "d", 1, [], Doc.id, "value", {
-    title: "t",
-    body: "legacy text",
-  });
+  const legacy = makeCommit(session, 1, "d", 1, [], Doc.id, "value", { title: "t", body });
   const sealed = await sealBlock(
     { session, publicKey: author.publicKey, seq: 1, prev: "", commits: [legacy] },
     { key: author, ed25519: suite.ed25519 },
     suite,
   );
   const { encodeBlockPayload } = await import("../../src/core/block.ts");
-  for (const [db, repo] of [[dbs[0], a], [dbs[1], b]] as const) {
-    await db.trust(
+  for (const [i, repo] of repos.entries()) {
+    await dbs[i].trust(
       btoa(String.fromCharCode(...author.publicKey)).replace(/\+/g, "-")
         .replace(/\//g, "_").replace(/=+$/, ""),
     );
@@ -141,8 +137,13 @@ test("a whole-string text value from before text edits is read, and its first ed
       encodeBlockPayload(sealed.body, sealed.block.signature),
     ]);
     assert.deepEqual(report.rejected, []);
-    assert.equal(repo.get("d", Doc)?.get("body"), "legacy text");
+    assert.equal(repo.get("d", Doc)?.get("body"), body);
   }
+}
+
+test("a whole-string text value from before text edits is read, and its first edit upgrades it on every peer", async () => {
+  const { dbs, repos: [a, b] } = await peers(2);
+  await legacyItem(dbs, [a, b], "legacy text");
   a.get("d", Doc)!.insertText("body", 6, " (upgraded)");
   b.get("d", Doc)!.set("title", "edited concurrently");
   await exchange(a, b);
@@ -164,6 +165,42 @@ test("a whole-string text value from before text edits is read, and its first ed
 
 const SCHEDULES = envInteger("CAIRN_TEXT_FUZZ") ?? 100;
 const SEED = envInteger("CAIRN_TEXT_FUZZ_SEED") ?? 20261125;
+
+test(`a whole-string value first edited on several peers at once is kept once, with every edit (seed ${SEED})`, async () => {
+  const base = "abcdefghijklmnopqrst"; // distinct characters: a copy would show
+  for (let schedule = 0; schedule < 30; schedule++) {
+    const seed = SEED + schedule;
+    const random = seededRandom(seed);
+    const { dbs, repos } = await peers(2 + Math.floor(random() * 3));
+    await legacyItem(dbs, repos, base);
+    const deleted = new Set<string>();
+    for (let step = 0; step < 4 * repos.length; step++) {
+      const i = Math.floor(random() * repos.length);
+      const doc = repos[i].get("d", Doc)!;
+      const body = doc.get("body")!;
+      const at = Math.floor(random() * (body.length + 1));
+      const pick = random();
+      if (pick < 0.15) {
+        // Some peers see others' first edits before making their own.
+        await exchange(repos[Math.floor(random() * repos.length)], repos[i]);
+      } else if (pick < 0.45 && at < body.length) {
+        const count = Math.min(body.length - at, 1 + Math.floor(random() * 3));
+        for (const char of body.slice(at, at + count)) deleted.add(char);
+        doc.deleteText("body", at, count);
+      } else if (pick < 0.6) {
+        doc.set("body", body.slice(0, at) + String.fromCharCode(65 + i) + body.slice(at));
+      } else doc.insertText("body", at, String.fromCharCode(65 + i).repeat(1 + (step % 3)));
+    }
+    for (let round = 0; round < 2; round++) {
+      for (const from of repos) for (const to of repos) if (from !== to) await exchange(from, to);
+    }
+    const texts = repos.map((repo) => repo.get("d", Doc)!.get("body")!);
+    assert.ok(texts.every((text) => text === texts[0]), `seed ${seed}: converged: ${texts}`);
+    const kept = [...base].filter((char) => !deleted.has(char)).join("");
+    assert.equal(texts[0].replace(/[A-Z]/g, ""), kept, `seed ${seed}: the old text once`);
+    for (const db of dbs) await db.close();
+  }
+});
 
 test(`text through the engine: ${SCHEDULES} schedules of 2–5 peers editing and syncing converge (seed ${SEED})`, async () => {
   for (let schedule = 0; schedule < SCHEDULES; schedule++) {
@@ -242,4 +279,55 @@ test("a trusted peer's block with text edits that cannot apply is refused whole;
     assert.equal(doc.get("body"), "abc");
     assert.equal(a.has("e"), false);
   }
+});
+
+test("a trusted peer's edit that splits a surrogate pair, or whose origins are out of order, is refused on every peer", async () => {
+  const { dbs, repos: [a, b] } = await peers(2);
+  a.create(Doc, { title: "t", body: "a😀bc" }, { key: "d" });
+  await exchange(a, b);
+  const [base] = a.leaves("d");
+  // A concurrent honest edit on one peer only, before the hostile blocks arrive.
+  b.get("d", Doc)!.insertText("body", 4, "X");
+  const suite = await cryptoSuite();
+  const author = await suite.ed25519.generate();
+  const { sessionIdFromPublicKey, encodeBlockPayload } = await import("../../src/core/block.ts");
+  const { toBase64Url } = await import("../../src/core/bytes.ts");
+  const session = await sessionIdFromPublicKey(author.publicKey, suite);
+  for (const db of dbs) await db.trust(toBase64Url(author.publicKey));
+  const me = dbs[0].session.id; // a: 1, the pair: 2 and 3, b: 4, c: 5
+  const hostile = [
+    [[[me, 3], 1]], // the pair's low half alone
+    [[[me, 1], 2]], // a and the pair's high half
+    [[1, "!", [me, 2], [me, 3]]], // between the halves
+    [[1, "!", [me, 5], [me, 4]]], // right origin before the left one
+    [[1, "!", [me, 4], [me, 4]]], // one character as both origins
+    [[1, "!", [me, 4], [me, 5]], [2, "?", 1, [me, 4]]], // the same, on its own insert
+  ];
+  const reasons = [
+    ...Array(2).fill("a delete splits a surrogate pair"),
+    "an insert splits a surrogate pair",
+    ...Array(3).fill("an insert's right origin does not stand after its left origin"),
+  ];
+  for (const [i, body] of hostile.entries()) {
+    // Stamped after its parent, and not ahead of the peers' clocks.
+    const edit = makeCommit(session, 1, "d", Date.now() * 1024 + 5000, [base], Doc.id, "delta", {
+      body: body as never,
+    }, []);
+    const sealed = await sealBlock(
+      { session, publicKey: author.publicKey, seq: 1, prev: "", commits: [edit] },
+      { key: author, ed25519: suite.ed25519 },
+      suite,
+    );
+    for (const [repo, text] of [[a, "a😀bc"], [b, "a😀bXc"]] as const) {
+      const report = await repo.importBlocks([
+        encodeBlockPayload(sealed.body, sealed.block.signature),
+      ]);
+      assert.deepEqual(report.rejected.map((r) => r.error.message), [
+        `E_BAD_COMMIT: text edit refused: ${reasons[i]}`,
+      ], `edit ${i}`);
+      assert.equal(repo.get("d", Doc)?.get("body"), text, `edit ${i}`);
+    }
+  }
+  await exchange(b, a);
+  assert.equal(a.get("d", Doc)?.get("body"), "a😀bXc");
 });

@@ -69,6 +69,20 @@ export class RunIndex<R extends IndexedRun> {
     return index;
   }
 
+  /** Whether run `a` stands before run `b` (another run). */
+  precedes(a: R, b: R): boolean {
+    if (a.group === b.group) {
+      for (let run = a.next; run !== null && run.group === a.group; run = run.next) {
+        if (run === b) return true;
+      }
+      return false;
+    }
+    for (let group = this.#head; group !== b.group; group = group!.next) {
+      if (group === a.group) return true;
+    }
+    return false;
+  }
+
   /**
    * The run holding the visible character at `index` (which must exist), and the number of
    * visible characters before that run.

@@ -19,7 +19,16 @@
 import { CairnError } from "../errors.ts";
 import { ChunkedText } from "./chunked_text.ts";
 import { type RunGroup, RunIndex } from "./run_index.ts";
-import { type CharId, type DeleteOp, type InsertOp, sameChar, type TextOp } from "./text_ops.ts";
+import { toBase64Url } from "../bytes.ts";
+import { sha256 } from "./sha256.ts";
+import {
+  type BaseOp,
+  type CharId,
+  type DeleteOp,
+  type InsertOp,
+  sameChar,
+  type TextOp,
+} from "./text_ops.ts";
 
 /** A change of the visible text: at `index`, `deleted` code units removed, then `inserted` put. */
 export interface TextChange {
@@ -80,27 +89,75 @@ class Run {
   }
 }
 
-/**
- * Characters inserted by operations checked but not applied yet: the earlier commits of a block
- * being checked, which its later commits may name.
- */
-export class PendingInserts {
-  readonly #ranges = new Map<string, { from: number; end: number }[]>();
+/** An insert checked but not applied yet: its characters' clocks, text and origins. */
+interface PendingInsert {
+  readonly from: number;
+  readonly end: number;
+  readonly text: string;
+  readonly left: CharId | null;
+  readonly right: CharId | null;
+}
 
-  add(session: string, from: number, length: number): void {
-    const ranges = this.#ranges.get(session);
-    const range = { from, end: from + length };
-    if (ranges) ranges.push(range);
-    else this.#ranges.set(session, [range]);
+/**
+ * Operations on one document checked but not applied yet: the earlier commits of a block being
+ * checked (and the earlier operations of a commit), which later ones may name. What they insert
+ * is kept by session and clock; the document as it will be once they apply is made only when a
+ * check needs where their characters will stand (TextDoc.check), and kept up to date after.
+ */
+export class PendingEdits {
+  /** Per session, sorted by clock (a session's inserts take ever larger clocks). */
+  readonly #inserts = new Map<string, PendingInsert[]>();
+  readonly #ops: { op: TextOp; session: string }[] = [];
+  #applied: TextDoc | undefined;
+
+  /** Records an operation TextDoc.check accepted. */
+  add(op: TextOp, session: string): void {
+    if (op.kind === "insert") this.#addInsert(session, op);
+    else if (op.kind === "base") {
+      const base = baseSession(op.text);
+      if (this.insertHolding({ session: base, clock: 1 }) === undefined) {
+        this.#addInsert(base, baseInsert(op.text));
+      }
+    }
+    if (this.#applied) this.#applied.apply(op, session);
+    else this.#ops.push({ op, session });
+  }
+
+  #addInsert(session: string, { clock: from, text, left, right }: InsertOp): void {
+    const insert = { from, end: from + text.length, text, left, right };
+    const inserts = this.#inserts.get(session);
+    if (inserts) inserts.push(insert);
+    else this.#inserts.set(session, [insert]);
   }
 
   nextClock(session: string): number {
-    return this.#ranges.get(session)?.at(-1)?.end ?? 0;
+    return this.#inserts.get(session)?.at(-1)?.end ?? 0;
   }
 
-  endOf(id: CharId): number | undefined {
-    const range = this.#ranges.get(id.session)?.find((r) => r.from <= id.clock && id.clock < r.end);
-    return range?.end;
+  /** The pending insert that holds character `id`, if any. */
+  insertHolding(id: CharId): PendingInsert | undefined {
+    const inserts = this.#inserts.get(id.session);
+    if (inserts === undefined) return undefined;
+    let low = 0;
+    let high = inserts.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const insert = inserts[mid];
+      if (id.clock < insert.from) high = mid - 1;
+      else if (id.clock >= insert.end) low = mid + 1;
+      else return insert;
+    }
+    return undefined;
+  }
+
+  /** `doc` with every recorded operation applied: a copy, made on the first call. */
+  applied(doc: TextDoc): TextDoc {
+    if (this.#applied === undefined) {
+      this.#applied = doc.copy();
+      for (const { op, session } of this.#ops) this.#applied.apply(op, session);
+      this.#ops.length = 0;
+    }
+    return this.#applied;
   }
 }
 
@@ -177,6 +234,25 @@ export class TextDoc {
     return doc;
   }
 
+  /** A copy whose edits leave this document as it is (to try operations on: PendingEdits). */
+  copy(): TextDoc {
+    const copy = new TextDoc();
+    const copies = new Map<Run, Run>();
+    let last: Run | null = null;
+    for (let run = this.#head; run !== null; run = run.next) {
+      const { session, clock, content, length, deleted, left, right } = run;
+      const made = new Run(session, clock, content, length, deleted, left, right);
+      copy.#link(made, last);
+      copies.set(run, made);
+      last = made;
+    }
+    for (const [session, runs] of this.#bySession) {
+      copy.#bySession.set(session, runs.map((run) => copies.get(run)!));
+    }
+    copy.#text = this.#text;
+    return copy;
+  }
+
   // ── local edits: by position; each returns the operation a commit carries ────────────────
 
   /** Inserts `text` at `index` as `session`'s characters from `clock` on. */
@@ -197,6 +273,16 @@ export class TextDoc {
       right: right?.first() ?? null,
     };
     this.#place(op, session, left, index);
+    return op;
+  }
+
+  /**
+   * Starts the document from `text`, a field's whole-string value from before its first edit: its
+   * characters are named after the text (`baseSession`), as every replica names them.
+   */
+  base(text: string): BaseOp {
+    const op: BaseOp = { kind: "base", text };
+    this.apply(op, "");
     return op;
   }
 
@@ -232,37 +318,121 @@ export class TextDoc {
 
   /**
    * Throws E_BAD_COMMIT unless `op`, by `session`, can apply: the characters it names exist (here,
-   * or in `pending`: inserts checked but not applied yet), and an insert's clocks are new for its
-   * session. Changes nothing; records an insert's characters in `pending`.
+   * or in `pending`: operations checked but not applied yet), an insert's clocks are new for its
+   * session and its text (or a base's) is well-formed UTF-16, an insert's right origin stands after
+   * its left one, and no edit splits a surrogate pair. Changes nothing; records `op` in `pending`.
+   *
+   * Every replica that checks an operation holds the characters it names, in the same order
+   * (characters never change their order), so every replica decides the same way — with one
+   * exception: a pair whose characters this replica already deleted cannot be split any more
+   * (tombstones keep no text), so an edit at it is accepted here; one that has not deleted them
+   * yet refuses it until the deletion arrives. Honest peers never send such an edit.
    */
-  check(op: TextOp, session: string, pending = new PendingInserts()): void {
+  check(op: TextOp, session: string, pending = new PendingEdits()): void {
     if (op.kind === "insert") {
+      const { left, right } = op;
       if (op.clock < Math.max(this.nextClock(session), pending.nextClock(session))) {
         throw badEdit(`an insert reuses clock ${op.clock} of session ${session}`);
       }
-      for (const id of [op.left, op.right]) {
+      if (!op.text.isWellFormed()) throw badEdit(`an insert's text holds a lone surrogate`);
+      for (const id of [left, right]) {
         if (id !== null && this.#endOfKnown(id, pending) === undefined) {
           throw badEdit(`it names a character it lacks`);
         }
       }
-      pending.add(session, op.clock, op.text.length);
+      if (
+        (left !== null && this.#splitsPair(left, pending)) ||
+        (right !== null && this.#splitsPair(before(right), pending))
+      ) throw badEdit(`an insert splits a surrogate pair`);
+      if (left !== null && right !== null && !this.#inOrder(left, right, pending)) {
+        throw badEdit(`an insert's right origin does not stand after its left origin`);
+      }
+    } else if (op.kind === "base") {
+      // Its characters are new here, or this very text's already (their names come from it).
+      if (!op.text.isWellFormed()) throw badEdit(`a base text holds a lone surrogate`);
     } else {
-      for (let clock = op.from.clock; clock < op.from.clock + op.length;) {
-        const end = this.#endOfKnown({ session: op.from.session, clock }, pending);
+      const { from, length } = op;
+      for (let clock = from.clock; clock < from.clock + length;) {
+        const end = this.#endOfKnown({ session: from.session, clock }, pending);
         if (end === undefined) throw badEdit(`a delete names a character it lacks`);
         clock = end;
       }
+      const last = { session: from.session, clock: from.clock + length - 1 };
+      if (this.#splitsPair(before(from), pending) || this.#splitsPair(last, pending)) {
+        throw badEdit(`a delete splits a surrogate pair`);
+      }
     }
+    pending.add(op, session);
   }
 
   /** The clock after the known stretch that holds `id`, or undefined when `id` is unknown. */
-  #endOfKnown(id: CharId, pending: PendingInserts): number | undefined {
-    return this.#find(id)?.end ?? pending.endOf(id);
+  #endOfKnown(id: CharId, pending: PendingEdits): number | undefined {
+    return this.#find(id)?.end ?? pending.insertHolding(id)?.end;
+  }
+
+  /**
+   * Whether `id` and the character its session typed next are a surrogate pair, both visible (or
+   * pending): an edit between them would leave each alone. The two halves of a pair are always
+   * typed in one insert (its text is well-formed), with consecutive clocks.
+   */
+  #splitsPair(id: CharId, pending: PendingEdits): boolean {
+    const high = this.#codeOf(id, pending);
+    if (high === undefined || !isHigh(high)) return false;
+    const low = this.#codeOf({ session: id.session, clock: id.clock + 1 }, pending);
+    return low !== undefined && isLow(low);
+  }
+
+  /** The code unit of character `id`; undefined when it is deleted (or unknown). */
+  #codeOf(id: CharId, pending: PendingEdits): number | undefined {
+    const run = this.#find(id);
+    if (run !== undefined) {
+      return run.deleted ? undefined : run.content.charCodeAt(id.clock - run.clock);
+    }
+    const insert = pending.insertHolding(id);
+    return insert?.text.charCodeAt(id.clock - insert.from);
+  }
+
+  /**
+   * Whether character `left` stands before character `right` once the pending operations apply.
+   * The usual cases are answered without applying them: both characters held here; both typed in
+   * one pending insert; or one of them a pending insert's origin and the other typed in it (an
+   * insert lands between its origins). Otherwise the answer comes from a copy of the document
+   * with the pending operations applied.
+   */
+  #inOrder(left: CharId, right: CharId, pending: PendingEdits): boolean {
+    const leftRun = this.#find(left);
+    const rightRun = this.#find(right);
+    if (leftRun !== undefined && rightRun !== undefined) {
+      return this.#precedes(leftRun, left, rightRun, right);
+    }
+    const leftInsert = leftRun === undefined ? pending.insertHolding(left) : undefined;
+    const rightInsert = rightRun === undefined ? pending.insertHolding(right) : undefined;
+    if (leftInsert !== undefined && leftInsert === rightInsert) return left.clock < right.clock;
+    if (leftInsert !== undefined && sameChar(leftInsert.right, right)) return true;
+    if (rightInsert !== undefined && sameChar(rightInsert.left, left)) return true;
+    const applied = pending.applied(this);
+    return applied.#precedes(applied.#find(left)!, left, applied.#find(right)!, right);
+  }
+
+  /** Whether character `a` (in run `aRun`) stands before character `b` (in `bRun`). */
+  #precedes(aRun: Run, a: CharId, bRun: Run, b: CharId): boolean {
+    if (aRun === bRun) return a.clock < b.clock;
+    // An honest insert's origins were neighbours: only concurrent inserts stand between them.
+    let run = aRun.next;
+    for (let step = 0; step < NEAR && run !== null; step++, run = run.next) {
+      if (run === bRun) return true;
+    }
+    return this.#index.precedes(aRun, bRun);
   }
 
   /** Applies a checked operation by `session`; returns what it changed in the visible text. */
   apply(op: TextOp, session: string): TextChange[] {
-    return op.kind === "insert" ? [this.#integrate(op, session)] : this.#deleteRange(op);
+    if (op.kind === "insert") return [this.#integrate(op, session)];
+    if (op.kind === "delete") return this.#deleteRange(op);
+    // A base applies once, whoever sends it.
+    const base = baseSession(op.text);
+    if (this.#find({ session: base, clock: 1 }) !== undefined) return [];
+    return [this.#integrate(baseInsert(op.text), base)];
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
@@ -274,8 +444,10 @@ export class TextDoc {
    * The scan is Yjs's `Item.integrate`, on runs.
    */
   #integrate(op: InsertOp, session: string): TextChange {
-    let left = op.left === null ? null : this.#runEndingAt(op.left);
+    // The right origin first: splitting a run keeps its first part, so a run found to start at
+    // the right origin still does after the left one is split off, whichever run that cuts.
     const right = op.right === null ? null : this.#runStartingAt(op.right);
+    let left = op.left === null ? null : this.#runEndingAt(op.left);
     const conflicting = new Set<Run>();
     const beforeOrigin = new Set<Run>();
     for (let o = left === null ? this.#head : left.next; o !== null && o !== right; o = o.next) {
@@ -539,6 +711,26 @@ function isHigh(code: number): boolean {
 
 function isLow(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/**
+ * The session a base text's characters are named after (clocks from 1): "~" and the first 22
+ * base64url digits of the SHA-256 of its UTF-8, as long as a session id (block.ts), and never one
+ * ("~" is no base64url digit). Every replica derives it from the text alone, so a peer cannot
+ * give other characters the names of a text's.
+ */
+export function baseSession(text: string): string {
+  return "~" + toBase64Url(sha256(new TextEncoder().encode(text))).slice(0, 22);
+}
+
+/** A base text as the insert of its characters: at the start, with no neighbours. */
+function baseInsert(text: string): InsertOp {
+  return { kind: "insert", clock: 1, text, left: null, right: null };
+}
+
+/** The character its session typed just before `id` (clock 0: none). */
+function before(id: CharId): CharId {
+  return { session: id.session, clock: id.clock - 1 };
 }
 
 function badEdit(why: string): CairnError {

@@ -6,7 +6,12 @@
  *
  * - an insert gives its characters' first clock (the rest follow one by one), the text, and the
  *   characters it was typed between (`left`, `right`: null for the start or the end);
- * - a delete names a stretch of characters one session typed with consecutive clocks.
+ * - a delete names a stretch of characters one session typed with consecutive clocks;
+ * - a base gives the text a field held as a whole string before its first edit (written by an
+ *   older Cairn, or under a schema version where the field was a string), which the document
+ *   starts from. Its characters are not the editor's: they are named after the text itself
+ *   (text_doc.ts, `baseSession`), so peers that each start the document from the same string,
+ *   concurrently, share its characters instead of each adding a copy.
  *
  * A typed word or a pasted paragraph is one insert; deleting a selection is one delete per
  * stretch typed in one go. The wire form (inside the commit's field record, so both log formats
@@ -14,6 +19,7 @@
  *
  *   insert  [clock, text, left, right]
  *   delete  [from, length]
+ *   base    [text]
  *   char    clock (a number) for a character of the commit's own session, or [session, clock]
  *
  * Decoding validates everything: the bytes may come from a damaged disk or a hostile peer.
@@ -44,7 +50,13 @@ export interface DeleteOp {
   readonly length: number;
 }
 
-export type TextOp = InsertOp | DeleteOp;
+export interface BaseOp {
+  readonly kind: "base";
+  /** The field's whole-string value the document starts from. */
+  readonly text: string;
+}
+
+export type TextOp = InsertOp | DeleteOp | BaseOp;
 
 /** The largest clock: a character's clock plus a length stays an exact integer. */
 const MAX_CLOCK = 2 ** 48;
@@ -60,7 +72,9 @@ export function textOpsToWire(ops: readonly TextOp[], session: string): WireValu
   return ops.map((op) =>
     op.kind === "insert"
       ? [op.clock, op.text, char(op.left), char(op.right)]
-      : [char(op.from), op.length]
+      : op.kind === "delete"
+      ? [char(op.from), op.length]
+      : [op.text]
   );
 }
 
@@ -103,7 +117,14 @@ export function textOpsFromWire(wire: unknown, session: string, what: string): T
       checkClock(start.clock, length, where);
       return { kind: "delete", from: start, length } satisfies DeleteOp;
     }
-    throw corrupt(`${where}: a text edit has 4 (insert) or 2 (delete) elements`);
+    if (op.length === 1) {
+      const [text] = op;
+      if (typeof text !== "string" || text.length === 0) {
+        throw corrupt(`${where}: a base text is a non-empty string`);
+      }
+      return { kind: "base", text } satisfies BaseOp;
+    }
+    throw corrupt(`${where}: a text edit has 4 (insert), 2 (delete) or 1 (base) elements`);
   });
 }
 
