@@ -29,6 +29,7 @@ import {
   SIGNATURE_BYTES,
   type SigningKey,
 } from "./signing.ts";
+import { isRepositoryPath } from "./repository_path.ts";
 import { assertPositiveInteger, assertString, corrupt, isPlainObject } from "./wire_validation.ts";
 
 /**
@@ -58,7 +59,11 @@ export interface Block {
   readonly publicKey: Uint8Array;
   /** Block sequence number within the session: 1, 2, 3, … */
   readonly seq: number;
-  /** Hash of the session's previous block; "" for seq 1. */
+  /**
+   * Hash of the session's previous block. For seq 1, the path of the repository the chain is
+   * in, which binds every block of the chain to it (their hashes chain back to it); or "" in a
+   * chain begun before Cairn bound chains (2026-11-27), bound to no repository.
+   */
   readonly prev: string;
   /** Non-empty; all by `session`, commit seqs strictly increasing. */
   readonly commits: readonly Commit[];
@@ -364,13 +369,29 @@ export async function verifyBlock(sealed: SealedBlock, suite: CryptoSuite): Prom
   }
 }
 
+/** `prev` of a chain's first block in a chain begun before chains were bound to a repository. */
+export const UNBOUND = "";
+
+/**
+ * What `prev` of a chain's first block in `repository` must be: the repository's path, or, for a
+ * block that says it is of a chain bound to none (UNBOUND), that. Whether such a chain is taken is
+ * the importer's choice (a sync server may refuse new ones).
+ */
+export function chainStart(block: Pick<Block, "prev">, repository: string): string {
+  return block.prev === UNBOUND ? UNBOUND : repository;
+}
+
 /**
  * Checks that a block is the next one of its session's chain, given what the chain holds so far
  * (undefined: nothing yet). Throws E_CHAIN_GAP when blocks are missing before it, E_CHAIN_STALE
  * when it is at or behind the tip and not a fork of it, E_CHAIN_FORK when it contradicts the chain.
  */
-export function checkChain(previous: ChainTip | undefined, sealed: SealedBlock): void {
-  const tip = previous ?? { seq: 0, hash: "", lastCommitSeq: 0 };
+export function checkChain(
+  previous: ChainTip | undefined,
+  sealed: SealedBlock,
+  repository: string,
+): void {
+  const tip = previous ?? { seq: 0, hash: chainStart(sealed.block, repository), lastCommitSeq: 0 };
   const { session, seq, prev, commits } = sealed.block;
   const where = `block ${session}/${seq}`;
   if (seq > tip.seq + 1) {
@@ -383,7 +404,12 @@ export function checkChain(previous: ChainTip | undefined, sealed: SealedBlock):
     throw new CairnError("E_CHAIN_STALE", `${where}: chain already at ${tip.seq}`);
   }
   if (prev !== tip.hash) {
-    throw new CairnError("E_CHAIN_FORK", `${where}: prev does not name the previous block`);
+    throw new CairnError(
+      "E_CHAIN_FORK",
+      seq === 1
+        ? `${where}: the first block of a chain in ${prev}, not in ${repository}`
+        : `${where}: prev does not name the previous block`,
+    );
   }
   const expected = tip.lastCommitSeq + 1;
   if (commits[0].seq !== expected) {
@@ -444,8 +470,8 @@ function checkedFields(
 ): BlockFields {
   assertPositiveInteger(seq, "block.seq");
   assertString(prev, "block.prev");
-  if (seq === 1 ? prev !== "" : !BLOCK_HASH_PATTERN.test(prev)) {
-    throw corrupt("block.prev: must be empty for seq 1, else a block hash");
+  if (seq === 1 ? prev !== UNBOUND && !isRepositoryPath(prev) : !BLOCK_HASH_PATTERN.test(prev)) {
+    throw corrupt("block.prev: for seq 1 a repository path (or empty), else a block hash");
   }
   checkCommits(session, commits);
   const fields: BlockFields = {

@@ -12,6 +12,11 @@ const PATH_PATTERN = /^(\/[A-Za-z0-9_\-][A-Za-z0-9_.\-]*)+$/;
  */
 export const MAX_PATH_LENGTH = 238;
 
+/** Whether `path` is a repository path (checkRepositoryPath says why not). */
+export function isRepositoryPath(path: unknown): path is string {
+  return typeof path === "string" && PATH_PATTERN.test(path) && path.length <= MAX_PATH_LENGTH;
+}
+
 export function checkRepositoryPath(path: unknown): string {
   if (typeof path !== "string" || !PATH_PATTERN.test(path)) {
     throw new CairnError(

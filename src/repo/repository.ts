@@ -152,7 +152,7 @@ export class Repository {
     (this.#graph.get(id) ?? this.#heldBack.get(id))?.parents
   );
   /** Tips, block hashes (a duplicate told from a fork) and blocks known to be missing. */
-  readonly #chains = new SessionChains();
+  readonly #chains: SessionChains;
   /** Commits waiting for history lost to damage. */
   readonly #heldBack = new HeldBackCommits();
   /** The items' text fields, one document each. */
@@ -180,12 +180,14 @@ export class Repository {
 
   constructor(path: string, ctx: RepositoryContext) {
     this.path = path;
+    this.#chains = new SessionChains(path);
     this.#ctx = ctx;
     this.#generatedKeys = new GeneratedKeys(ctx.session);
     this.#texts = new TextFields(ctx.registry);
     this.#items = new ItemMap(undefined, this.#generatedKeys);
     const { session, publicKey, signer, suite, registry, clock } = ctx;
     this.#seals = new SealPipeline({
+      path,
       session,
       publicKey,
       signer,

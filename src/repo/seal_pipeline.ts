@@ -22,6 +22,8 @@ export const sealing = { maxBlockBody: 256 * 1024 };
 
 /** What the seal pipeline needs from the repository it seals for. */
 export interface SealHost {
+  /** The repository's path: a new chain's first block names it (`prev`), binding the chain. */
+  readonly path: string;
   readonly session: string;
   readonly publicKey: Uint8Array;
   /** null in trusted mode: blocks are not signed. */
@@ -108,7 +110,7 @@ export class SealPipeline {
     const { session, publicKey, signer, suite } = this.#host;
     const tip = this.#host.tip();
     const blocks = await sealBlocks(
-      { session, publicKey, seq: (tip?.seq ?? 0) + 1, prev: tip?.hash ?? "", commits },
+      { session, publicKey, seq: (tip?.seq ?? 0) + 1, prev: tip?.hash ?? this.#host.path, commits },
       signer,
       suite,
       sealing.maxBlockBody,

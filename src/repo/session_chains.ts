@@ -13,7 +13,7 @@
  * `exportBlocks(vector)` sends the missing blocks (and the held ones after them again, which are
  * duplicates): repair needs no other request.
  */
-import { type ChainTip, checkChain, type SealedBlock } from "../core/block.ts";
+import { chainStart, type ChainTip, checkChain, type SealedBlock } from "../core/block.ts";
 import { toBase64Url } from "../core/bytes.ts";
 import { CairnError } from "../core/errors.ts";
 import { DIGEST_BYTES } from "../core/signing.ts";
@@ -68,6 +68,8 @@ class BlockHashes {
 }
 
 export class SessionChains {
+  /** The repository's path: the `prev` of the first block of each chain begun in it. */
+  readonly #path: string;
   readonly #tips = new Map<string, ChainTip>();
   /** Block hashes per session. */
   readonly #hashes = new Map<string, BlockHashes>();
@@ -75,6 +77,10 @@ export class SessionChains {
   readonly #gaps = new Map<string, Gap[]>();
   /** Per session: seq → the hash the missing block there must have (named by the next block). */
   readonly #pinned = new Map<string, Map<number, string>>();
+
+  constructor(path: string) {
+    this.#path = path;
+  }
 
   tip(session: string): ChainTip | undefined {
     return this.#tips.get(session);
@@ -134,11 +140,14 @@ export class SessionChains {
       return "duplicate";
     }
     const tip = this.#tips.get(session);
+    // The repository's own log is trusted: a chain begun under another path (its files moved)
+    // is not refused there, only by the peers it would be sent to.
+    const path = stored ? sealed.block.prev : this.#path;
     if (!this.#inGap(session, seq)) {
-      if (!stored || seq <= (tip?.seq ?? 0) + 1) checkChain(tip, sealed);
+      if (!stored || seq <= (tip?.seq ?? 0) + 1) checkChain(tip, sealed, path);
       return "next";
     }
-    const before = seq === 1 ? "" : this.hashAt(session, seq - 1);
+    const before = seq === 1 ? chainStart(sealed.block, path) : this.hashAt(session, seq - 1);
     const after = this.#pinned.get(session)?.get(seq);
     const where = `block ${session}/${seq}`;
     if (before !== undefined && prev !== before) {

@@ -15,7 +15,11 @@ import { readMsgpack } from "../core/msgpack_reader.ts";
 import { PUBLIC_KEY_BYTES, SIGNATURE_BYTES } from "../core/signing.ts";
 import type { VersionVector } from "../repo/repository.ts";
 
-export const PROTOCOL_VERSION = 1;
+/**
+ * 2 since 2026-11-27: a chain's first block names its repository (core/block.ts), which a
+ * version 1 peer refuses as malformed; the handshake tells the two apart first.
+ */
+export const PROTOCOL_VERSION = 2;
 export const DEFAULT_MAX_FRAME = 1 << 20;
 
 /** A client's place in a repository's server-assigned sequence of blocks. */

@@ -4,7 +4,13 @@
  * the frames (or raw bytes) it chooses, as a real server would or as a malicious one might.
  */
 import type { SyncSocket } from "../../src/sync/socket.ts";
-import { decodeFrame, encodeFrame, type Frame, proofMessage } from "../../src/sync/protocol.ts";
+import {
+  decodeFrame,
+  encodeFrame,
+  type Frame,
+  proofMessage,
+  PROTOCOL_VERSION,
+} from "../../src/sync/protocol.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 
 const CONNECTING = 0;
@@ -151,7 +157,7 @@ export class FakeConnection {
   ): Promise<Extract<Frame, { type: "hello" }>> {
     const hello = await this.expect("hello");
     const nonce = crypto.getRandomValues(new Uint8Array(32));
-    this.send({ type: "challenge", version: 1, serverId, nonce, limits });
+    this.send({ type: "challenge", version: PROTOCOL_VERSION, serverId, nonce, limits });
     const { signature } = await this.expect("prove");
     const suite = await cryptoSuite();
     const message = proofMessage(nonce, serverId, hello.session);

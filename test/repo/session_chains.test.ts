@@ -30,7 +30,7 @@ function block(seq: number, session = "S", label = `h${seq}`): SealedBlock {
 
 /** A chain of 1..n stored with the blocks `lost` missing, as a damaged log reads. */
 function storedWithout(n: number, lost: number[]): SessionChains {
-  const chains = new SessionChains();
+  const chains = new SessionChains("/data/chains");
   for (let seq = 1; seq <= n; seq++) {
     if (lost.includes(seq)) continue;
     assert.equal(chains.place(block(seq), true), "next");

@@ -101,7 +101,8 @@ test("sync server: no version in common is E_UNSUPPORTED_VERSION (4002)", async 
   await withSyncServer({ open: true }, async (server) => {
     const session = await newSession();
     const client = await RawClient.open(server.url);
-    client.send(helloFrame(session, { versions: [2, 3] }));
+    // Version 1: a client from before chains were bound to their repository.
+    client.send(helloFrame(session, { versions: [PROTOCOL_VERSION - 1, PROTOCOL_VERSION + 1] }));
     assert.equal((await client.next("error")).code, "E_UNSUPPORTED_VERSION");
     assert.equal((await client.closed).code, CLOSE.version);
   });

@@ -6,7 +6,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { encodeBlock, sealBlock, UNBOUND } from "../../src/core/block.ts";
 import { toBase64Url } from "../../src/core/bytes.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { CLOSE } from "../../src/sync/protocol.ts";
 import { joinFrame, splitFrame } from "../harness/peers.ts";
 import {
@@ -14,6 +16,7 @@ import {
   blocksOf,
   keyOf,
   newSession,
+  NOTE,
   pushBlocks,
   RawClient,
   type TestSession,
@@ -200,3 +203,71 @@ test("sync push: a block too large to be sent on in a frame is rejected E_TOO_LA
     await client.close();
   });
 });
+
+test("sync push: a reader of one repository cannot replay an author's blocks into another she may write", async () => {
+  await withSyncServer({}, async (server) => {
+    const [alice, mallory] = [await newSession(), await newSession()];
+    const other = "/data/other";
+    const aliceClient = await RawClient.connect(server.url, alice);
+    await pushBlocks(aliceClient, REPO, await blocksOf(alice, REPO, 2));
+    await server.access.setPublicRead(REPO, true);
+    // Alice owns /data/other too, and has not written there yet.
+    await pushBlocks(aliceClient, other, []);
+    await server.access.grant(other, keyOf(alice), "write");
+    const reader = await RawClient.connect(server.url, mallory);
+    const { blocks } = await reader.catchUp(REPO);
+    assert.equal(blocks.length, 2);
+    const [replayed] = await pushBlocks(aliceClient, other, blocks); // as if through any writer
+    assert.deepEqual(
+      [replayed.applied, replayed.rejected.map((r) => r.code)],
+      [0, ["E_CHAIN_FORK", "E_CHAIN_GAP"]],
+    );
+    assert.match(replayed.rejected[0].message, /in \/data\/shared, not in \/data\/other/);
+    // Her own first block there is still taken.
+    const [own] = await pushBlocks(aliceClient, other, await blocksOf(alice, other, 1));
+    assert.deepEqual([own.applied, own.rejected], [1, []]);
+    await Promise.all([aliceClient.close(), reader.close()]);
+  });
+});
+
+for (const boundChainsOnly of [false, true]) {
+  test(
+    `sync push: a chain begun before chains were bound (prev "") is ${
+      boundChainsOnly ? "refused E_FORBIDDEN with boundChainsOnly" : "taken by default"
+    }`,
+    async () => {
+      await withSyncServer({ open: true, boundChainsOnly }, async (server) => {
+        const author = await newSession();
+        const suite = await cryptoSuite();
+        const key = await suite.ed25519.fromSecret(author.db.exportSecretKey());
+        const legacy = await sealBlock(
+          {
+            session: author.session,
+            publicKey: author.publicKey,
+            seq: 1,
+            prev: UNBOUND,
+            commits: [{
+              session: author.session,
+              seq: 1,
+              key: "old",
+              hlc: 1_790_000_000_000 * 1024,
+              parents: [],
+              schema: NOTE.id,
+              kind: "value",
+              value: { text: "written before 2026-11-27" },
+            }],
+          },
+          { key, ed25519: suite.ed25519 },
+          suite,
+        );
+        const client = await RawClient.connect(server.url, author);
+        const [ack] = await pushBlocks(client, REPO, [encodeBlock(legacy)]);
+        if (boundChainsOnly) {
+          assert.deepEqual([ack.applied, ack.rejected.map((r) => r.code)], [0, ["E_FORBIDDEN"]]);
+          assert.match(ack.rejected[0].message, /bound to no repository/);
+        } else assert.deepEqual([ack.applied, ack.rejected], [1, []]);
+        await client.close();
+      });
+    },
+  );
+}

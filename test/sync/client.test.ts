@@ -50,7 +50,7 @@ test("handshake: hello names the session and token, the proof verifies, then sub
   const { db, link, connection, statuses } = await linked({ token: "app-token" });
   assert.equal(link.status, "connecting");
   const hello = await connection.handshake();
-  assert.deepEqual(hello.versions, [1]);
+  assert.deepEqual(hello.versions, [2]);
   assert.equal(hello.session, db.session.id);
   assert.deepEqual(hello.publicKey, keyOf(db));
   assert.equal(hello.token, "app-token");

@@ -487,7 +487,7 @@ test("protocol: groupFrames keeps every blocks frame <= maxFrame, in order, and 
 test("protocol: proofMessage is the prefix, nonce, server id, a zero byte and the session id", () => {
   const nonce = bytes(32, 0xab);
   const message = proofMessage(nonce, "srv", SESSION);
-  const prefix = new TextEncoder().encode("cairn-sync/1\n");
+  const prefix = new TextEncoder().encode("cairn-sync/2\n");
   assert.deepEqual(Array.from(message.subarray(0, prefix.length)), Array.from(prefix));
   assert.deepEqual(
     Array.from(message.subarray(prefix.length, prefix.length + 32)),

@@ -17,6 +17,7 @@ import {
   decodeBlock,
   type SealedBlock,
   sessionIdFromPublicKey,
+  UNBOUND,
   verifyBlock,
 } from "../../core/block.ts";
 import { toBase64Url } from "../../core/bytes.ts";
@@ -43,6 +44,8 @@ export interface ConnectionConfig extends SubscriptionLimits {
   readonly serverId: string;
   readonly heartbeatMs: number;
   readonly handshakeTimeoutMs: number;
+  /** A writer's first block must name its repository (SyncServerOptions.boundChainsOnly). */
+  readonly boundChainsOnly: boolean;
 }
 
 /** What a connection uses of its server. */
@@ -461,10 +464,17 @@ export class Connection implements SocketHandlers, Outbox {
     }
     const authorized: AuthorizedBlock[] = [];
     const indexes: number[] = [];
-    for (const { index, block } of decoded) {
+    for (const { index, block, sealed } of decoded) {
       try {
         if (!await this.#mayWrite(repo, block.session, toBase64Url(block.publicKey))) {
           throw new CairnError("E_FORBIDDEN", `session ${block.session} may not write ${repo}`);
+        }
+        if (this.#ctx.config.boundChainsOnly && block.seq === 1 && sealed.block.prev === UNBOUND) {
+          throw new CairnError(
+            "E_FORBIDDEN",
+            `block ${block.session}/1 begins a chain bound to no repository (written by a Cairn ` +
+              `from before 2026-11-27): this server takes only chains that name their repository`,
+          );
         }
         authorized.push(block);
         indexes.push(index);

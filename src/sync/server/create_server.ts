@@ -27,6 +27,14 @@ export interface SyncServerOptions extends ServerLimits {
   authorize?: Authorize;
   /** Anyone may read and write every repository: for development only. */
   open?: boolean;
+  /**
+   * Refuse a writer's first block in a repository unless it names the repository (its `prev`).
+   * Blocks name it since 2026-11-27, which binds each chain to its repository: a reader of one
+   * cannot replay an author's blocks into another. Chains begun by older Cairn versions name
+   * none; by default their first blocks are still taken (so existing data can be synced), and a
+   * reader could replay them. Set this where no such data needs to reach the server.
+   */
+  boundChainsOnly?: boolean;
 }
 
 export interface SyncServer {

@@ -27,7 +27,16 @@ export interface ServerLimits {
   highWaterMark?: number;
 }
 
-export interface ServerCoreOptions extends ServerLimits, AccessOptions {}
+export interface ServerCoreOptions extends ServerLimits, AccessOptions {
+  /**
+   * Refuse a writer's first block in a repository unless it names the repository (its `prev`).
+   * Blocks name it since 2026-11-27, which binds each chain to its repository: a reader of one
+   * cannot replay an author's blocks into another. Chains begun by older Cairn versions name
+   * none; by default their first blocks are still taken (so existing data can be synced), and a
+   * reader could replay them. Set this where no such data needs to reach the server.
+   */
+  boundChainsOnly?: boolean;
+}
 
 export class SyncServerCore {
   readonly access: AccessRules;
@@ -58,6 +67,7 @@ export class SyncServerCore {
       handshakeTimeoutMs: positive(options.handshakeTimeoutMs, 10_000),
       highWaterMark: positive(options.highWaterMark, 4 << 20),
       drainPollMs: 10,
+      boundChainsOnly: options.boundChainsOnly === true,
     };
   }
 
