@@ -603,11 +603,18 @@ export class Repository {
 
   /** Encoded blocks a peer at `since` lacks, in an order it can apply (causal). */
   async exportBlocks(since: VersionVector = {}): Promise<Uint8Array[]> {
-    const frames: Uint8Array[] = [];
-    for (const held of await this.#blocksSince(since)) {
-      frames.push(encodeBlockPayload(held.body, held.signature));
-    }
-    return frames;
+    return (await this.#blocksSince(since)).map(encodeHeld);
+  }
+
+  /**
+   * @internal exportBlocks of other sessions' blocks held now, without first sealing and
+   * persisting pending writes: for a tab taking the lead, whose own blocks reach the storage as
+   * pushes (which wait for it to serve, and are then sent on to every tab).
+   */
+  async exportOthersHeldBlocks(since: VersionVector): Promise<Uint8Array[]> {
+    await this.#ensureHistory();
+    const others = { ...since, [this.#ctx.session]: Number.MAX_SAFE_INTEGER };
+    return this.#blocks.since(others).map(encodeHeld);
   }
 
   /**
@@ -974,4 +981,8 @@ function leavesNotUnder(leaves: readonly Commit[], commit: Commit): Commit[] {
     if (!under) kept.push(leaf);
   }
   return kept;
+}
+
+function encodeHeld(held: HeldBlock): Uint8Array {
+  return encodeBlockPayload(held.body, held.signature);
 }

@@ -294,14 +294,18 @@ export class FollowerRepositoryLink {
 
   /**
    * This tab takes the lead: the stored repository (`stored`, persisted by `persist`) is given
-   * every block this tab holds that it lacks, and they are persisted, before any tab is served.
+   * every block of other sessions this tab holds that it lacks, and they are persisted, before
+   * any tab is served.
    * Such blocks are the old leader's own, sent to the tabs when sealed and lost with it when it
    * crashed before persisting them: without them, the next tab to take the old leader's key
    * would load a chain that ends before them and seal another block in their place, a fork of
    * that key's chain against every tab holding them.
    */
   async handOver(stored: Repository, persist: () => Promise<void>): Promise<void> {
-    const frames = await this.#options.repo.exportBlocks(stored.versionVector());
+    // Not exportBlocks: it waits for this tab's pending writes, which wait for this tab to serve.
+    // Those come as pushes once it serves, and go on to every tab from there: imported here, they
+    // would be duplicates then, sent to no tab.
+    const frames = await this.#options.repo.exportOthersHeldBlocks(stored.versionVector());
     if (frames.length === 0) return;
     const report = await stored.importBlocks(frames, FROM_CHANNEL, TAB_TRUST);
     for (const { error } of report.rejected) refused(this.#options, error);

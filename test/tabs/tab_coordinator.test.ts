@@ -269,24 +269,29 @@ test("the leader crashes before persisting its own write: the next leader persis
     openPersister: () => Promise.resolve(persisting(disk.db, () => disk.db.flush())),
   }));
   const b = await openDatabase(await tabSecret(await cryptoSuite(), secret, 1));
-  await joinedB.coordinator.follow(b.repo);
+  const linkB = await joinedB.coordinator.follow(b.repo);
   a.notes.create(Note, { title: "sealed by the leader" });
   await waitFor(() => titles(b).includes("sealed by the leader"), "the leader's block in tab b");
+  // A write of b's own that the leader never acknowledges: acknowledged once b serves.
+  b.notes.create(Note, { title: "b's pending write" });
+  const flushedB = linkB.flush();
+  await waitFor(() => linkB.unacknowledged === 1, "b's write pushed, not acknowledged");
   fake.channels.drop("a");
   fake.locks.crash("a");
   await waitFor(() => titles(disk).includes("sealed by the leader"), "b persists the block");
+  await settled(flushedB, "b's write acknowledged by b itself");
 
   // A reload of the crashed tab takes its key (index 0: the stored key) and writes.
   const joinedC = await TabCoordinator.join(environment(fake, "c"));
   assert.equal(joinedC.coordinator.keyIndex, 0);
   const c = await openDatabase(secret);
   const link = await joinedC.coordinator.follow(c.repo);
-  assert.deepEqual(titles(c), ["sealed by the leader"]);
+  assert.deepEqual(titles(c), ["b's pending write", "sealed by the leader"]);
   c.notes.create(Note, { title: "after the reload" });
   await settled(link.flush(), "c's write acknowledged");
-  const both = ["after the reload", "sealed by the leader"];
-  await waitFor(() => titles(b).length === 2, "c's write in tab b");
-  assert.deepEqual([titles(b), titles(c), titles(disk)], [both, both, both]);
+  const all = ["after the reload", "b's pending write", "sealed by the leader"];
+  await waitFor(() => titles(b).length === 3, "c's write in tab b");
+  assert.deepEqual([titles(b), titles(c), titles(disk)], [all, all, all]);
   assert.deepEqual(fake.refused, []);
 
   for (const joined of [joinedC, joinedB, joinedA]) await joined.coordinator.close();
