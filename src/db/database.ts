@@ -865,8 +865,10 @@ async function openStorage(
   openStorageBackend: BackendOpener,
 ): Promise<Storage> {
   const backend = await openStorageBackend(options.path!, options);
-  await backend.acquireLock();
   try {
+    // Inside the try: a backend whose lock is held elsewhere (E_LOCKED) is closed too, or its
+    // OPFS worker lives on, one per attempt of openStoragePatiently.
+    await backend.acquireLock();
     let settings;
     try {
       settings = await readSettings(backend);

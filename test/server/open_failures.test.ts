@@ -10,7 +10,13 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { openCairnOn } from "../../src/db/database.ts";
 import { MAX_PATH_LENGTH } from "../../src/core/repository_path.ts";
-import { Cairn, type CairnErrorCode, defineSchema, isCairnError } from "../../src/mod.ts";
+import {
+  Cairn,
+  CairnError,
+  type CairnErrorCode,
+  defineSchema,
+  isCairnError,
+} from "../../src/mod.ts";
 import { openFsBackend } from "../../src/storage/backends/fs.ts";
 import { FailingCalls, faultyBackend } from "../harness/faulty_backend.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
@@ -170,5 +176,25 @@ test("a checkpoint that cannot be read is rebuilt from the log", async () => {
       warnings.join("\n"),
     );
     await again.close();
+  });
+});
+
+test("an open refused because the directory's lock is held elsewhere closes each backend it opened", async () => {
+  await withTempDirectory("locked", async (path) => {
+    let opened = 0;
+    let closed = 0;
+    const refused = openCairnOn({ path }, async (directory) => {
+      const backend = await openFsBackend(directory);
+      opened++;
+      return {
+        ...backend,
+        acquireLock: () => Promise.reject(new CairnError("E_LOCKED", "held by another tab")),
+        close: () => (closed++, backend.close()),
+      };
+    });
+    await assert.rejects(refused, hasCode("E_LOCKED"));
+    // (An OPFS backend left open keeps its worker alive: one per attempt, until the page ends.)
+    assert.ok(opened > 0);
+    assert.equal(closed, opened);
   });
 });
