@@ -5,7 +5,7 @@
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import type { SqlDatabase, SqlEngine, SqlStatement, SqlValue } from "../lib/sql.ts";
+import type { SqlDatabase, SqlEngine, SqlRow, SqlStatement, SqlValue } from "../lib/sql.ts";
 
 const PROFILES: Record<string, string> = {
   "sqlite-full": "PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL;",
@@ -54,6 +54,7 @@ function wrapStatement(statement: StatementSync): SqlStatement {
   return {
     run: (...params: SqlValue[]) => void statement.run(...params),
     get: (...params: SqlValue[]) => statement.get(...params) as never,
+    all: (...params: SqlValue[]) => statement.all(...params) as SqlRow[],
     each(params, fn) {
       for (const row of statement.iterate(...params)) fn(row as never);
     },

@@ -95,6 +95,11 @@ function wrapStatement(statement: Oo1Stmt): SqlStatement {
       statement.reset();
       return row;
     },
+    all(...params) {
+      const rows: SqlRow[] = [];
+      this.each(params, (row) => rows.push(row));
+      return rows;
+    },
     each(params, fn) {
       bind(params);
       while (statement.step()) fn(statement.get({}) as SqlRow);

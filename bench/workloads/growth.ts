@@ -53,10 +53,10 @@ export const GROWTH: readonly SqlBenchWorkload[] = [
   grown(writeAll, "G04.v1", "Write all items + close", (n) => [
     { label: items(n), items: n, close: 1 },
   ]),
-  grown(readCold, "G05.v1", "Read all items, cold", (n) => [{ label: items(n), items: n }]),
+  grown(readCold, "G05.v2", "Read all items, cold", (n) => [{ label: items(n), items: n }]),
   grown(
     filterFreshOpen,
-    "G06.v1",
+    "G06.v2",
     "Filter query, fresh open, no index",
     (n, quick) => [filterVariant(n, n / 100, quick)],
   ),

@@ -149,7 +149,7 @@ function replayTime(id: string, title: string, pace: Pace, paced: string): Bench
 
 const sequentialTime = replayTime(
   "X01a.v1",
-  "Trace replay, a commit each, in a burst",
+  "Trace replay, a commit each, in a burst (grouped into blocks)",
   "burst",
   BURST,
 );

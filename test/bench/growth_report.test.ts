@@ -52,8 +52,8 @@ test("growth: one process's capacity comes from the heap per item at the largest
 
 test("growth rows stay out of charts and run in Deno and Node on two contenders only", () => {
   const made = envelope([
-    row("G05.v1", "10k items", "cairn", around(20)),
-    row("G05.v1", "10k items", "sqlite-wal", around(10)),
+    row("G05.v2", "10k items", "cairn", around(20)),
+    row("G05.v2", "10k items", "sqlite-wal", around(10)),
   ]);
   const [line] = tableLines(made.runtimes.deno!);
   assert.equal(line.family, "growth");
@@ -65,7 +65,7 @@ test("growth rows stay out of charts and run in Deno and Node on two contenders 
   const cells = plannedCells("node", settings);
   assert.deepEqual([...new Set(cells.map((c) => c.contender.id))].sort(), ["cairn", "sqlite-wal"]);
   assert.deepEqual(
-    [...new Set(cells.filter((c) => c.workload.id === "G05.v1").map((c) => c.variant.items))],
+    [...new Set(cells.filter((c) => c.workload.id === "G05.v2").map((c) => c.variant.items))],
     [10_000, 100_000, 1_000_000],
   );
 });

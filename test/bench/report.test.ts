@@ -34,8 +34,8 @@ const RUN = envelope([
     reason: "in-memory database: there is nothing to reopen",
   }),
   // A cached result against a query run again: in the table, out of the charts.
-  row("W13.v1", "100k → 10k", "cairn", around(0.033)),
-  row("W13.v1", "100k → 10k", "sqlite-wal", around(60_745)),
+  row("W13.v2", "100k → 10k", "cairn", around(0.033)),
+  row("W13.v2", "100k → 10k", "sqlite-wal", around(60_745)),
   // Memory that did not grow is no figure.
   row("M01.v4", "100k items · every value read · RSS", "cairn", around(105)),
   row("M01.v4", "100k items · every value read · RSS", "sqlite-wal", [0.37, -813, 0.41]),
@@ -106,9 +106,9 @@ test("rows comparing different work stay in the tables, labelled, and out of cha
   const summary = summaryChart(rt, ["cairn"])!;
   assert.ok(!summary.includes(">Queries<"), "nor a queries summary");
   assert.match(summary, /Left out: W13 \(Cairn's cached live result/);
-  const lines = tableLines(RUN.runtimes.deno!).filter((l) => l.workload === "W13.v1");
+  const lines = tableLines(RUN.runtimes.deno!).filter((l) => l.workload === "W13.v2");
   const table = textTable(lines, INFO.contenders);
-  assert.match(table.rows[0][0], /^W13\.v1 Filter query, warm \(compares Cairn's cached/);
+  assert.match(table.rows[0][0], /^W13\.v2 Filter query, warm \(compares Cairn's cached/);
   assert.equal(table.rows[0][table.header.indexOf("Cairn vs SQL WAL")], "1/1,840,758 · faster");
 });
 
@@ -195,7 +195,7 @@ test("text rows compare Cairn with Yjs, then Automerge, and say which targets ar
   const { markdown } = buildReport(text, "bench/results/test.json");
   assert.match(
     markdown,
-    /\| X01a\.v1 Trace replay, a commit each, in a burst \| whole trace \| Cairn ≤ 3× Yjs \| \*\*missed\*\* \(5\.0×\) \|/,
+    /\| X01a\.v1 Trace replay, a commit each, in a burst \(grouped into blocks\) \| whole trace \| Cairn ≤ 3× Yjs \| \*\*missed\*\* \(5\.0×\) \|/,
   );
   assert.ok(renderRuntimeTable("deno", result).includes("↳ targets: Cairn ≤ 3× Yjs: missed"));
 });
