@@ -96,6 +96,22 @@ class Replica {
     for (const op of ops) this.doc.apply(op, session);
     this.applied[block[0].author] += block.length;
   }
+
+  /** Receives some of the other replicas' edits that it can apply, in causal order, in blocks. */
+  receiveSomeOf(replicas: readonly Replica[], random: () => number, sessions: readonly string[]) {
+    for (const other of replicas) {
+      if (other === this) continue;
+      let block: Edit[] = [];
+      for (const edit of other.edits) {
+        if (random() < 0.7 && this.canApply(edit, block.length)) block.push(edit);
+        else if (block.length > 0) {
+          this.receive(block, sessions);
+          block = [];
+        }
+      }
+      this.receive(block, sessions);
+    }
+  }
 }
 
 function word(random: () => number, size: number): string {
@@ -157,18 +173,7 @@ test(`text CRDT: ${SCHEDULES} random schedules of 2–5 replicas converge to the
         }
       } else {
         // Receive some of the other replicas' edits, in causal order, in blocks.
-        for (const other of replicas) {
-          if (other === replica) continue;
-          let block: Edit[] = [];
-          for (const edit of other.edits) {
-            if (random() < 0.7 && replica.canApply(edit, block.length)) block.push(edit);
-            else if (block.length > 0) {
-              replica.receive(block, sessions);
-              block = [];
-            }
-          }
-          replica.receive(block, sessions);
-        }
+        replica.receiveSomeOf(replicas, random, sessions);
       }
       orders.push(order(replica.doc));
     }
@@ -503,18 +508,7 @@ test(`text CRDT: an insert whose right origin does not stand after its left one 
         hostile.push({ ops, session, seen: [...replica.applied], tried: new Set() });
         tryHostile(replica);
       } else {
-        for (const other of replicas) {
-          if (other === replica) continue;
-          let block: Edit[] = [];
-          for (const edit of other.edits) {
-            if (random() < 0.7 && replica.canApply(edit, block.length)) block.push(edit);
-            else if (block.length > 0) {
-              replica.receive(block, sessions);
-              block = [];
-            }
-          }
-          replica.receive(block, sessions);
-        }
+        replica.receiveSomeOf(replicas, random, sessions);
         tryHostile(replica);
       }
     }

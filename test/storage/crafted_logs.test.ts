@@ -15,6 +15,7 @@ import { jsonlLog } from "../../src/storage/jsonl_log.ts";
 import { RangeChecksums } from "../../src/storage/range_checksums.ts";
 import { newAuthor, trustedChain } from "../harness/blocks.ts";
 import { seededRandom } from "../harness/random.ts";
+import { concatBytes } from "../harness/concat_bytes.ts";
 
 /** `bytes` as a source that counts the bytes read from it. */
 function countingSource(bytes: Uint8Array): ByteSource & { read_: number } {
@@ -28,16 +29,6 @@ function countingSource(bytes: Uint8Array): ByteSource & { read_: number } {
     },
   };
   return source;
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let pos = 0;
-  for (const part of parts) {
-    out.set(part, pos);
-    pos += part.length;
-  }
-  return out;
 }
 
 /** A record of 13 KB: long enough to be checksummed by range after damage. */
@@ -112,7 +103,7 @@ test("binary log: overlapping fake records after damage cost a bounded read each
     view.setUint32(at + 4, total - (count - i) - (header.length + at) - 12, true);
     view.setUint32(at + 8, 0x12345678, true);
   }
-  const bytes = concat([header, fakes, tail]);
+  const bytes = concatBytes([header, fakes, tail]);
   for (const window of [4096, 64 * 1024, undefined]) {
     const source = countingSource(bytes);
     const scan = await binaryLog.scan(source, suite, { window });
@@ -135,7 +126,7 @@ test("binary log: intact records after damage, long and short, are all kept", as
   const header = binaryLog.header();
   const garbage = new Uint8Array(100).fill(0xc1);
   const records = [small[0], big, small[1], big, small[2]].map((b) => binaryLog.encode([b]).bytes);
-  const bytes = concat([header, garbage, ...records]);
+  const bytes = concatBytes([header, garbage, ...records]);
   for (const window of [1, 4096, undefined]) {
     const scan = await binaryLog.scan(bytes, suite, { window });
     assert.deepEqual(
@@ -153,7 +144,7 @@ test("jsonl log: a line of many fake records still yields the real one at its en
   const record = jsonlLog.encode([real]).bytes;
   // A line that lost its "\n": 20,000 fake record starts, then the real record.
   const fakes = new TextEncoder().encode(`{"crc":"00000000","block":`.repeat(20_000));
-  const bytes = concat([header, fakes, record]);
+  const bytes = concatBytes([header, fakes, record]);
   const scan = await jsonlLog.scan(bytes, suite);
   assert.deepEqual(scan.blocks.map((block) => block.hash), [real.hash]);
   assert.deepEqual(

@@ -13,6 +13,7 @@ import { convertLog, LOG_FORMATS, logFormatForFile } from "../../src/storage/log
 import type { LogFormat, LogScan } from "../../src/storage/log_format.ts";
 import { type Author, blockFields, newAuthor } from "../harness/blocks.ts";
 import { seededRandom } from "../harness/random.ts";
+import { concatBytes } from "../harness/concat_bytes.ts";
 
 interface Fixture {
   suite: CryptoSuite;
@@ -75,7 +76,7 @@ function smallFields(author: Author, seq: number, title: string) {
 /** A log file of `blocks`, each appended on its own, and where each record starts and ends. */
 function buildLog(format: LogFormat, blocks: readonly SealedBlock[]) {
   const parts = [format.header(), ...blocks.map((block) => format.encode([block]).bytes)];
-  const bytes = concat(parts);
+  const bytes = concatBytes(parts);
   const records: { start: number; end: number }[] = [];
   let pos = parts[0].length;
   for (const part of parts.slice(1)) {
@@ -83,16 +84,6 @@ function buildLog(format: LogFormat, blocks: readonly SealedBlock[]) {
     pos += part.length;
   }
   return { bytes, records, headerLength: parts[0].length };
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let pos = 0;
-  for (const part of parts) {
-    out.set(part, pos);
-    pos += part.length;
-  }
-  return out;
 }
 
 const hashes = (blocks: readonly SealedBlock[]) => blocks.map((block) => block.hash);
@@ -118,7 +109,7 @@ for (const format of LOG_FORMATS) {
 
   test(`${name} log: round trip of signed and trusted blocks keeps bodies and signatures`, async () => {
     const { suite, varied } = await setup();
-    const bytes = concat([format.header(), format.encode(varied).bytes]);
+    const bytes = concatBytes([format.header(), format.encode(varied).bytes]);
     const scan = await format.scan(bytes, suite);
     assertIntact(scan, varied, bytes.length);
     for (let i = 0; i < varied.length; i++) {
@@ -132,7 +123,7 @@ for (const format of LOG_FORMATS) {
 
   test(`${name} log: one encode of many blocks equals one append per block`, async () => {
     const { varied } = await setup();
-    const single = concat([format.header(), format.encode(varied).bytes]);
+    const single = concatBytes([format.header(), format.encode(varied).bytes]);
     assert.deepEqual(buildLog(format, varied).bytes, single);
     assert.equal(format.encode([]).bytes.length, 0);
   });
@@ -193,7 +184,7 @@ for (const format of LOG_FORMATS) {
       }
       // What a writer does next: cut to validEnd, append appendFirst, then the remaining blocks.
       const kept = scan.blocks.length;
-      const repaired = concat([
+      const repaired = concatBytes([
         bytes.subarray(0, scan.validEnd),
         scan.appendFirst,
         format.encode(blocks.slice(kept)).bytes,
@@ -271,7 +262,7 @@ for (const format of LOG_FORMATS) {
       } catch (err) {
         assert.ok(isCairnError(err, "E_NOT_A_LOG"), `${where}: ${err}`);
       }
-      const afterHeader = await format.scan(concat([header, garbage]), suite);
+      const afterHeader = await format.scan(concatBytes([header, garbage]), suite);
       assert.deepEqual(afterHeader.blocks, [], where);
       assert.equal(afterHeader.validEnd, header.length, where);
       assert.deepEqual(afterHeader.tornTail?.offset, header.length, where);
@@ -282,7 +273,7 @@ for (const format of LOG_FORMATS) {
     const { suite, small } = await setup();
     const other = OTHER[name];
     await assert.rejects(format.scan(other.header(), suite), hasCode("E_NOT_A_LOG"));
-    const otherLog = concat([other.header(), other.encode(small).bytes]);
+    const otherLog = concatBytes([other.header(), other.encode(small).bytes]);
     await assert.rejects(format.scan(otherLog, suite), hasCode("E_NOT_A_LOG"));
     await assert.rejects(format.scan(other.encode(small).bytes, suite), hasCode("E_NOT_A_LOG"));
   });
@@ -290,7 +281,7 @@ for (const format of LOG_FORMATS) {
   test(`${name} log: converted to the other format and back gives the same bytes`, async () => {
     const { suite, varied } = await setup();
     const other = OTHER[name];
-    const original = concat([format.header(), format.encode(varied).bytes]);
+    const original = concatBytes([format.header(), format.encode(varied).bytes]);
     const there = await convertLog(original, format, other, suite);
     assert.equal(there.blocks, varied.length);
     assert.deepEqual(there.damaged, []);
@@ -318,7 +309,7 @@ test("binary log: header is CAIRNB + u16 LE version 1; records are magic | len |
 
 test("binary log: a newer version is E_UNSUPPORTED_VERSION, version 0 is E_NOT_A_LOG", async () => {
   const { suite, small } = await setup();
-  const newer = concat([binaryLog.header(), binaryLog.encode(small).bytes]);
+  const newer = concatBytes([binaryLog.header(), binaryLog.encode(small).bytes]);
   newer[6] = 2;
   await assert.rejects(binaryLog.scan(newer, suite), hasCode("E_UNSUPPORTED_VERSION"));
   newer[6] = 0;
@@ -341,11 +332,11 @@ test("binary log: a hostile length is damage or a torn tail, never a huge alloca
   const header = binaryLog.header();
   const hostile = rawRecord(new Uint8Array([1, 2, 3]), 0xffffffff);
   const intact = binaryLog.encode(small.slice(0, 2)).bytes;
-  const middle = await binaryLog.scan(concat([header, hostile, intact]), suite);
+  const middle = await binaryLog.scan(concatBytes([header, hostile, intact]), suite);
   assert.deepEqual(hashes(middle.blocks), hashes(small.slice(0, 2)));
   assert.deepEqual(middle.damaged.map((d) => [d.offset, d.length]), [[8, hostile.length]]);
   assert.match(middle.damaged[0].reason, /past the end/);
-  const end = await binaryLog.scan(concat([header, intact, hostile]), suite);
+  const end = await binaryLog.scan(concatBytes([header, intact, hostile]), suite);
   assert.deepEqual(hashes(end.blocks), hashes(small.slice(0, 2)));
   assert.deepEqual(end.tornTail, { offset: 8 + intact.length, length: hostile.length });
 });
@@ -356,7 +347,7 @@ test("binary log: a record whose checksum holds but whose block does not decode 
   const undecodable = rawRecord(ascii("not a block"));
   const before = binaryLog.encode([small[0]]).bytes;
   const after = binaryLog.encode([small[1]]).bytes;
-  const bytes = concat([header, before, undecodable, after]);
+  const bytes = concatBytes([header, before, undecodable, after]);
   const scan = await binaryLog.scan(bytes, suite);
   assert.deepEqual(hashes(scan.blocks), hashes(small.slice(0, 2)));
   assert.equal(scan.damaged.length, 1);
@@ -364,7 +355,7 @@ test("binary log: a record whose checksum holds but whose block does not decode 
   assert.equal(scan.damaged[0].length, undecodable.length);
   assert.match(scan.damaged[0].reason, /does not decode/);
   // At the end it was still completely written: reported as damage and not cut away.
-  const atEnd = await binaryLog.scan(concat([header, before, undecodable]), suite);
+  const atEnd = await binaryLog.scan(concatBytes([header, before, undecodable]), suite);
   assert.equal(atEnd.tornTail, undefined);
   assert.equal(atEnd.damaged.length, 1);
   assert.equal(atEnd.validEnd, 8 + before.length + undecodable.length);
@@ -372,7 +363,7 @@ test("binary log: a record whose checksum holds but whose block does not decode 
 
 test("jsonl log: every line is JSON a person can read; crc covers the block text", async () => {
   const { small } = await setup();
-  const lines = text(concat([jsonlLog.header(), jsonlLog.encode(small).bytes])).split("\n");
+  const lines = text(concatBytes([jsonlLog.header(), jsonlLog.encode(small).bytes])).split("\n");
   assert.equal(lines.pop(), "");
   assert.equal(lines[0], `{"cairn":"log","format":"jsonl","version":1}`);
   for (const [i, line] of lines.slice(1).entries()) {
@@ -388,7 +379,7 @@ test("jsonl log: every line is JSON a person can read; crc covers the block text
 test("jsonl log: a newer version is E_UNSUPPORTED_VERSION; other headers are E_NOT_A_LOG", async () => {
   const { suite, small } = await setup();
   const records = jsonlLog.encode(small).bytes;
-  const withHeader = (line: string) => concat([ascii(line), records]);
+  const withHeader = (line: string) => concatBytes([ascii(line), records]);
   await assert.rejects(
     jsonlLog.scan(withHeader(`{"cairn":"log","format":"jsonl","version":2,"extra":true}\n`), suite),
     hasCode("E_UNSUPPORTED_VERSION"),
@@ -426,7 +417,7 @@ test("jsonl log: a line whose crc holds but whose block does not decode is damag
   const header = jsonlLog.header();
   const before = jsonlLog.encode([small[0]]).bytes;
   const scan = await jsonlLog.scan(
-    concat([header, before, bad, jsonlLog.encode([small[1]]).bytes]),
+    concatBytes([header, before, bad, jsonlLog.encode([small[1]]).bytes]),
     suite,
   );
   assert.deepEqual(hashes(scan.blocks), hashes(small.slice(0, 2)));

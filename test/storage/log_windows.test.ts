@@ -19,6 +19,7 @@ import { LOG_FORMATS } from "../../src/storage/log_convert.ts";
 import type { LogFormat, LogScan } from "../../src/storage/log_format.ts";
 import { type Author, blockFields, newAuthor } from "../harness/blocks.ts";
 import { recordSpans } from "../harness/log_records.ts";
+import { concatBytes } from "../harness/concat_bytes.ts";
 
 interface Fixture {
   suite: CryptoSuite;
@@ -65,16 +66,6 @@ function bigFields(author: Author) {
     prev: "",
     commits: [commit],
   };
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let pos = 0;
-  for (const part of parts) {
-    out.set(part, pos);
-    pos += part.length;
-  }
-  return out;
 }
 
 /**
@@ -193,14 +184,14 @@ function damaged(
     case "cut":
       return bytes.slice(0, at);
     case "remove":
-      return concat([bytes.subarray(0, at), bytes.subarray(at + hit.length)]);
+      return concatBytes([bytes.subarray(0, at), bytes.subarray(at + hit.length)]);
     case "insert":
-      return concat([bytes.subarray(0, at), hit.bytes, bytes.subarray(at)]);
+      return concatBytes([bytes.subarray(0, at), hit.bytes, bytes.subarray(at)]);
     case "recordStart": {
       const length = new Uint8Array(4);
       new DataView(length.buffer).setUint32(0, hit.length, true);
       const start = RECORD_START[format.name][hit.which];
-      return concat([bytes.subarray(0, at), start, length, hit.tail, bytes.subarray(at)]);
+      return concatBytes([bytes.subarray(0, at), start, length, hit.tail, bytes.subarray(at)]);
     }
   }
 }
@@ -215,7 +206,10 @@ for (const format of LOG_FORMATS) {
         fc.oneof(fc.integer({ min: 1, max: 16 }), fc.integer({ min: 17, max: 700 })),
         fc.boolean(),
         async (picked, hits, window, asSource) => {
-          let bytes = concat([format.header(), format.encode(picked.map((i) => blocks[i])).bytes]);
+          let bytes = concatBytes([
+            format.header(),
+            format.encode(picked.map((i) => blocks[i])).bytes,
+          ]);
           // Spans of the intact log: later damage lands near where records were.
           const spans = recordSpans(format.name, bytes);
           for (const hit of hits) bytes = damaged(format, bytes, spans, hit);
@@ -231,7 +225,10 @@ for (const format of LOG_FORMATS) {
   test(`${format.name} log: a window reads no more than its size, except to hold a larger record`, async () => {
     const { suite, blocks } = await setup();
     const small = blocks.slice(0, 12);
-    const bytes = concat([format.header(), format.encode([...small, blocks[12], ...small]).bytes]);
+    const bytes = concatBytes([
+      format.header(),
+      format.encode([...small, blocks[12], ...small]).bytes,
+    ]);
     const record = format.encode([blocks[12]]).bytes.length;
     const window = 1024;
     assert.ok(record > 4 * window, `the large record (${record} bytes) outgrows the window`);
@@ -258,7 +255,7 @@ test("binary log: a hostile length inside the file but past the window is damage
   const frame = new Uint8Array(12);
   frame.set([0xc1, 0x52, 0x45, 0x43]);
   new DataView(frame.buffer).setUint32(4, intact.length - 100, true);
-  const bytes = concat([header, frame, intact]);
+  const bytes = concatBytes([header, frame, intact]);
   const whole = await outcome(binaryLog.scan(bytes, suite));
   assert.deepEqual(
     whole.damaged?.map((d) => [d.offset, d.length, d.reason]),

@@ -26,6 +26,7 @@ import { trustedChain } from "../harness/blocks.ts";
 import { FailingCalls, faultyBackend } from "../harness/faulty_backend.ts";
 import { recordSpans } from "../harness/log_records.ts";
 import { withScratchBackend } from "../harness/scratch_backend.ts";
+import { concatBytes } from "../harness/concat_bytes.ts";
 
 /**
  * Windows that end inside frames, magics and lines, and the default (32 MiB: one window). Not
@@ -55,15 +56,7 @@ async function withWindow<T>(window: number | undefined, body: () => Promise<T>)
   }
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let pos = 0;
-  for (const part of parts) {
-    out.set(part, pos);
-    pos += part.length;
-  }
-  return out;
-}
+const concat = (...parts: Uint8Array[]) => concatBytes(parts);
 
 function plain(scan: LogScan) {
   return {
