@@ -83,10 +83,10 @@ test("useItem: an item another device wrote under a schema this app lacks is und
     theirs.create(Task, { title: "old", done: false }, { key: "t1" });
     theirs.create(TaskV2, { title: "new", done: false }, { key: "t2" });
     await ours.importBlocks(await theirs.exportBlocks());
-    function Row(props: { taskKey: string; schema?: typeof Task }) {
+    const Row = (props: { taskKey: string; schema?: typeof Task }) => {
       const task = useItem(ours, props.taskKey, props.schema);
       return createElement("li", null, task ? String(task.title) : "unavailable");
-    }
+    };
     const rows = ["t1", "t2"].flatMap((taskKey) => [
       createElement(Row, { taskKey }),
       createElement(Row, { taskKey, schema: Task }),
