@@ -110,8 +110,9 @@ export const CONTENDERS: readonly ContenderInfo[] = [
     runtimes: ["browser"],
     requires: [],
     description: "@sqlite.org/sqlite-wasm in a dedicated worker on the opfs-sahpool VFS, " +
-      'flags "c", PRAGMA locking_mode=EXCLUSIVE, journal_mode=DELETE, synchronous=FULL ' +
-      "(defaults). The page sends one message per workload; the worker times it.",
+      'flags "c", PRAGMA locking_mode=EXCLUSIVE, journal_mode=WAL, synchronous=NORMAL (as the ' +
+      "Deno and Node baseline; the defaults until 2026-11-27, a rollback journal synced at every " +
+      "commit). The page sends one message per workload; the worker times it.",
   },
   {
     id: "yjs",
