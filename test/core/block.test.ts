@@ -417,8 +417,8 @@ test("block: each malformed field is E_CORRUPT_ENCODING", async () => {
     ["seq 0", withField(3, 0)],
     ["fractional seq", withField(3, 1.5)],
     ["a hash as prev of the first block", withField(4, "x".repeat(43))],
-    ["prev of the first block not a repository path", withField(4, "data/todos")],
-    ["a repository path as prev of a later block", withField(3, 2).with(4, "/data/todos")],
+    ["prev of the first block not a repository path", withField(4, "data/notes")],
+    ["a repository path as prev of a later block", withField(3, 2).with(4, "/data/notes")],
     ["no prev on a later block", withField(3, 2)],
     ["prev not a hash", withField(3, 2).with(4, "not-a-hash")],
     ["no commits", withField(5, [])],
@@ -562,33 +562,33 @@ test("block: malformed JSON blocks are E_CORRUPT_ENCODING", async () => {
 
 test("block chain: blocks that continue the chain are accepted", async () => {
   const { alice } = await setup();
-  const first = await sealAs(alice, fieldsOf(alice, { count: 2, prev: "/data/todos" }));
-  checkChain(undefined, first, "/data/todos");
+  const first = await sealAs(alice, fieldsOf(alice, { count: 2, prev: "/data/notes" }));
+  checkChain(undefined, first, "/data/notes");
   const second = await sealAs(
     alice,
     fieldsOf(alice, { seq: 2, prev: first.hash, firstCommitSeq: 3 }),
   );
-  checkChain({ seq: 1, hash: first.hash, lastCommitSeq: 2 }, second, "/data/todos");
+  checkChain({ seq: 1, hash: first.hash, lastCommitSeq: 2 }, second, "/data/notes");
 });
 
 test("block chain: a chain is bound to the repository its first block names; an unbound one to none", async () => {
   const { alice } = await setup();
-  const bound = await sealAs(alice, fieldsOf(alice, { prev: "/data/todos" }));
+  const bound = await sealAs(alice, fieldsOf(alice, { prev: "/data/notes" }));
   assert.equal(
     (await decodeBlock(encodeBlock(bound), (await setup()).suite)).block.prev,
-    "/data/todos",
+    "/data/notes",
   );
-  checkChain(undefined, bound, "/data/todos");
+  checkChain(undefined, bound, "/data/notes");
   assert.throws(
     () => checkChain(undefined, bound, "/data/other"),
     (err) =>
       isCairnError(err, "E_CHAIN_FORK") &&
-      /in \/data\/todos, not in \/data\/other/.test(err.message),
+      /in \/data\/notes, not in \/data\/other/.test(err.message),
     "replayed into another repository",
   );
   // Begun before chains were bound (prev ""): taken in any repository.
   const unbound = await sealAs(alice, fieldsOf(alice, {}));
-  checkChain(undefined, unbound, "/data/todos");
+  checkChain(undefined, unbound, "/data/notes");
   checkChain(undefined, unbound, "/data/other");
 });
 
@@ -616,6 +616,6 @@ test("block chain: gaps, forks and stale blocks are told apart", async () => {
     ["a block behind the tip", { ...tip, seq: 5 }, await next({}), "E_CHAIN_STALE"],
   ];
   for (const [what, previous, sealed, code] of cases) {
-    assert.throws(() => checkChain(previous, sealed, "/data/todos"), hasCode(code), what);
+    assert.throws(() => checkChain(previous, sealed, "/data/notes"), hasCode(code), what);
   }
 });
