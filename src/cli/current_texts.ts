@@ -1,38 +1,30 @@
 /**
  * The current text of every text field of a repository read without its schemas
  * (stored_database.ts). Only a schema says which fields are text, so without it an item's value
- * holds such a field as the edits its last commit carried (`[[7,5]]`), not as its text, and the
- * documents that hold the text are the repository's own (repo/text_fields.ts). Its change events
- * carry every change those documents go through, in order — what an editor applies to stay in
- * step — so the texts are followed here from them, as an editor would.
+ * holds such a field as the edits its last commit carried (`[[7,5]]`), not as its text; the
+ * documents that hold the text are the repository's own (repo/text_fields.ts), read here once
+ * its blocks are applied.
  */
-import type { FieldRecord, WireValue } from "../core/commit.ts";
-import { ChunkedText } from "../core/text/chunked_text.ts";
+import type { FieldRecord } from "../core/commit.ts";
 import type { Repository } from "../repo/repository.ts";
+import { holdsTextEdits } from "../repo/text_fields.ts";
 
 export class CurrentTexts {
   /** Item key → text field → its text. */
-  readonly #texts = new Map<string, Map<string, ChunkedText>>();
+  readonly #texts = new Map<string, Map<string, string>>();
 
-  /** Follows `repository`'s text documents: made before it applies anything. */
-  constructor(repository: Pick<Repository, "onChange">) {
-    repository.onChange(({ key, text }) => {
-      if (text === undefined) return;
+  /** The texts `repository` holds now. */
+  constructor(repository: Pick<Repository, "heldTexts">) {
+    for (const [key, field, text] of repository.heldTexts()) {
       let fields = this.#texts.get(key);
       if (!fields) this.#texts.set(key, fields = new Map());
-      for (const { field, changes } of text) {
-        let current = fields.get(field) ?? ChunkedText.EMPTY;
-        for (const { index, deleted, inserted } of changes) {
-          current = current.splice(index, deleted, inserted);
-        }
-        fields.set(field, current);
-      }
-    });
+      fields.set(field, text);
+    }
   }
 
   /** The text of item `key`'s field `field`, if it is held as text (a deleted item's too). */
   text(key: string, field: string): string | undefined {
-    return this.#texts.get(key)?.get(field)?.toString();
+    return this.#texts.get(key)?.get(field);
   }
 
   /** Every item key and field held as text. */
@@ -52,19 +44,11 @@ export class CurrentTexts {
     const texts = this.#texts.get(key);
     let value: FieldRecord | undefined;
     for (const field in wire) {
-      const text = texts?.get(field) ?? (isTextEdits(wire[field]) ? ChunkedText.EMPTY : undefined);
+      const text = texts?.get(field) ?? (holdsTextEdits(wire[field]) ? "" : undefined);
       if (text === undefined) continue;
       value ??= { ...wire };
-      value[field] = text.toString();
+      value[field] = text;
     }
     return value ?? wire;
   }
-}
-
-/**
- * Whether a field's value has the form of text edits: a list of lists, the form no other field
- * type has, by which a repository tells them without the schema (repo/text_fields.ts).
- */
-function isTextEdits(value: WireValue | undefined): boolean {
-  return Array.isArray(value) && value.length > 0 && Array.isArray(value[0]);
 }

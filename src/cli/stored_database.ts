@@ -158,7 +158,6 @@ export async function readStoredRepository(
     clock: new HybridClock(),
     isTrusted: () => true,
   });
-  const texts = new CurrentTexts(repository);
   let unsigned = 0;
   const badSignatures: BlockProblem[] = [];
   const verified: SealedBlock[] = [];
@@ -186,6 +185,7 @@ export async function readStoredRepository(
     }
   }
   const report = await repository.load(verified);
+  const texts = new CurrentTexts(repository);
   return {
     path,
     logName,

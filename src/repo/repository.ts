@@ -280,11 +280,13 @@ export class Repository {
    * its own numbers, so an item copied from there with its key may hold one already.
    */
   newKey(): string {
-    let seq = this.#commitSeq + 1;
-    let key = this.#generatedKeys.make(seq);
-    while (this.#items.has(key)) key = this.#generatedKeys.make(++seq);
-    this.#items.rememberGenerated(key, seq);
-    return key;
+    for (let seq = this.#commitSeq + 1;; seq++) {
+      const key = this.#generatedKeys.make(seq);
+      // Remembered first: the check and the create's own lookup then neither parse nor hash it
+      // again.
+      this.#items.rememberGenerated(key, seq);
+      if (!this.#items.has(key)) return key;
+    }
   }
 
   onChange(listener: (change: ItemChange) => void): () => void {
@@ -599,6 +601,14 @@ export class Repository {
       heldBackCommits: this.#heldBack.size,
       heldBackItems: this.#heldBack.items(),
     };
+  }
+
+  /**
+   * @internal Every text field held as a document, with its text now: for a tool that reads a
+   * repository without its schemas (the CLI), whose items' values hold such fields as edits.
+   */
+  heldTexts(): IterableIterator<[key: string, field: string, text: string]> {
+    return this.#texts.texts();
   }
 
   /** Encoded blocks a peer at `since` lacks, in an order it can apply (causal). */

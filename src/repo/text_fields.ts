@@ -72,6 +72,12 @@ export class TextFields {
     return texts;
   }
 
+  /** Every document's text now, a restored checkpoint's too (made as they are asked for). */
+  *texts(): IterableIterator<[key: string, field: string, text: string]> {
+    for (const [key, field] of this.#stored?.texts() ?? []) this.doc(key, field);
+    for (const [key, field, doc] of this.all()) yield [key, field, doc.value.toString()];
+  }
+
   doc(key: string, field: string): TextDoc | undefined {
     const held = this.#docs.get(key)?.get(field);
     if (held) return held;
@@ -247,10 +253,7 @@ export class TextFields {
    */
   #editedFields(schemaId: string, record: FieldRecord): readonly string[] {
     if (this.#registry.get(schemaId)) return this.fieldsOf(schemaId);
-    return Object.keys(record).filter((field) => {
-      const value = record[field];
-      return Array.isArray(value) && value.length > 0 && Array.isArray(value[0]);
-    });
+    return Object.keys(record).filter((field) => holdsTextEdits(record[field]));
   }
 
   /** Whether `field` of `key` is held as a document (its value merges as one, not by diff). */
@@ -269,4 +272,9 @@ const EMPTY = new TextDoc();
 
 function changedRecord(commit: Commit): FieldRecord | undefined {
   return commit.kind === "value" ? commit.value : commit.kind === "delta" ? commit.set : undefined;
+}
+
+/** Whether a field's value has the form of text edits: a list of lists, no other type's form. */
+export function holdsTextEdits(value: WireValue | undefined): boolean {
+  return Array.isArray(value) && value.length > 0 && Array.isArray(value[0]);
 }
