@@ -503,10 +503,11 @@ export class LiveQuery<R> {
   /**
    * @internal New versions of these namespaces were registered. A query without a schema shows
    * each item through its namespace's newest version, so the result elements made before are
-   * made again: a field only the new version has would fail to read through them.
+   * made again: a field only the new version has would fail to read through them. Returns
+   * whether it is such a query (its matches may change too).
    */
-  newestVersionsChanged(namespaces: ReadonlySet<string>): void {
-    if (this.#schema !== undefined || this.#closed) return;
+  newestVersionsChanged(namespaces: ReadonlySet<string>): boolean {
+    if (this.#schema !== undefined || this.#closed) return false;
     let dropped = false;
     for (const member of this.#members.values()) {
       if (member.view !== undefined && namespaces.has(this.#host.nsOf(member.schema))) {
@@ -514,10 +515,12 @@ export class LiveQuery<R> {
         dropped = true;
       }
     }
-    if (!dropped) return;
-    this.#generation++;
-    this.#resultsChanged = true;
-    this.#queue();
+    if (dropped) {
+      this.#generation++;
+      this.#resultsChanged = true;
+      this.#queue();
+    }
+    return true;
   }
 
   /** The results changed from rank `rank` on: a new generation, unless beyond the limit. */

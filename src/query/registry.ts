@@ -192,13 +192,16 @@ export class QueryRegistry<R> implements QueryHost<R> {
    */
   reconsider(schemaIds: ReadonlySet<string>): void {
     if (this.#ended !== undefined) return;
-    // Items of those namespaces under older versions too: a query without a schema now shows
-    // them through the new version, which its predicate may judge otherwise.
+    // With a query without a schema open, items of those namespaces under older versions too:
+    // it now shows them through the new version, which its predicate may judge otherwise.
     const namespaces = new Set([...schemaIds].map((id) => this.nsOf(id)));
-    for (const query of this.#queryList) query.newestVersionsChanged(namespaces);
+    let newest = false;
+    for (const query of this.#queryList) newest = query.newestVersionsChanged(namespaces) || newest;
+    const affected = (schema: string) =>
+      schemaIds.has(schema) || (newest && namespaces.has(this.nsOf(schema)));
     const keys: string[] = [];
     this.#source.items().forEach((value, key) => {
-      if (value.wire !== undefined && namespaces.has(this.nsOf(value.schema))) keys.push(key);
+      if (value.wire !== undefined && affected(value.schema)) keys.push(key);
     });
     for (const key of keys) this.#onChange(key);
   }
