@@ -79,3 +79,26 @@ export async function trustedChain(
   }
   return blocks;
 }
+
+/**
+ * The fields of `author`'s first block (unbound: `prev` ""): one create of "big" whose title is
+ * `repeats` copies of "a long title " — a record of `13 × repeats` bytes and a little more.
+ */
+export function bigBlockFields(author: Author, repeats: number): BlockFields {
+  return {
+    session: author.session,
+    publicKey: author.key.publicKey,
+    seq: 1,
+    prev: "",
+    commits: [{
+      session: author.session,
+      seq: 1,
+      key: "big",
+      hlc: 1_790_000_000_000 * 1024,
+      parents: [],
+      schema: "task@1",
+      kind: "value",
+      value: { title: "a long title ".repeat(repeats) },
+    }],
+  };
+}

@@ -13,7 +13,7 @@ import { type ByteSource, bytesSource } from "../../src/storage/byte_source.ts";
 import { crc32c } from "../../src/storage/crc32c.ts";
 import { jsonlLog } from "../../src/storage/jsonl_log.ts";
 import { RangeChecksums } from "../../src/storage/range_checksums.ts";
-import { newAuthor, trustedChain } from "../harness/blocks.ts";
+import { bigBlockFields, newAuthor, trustedChain } from "../harness/blocks.ts";
 import { seededRandom } from "../harness/random.ts";
 import { concatBytes } from "../harness/concat_bytes.ts";
 
@@ -34,27 +34,7 @@ function countingSource(bytes: Uint8Array): ByteSource & { read_: number } {
 /** A record of 13 KB: long enough to be checksummed by range after damage. */
 async function bigBlock(): Promise<SealedBlock> {
   const suite = await cryptoSuite();
-  const author = await newAuthor(suite);
-  return await sealBlock(
-    {
-      session: author.session,
-      publicKey: author.key.publicKey,
-      seq: 1,
-      prev: "",
-      commits: [{
-        session: author.session,
-        seq: 1,
-        key: "big",
-        hlc: 1_790_000_000_000 * 1024,
-        parents: [],
-        schema: "task@1",
-        kind: "value",
-        value: { title: "a long title ".repeat(1000) },
-      }],
-    },
-    null,
-    suite,
-  );
+  return await sealBlock(bigBlockFields(await newAuthor(suite), 1000), null, suite);
 }
 
 test("RangeChecksums gives the CRC-32C of any range, reading each byte about once (seeded)", async () => {

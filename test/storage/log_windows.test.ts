@@ -8,7 +8,6 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { sealBlock, type SealedBlock } from "../../src/core/block.ts";
-import type { Commit } from "../../src/core/commit.ts";
 import { isCairnError } from "../../src/core/errors.ts";
 import type { CryptoSuite } from "../../src/core/signing.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
@@ -17,7 +16,7 @@ import type { ByteSource } from "../../src/storage/byte_source.ts";
 import { jsonlLog } from "../../src/storage/jsonl_log.ts";
 import { LOG_FORMATS } from "../../src/storage/log_convert.ts";
 import type { LogFormat, LogScan } from "../../src/storage/log_format.ts";
-import { type Author, blockFields, newAuthor } from "../harness/blocks.ts";
+import { bigBlockFields, blockFields, newAuthor } from "../harness/blocks.ts";
 import { recordSpans } from "../harness/log_records.ts";
 import { concatBytes } from "../harness/concat_bytes.ts";
 
@@ -42,30 +41,10 @@ function setup(): Promise<Fixture> {
     for (const fields of fc.sample(blockFields(bob), { seed: 22, numRuns: 6 })) {
       blocks.push(await sealBlock(fields, null, suite));
     }
-    blocks.push(await sealBlock(bigFields(bob), null, suite));
+    blocks.push(await sealBlock(bigBlockFields(bob, 450), null, suite));
     return { suite, blocks };
   })();
   return fixture;
-}
-
-function bigFields(author: Author) {
-  const commit: Commit = {
-    session: author.session,
-    seq: 1,
-    key: "big",
-    hlc: 1_790_000_000_000 * 1024,
-    parents: [],
-    schema: "task@1",
-    kind: "value",
-    value: { title: "a long title ".repeat(450) },
-  };
-  return {
-    session: author.session,
-    publicKey: author.key.publicKey,
-    seq: 1,
-    prev: "",
-    commits: [commit],
-  };
 }
 
 /**
