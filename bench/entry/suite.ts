@@ -84,13 +84,28 @@ export function workloadContenders(workload: BenchWorkload, runtime: RuntimeName
 /**
  * Every cell a run of `settings` measures in `runtime`, in the order it measures them. The
  * runner and the page count "k of N" and estimate the time left from the same list.
+ *
+ * The contenders of each row take turns going first: in a fixed order the first one would always
+ * run on the quietest heap, before the others' garbage and file-cache churn.
  */
 export function plannedCells(runtime: RuntimeName, settings: Settings): PlannedCell[] {
-  return selectWorkloads(settings.filter).flatMap((workload) =>
-    workload.variants(settings.quick).flatMap((variant) =>
-      workloadContenders(workload, runtime).map((contender) => ({ workload, variant, contender }))
-    )
+  const rows = selectWorkloads(settings.filter).flatMap((workload) =>
+    workload.variants(settings.quick).map((variant) => ({ workload, variant }))
   );
+  return rows.flatMap(({ workload, variant }, index) =>
+    rotated(workloadContenders(workload, runtime), index).map((contender) => ({
+      workload,
+      variant,
+      contender,
+    }))
+  );
+}
+
+/** `list` starting at its element `by` (modulo its length), the ones before it moved to the end. */
+export function rotated<T>(list: readonly T[], by: number): T[] {
+  if (list.length === 0) return [];
+  const start = by % list.length;
+  return [...list.slice(start), ...list.slice(0, start)];
 }
 
 /**

@@ -61,8 +61,10 @@ export interface OpenSteps {
   prepareSelect?: boolean;
 }
 
-/** SQLite WASM on OPFS in a worker the page started for one sample. */
+/** SQLite WASM in a worker the page started for one sample, its WebAssembly loaded. */
 export interface WorkerSqlite {
+  /** Installs the opfs-sahpool VFS on the pool `pool` (kept if it exists). */
+  install(pool: string): Promise<void>;
   /** Opens (creating when missing) the database `name`, then the steps; it stays open. */
   open(name: string, steps: OpenSteps): Promise<void>;
   /** Closes what is open, removes `remove` if given, lets go of the pool and ends the worker. */
@@ -71,8 +73,8 @@ export interface WorkerSqlite {
 
 /** What a SQLite side run by the page itself gets (see `SqlWorkload.sqliteInPage`). */
 export interface PageSqlCtx {
-  /** A new worker that loads SQLite WASM and installs the OPFS pool `pool` (kept if it exists). */
-  startWorker(pool: string): Promise<WorkerSqlite>;
+  /** A new worker that has loaded SQLite WASM. */
+  startWorker(): Promise<WorkerSqlite>;
 }
 
 /** `open` of a WorkerSqlite, inside its worker. */

@@ -56,8 +56,8 @@ export const GROWTH: readonly SqlBenchWorkload[] = [
   grown(readCold, "G05.v2", "Read all items, cold", (n) => [{ label: items(n), items: n }]),
   grown(
     filterFreshOpen,
-    "G06.v2",
-    "Filter query, fresh open, no index",
+    "G06.v3",
+    "Open + filter query, no index",
     (n, quick) => [filterVariant(n, n / 100, quick)],
   ),
 ];

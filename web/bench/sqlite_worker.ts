@@ -24,6 +24,10 @@ function reply(message: WorkerReply): void {
 
 self.onmessage = async ({ data }: MessageEvent<WorkerRequest>) => {
   try {
+    if (data.type === "load") {
+      reply({ id: data.id, type: "ready", version: await wasmSqliteVersion() });
+      return;
+    }
     engine ??= wasmOpfsEngine(data.type === "init" ? data.pool : undefined);
     const ctx: SqlCtx = { engine: await engine, rssBytes: () => undefined, gc() {} };
     switch (data.type) {

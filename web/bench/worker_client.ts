@@ -7,6 +7,7 @@ import { NotApplicable, type Plan, type Variant } from "../../bench/lib/types.ts
 import type { OpenSteps, WorkerSqlite } from "../../bench/lib/sql.ts";
 
 export type WorkerRequest =
+  | { id: number; type: "load" }
   | { id: number; type: "init"; pool?: string }
   | { id: number; type: "run"; workload: string; variant: Variant; plan: Plan }
   | { id: number; type: "open"; name: string; steps: OpenSteps }
@@ -50,6 +51,13 @@ export class SqliteWorker {
     return reply.version;
   }
 
+  /** Loads SQLite WASM only (no pool yet); resolves with SQLite's version. */
+  async load(): Promise<string> {
+    const reply = await this.#send({ id: this.#nextId++, type: "load" });
+    if (reply.type !== "ready") throw failure(reply);
+    return reply.version;
+  }
+
   async #expectDone(request: WorkerRequest): Promise<void> {
     const reply = await this.#send(request);
     if (reply.type !== "done") throw failure(reply);
@@ -83,11 +91,12 @@ export class SqliteWorker {
   }
 }
 
-/** A new SQLite worker on the OPFS pool `pool`, for one sample of Chromium's W01/W02. */
-export async function startSqliteWorker(pool: string): Promise<WorkerSqlite> {
+/** A new SQLite worker with its WASM loaded, for one sample of Chromium's W01/W02. */
+export async function startSqliteWorker(): Promise<WorkerSqlite> {
   const worker = new SqliteWorker();
-  await worker.init(pool);
+  await worker.load();
   return {
+    install: async (pool) => void await worker.init(pool),
     open: (name, steps) => worker.open(name, steps),
     stop: (remove) => worker.stop(remove),
   };
