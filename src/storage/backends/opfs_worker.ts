@@ -61,6 +61,8 @@ const openFiles = new Map<number, OpenFile>();
 let nextFileId = 1;
 /** Resolving it lets go of the Web Lock; set while the lock is held. */
 let releaseHeldLock: (() => void) | undefined;
+/** Files whose copy from their temporary file failed in this worker (see writeFileAtomic). */
+const unfinishedCopies = new Set<string>();
 
 function dir(): FileSystemDirectoryHandle {
   if (!directory) throw new Refusal("E_CLOSED", "the OPFS worker has no directory open");
@@ -168,6 +170,7 @@ async function readThrough<T>(
 ): Promise<T | null> {
   const open = openFileNamed(name);
   if (open) return read(open.handle, open.size);
+  await finishCopyIfUnfinished(name);
   const file = await existingFile(name);
   if (!file) return null;
   let handle: SyncAccessHandle;
@@ -190,6 +193,7 @@ async function openAppend(name: string): Promise<Results["openAppend"]> {
   if (openFileNamed(name)) {
     throw new Refusal("E_BAD_ARGUMENT", `"${name}" is already open for appending`);
   }
+  await finishCopyIfUnfinished(name);
   const file = await dir().getFileHandle(name, { create: true });
   const handle = await createSyncHandle(file);
   const id = nextFileId++;
@@ -221,41 +225,92 @@ function closeFile(id: number): void {
 }
 
 /**
- * Writes a temporary file fully, flushes and closes it, then moves it over the target with
- * FileSystemFileHandle.move(), which replaces an existing file in one step (Chromium, Firefox and
- * Safari all ship it for OPFS). Without move() the fallback copies the flushed temporary file's
- * bytes over the target in place: not atomic, but the new content stays complete in the temporary
- * file until the target is flushed, and callers keep only derived files (checkpoints) this way.
+ * Replaces `name` with `bytes` so that a crash leaves the old content or the new. The bytes go to
+ * `<name>.tmp` first, flushed and closed; then FileSystemFileHandle.move() puts that file over
+ * the target in one step (Chromium, Firefox and Safari ship it for OPFS).
+ *
+ * Without move() the temporary file is copied over the target, which is not atomic, so the copy
+ * is announced first: an empty marker file `<name>.cpy` exists exactly while the complete new
+ * content sits in `<name>.tmp` and the target may be half-written. Whoever holds the directory's
+ * lock next finishes that copy (finishUnfinishedCopies) before reading anything. A copy that
+ * fails here (the disk full) keeps the marker and the temporary file for the same reason, and the
+ * file is not used again in this worker until a later attempt finishes it.
  */
 async function writeFileAtomic(name: string, bytes: Uint8Array): Promise<void> {
-  const tempName = `${name}.tmp`;
-  const temp = await dir().getFileHandle(tempName, { create: true }) as OpfsFileHandle;
+  await finishCopyIfUnfinished(name);
+  const temp = await dir().getFileHandle(tempName(name), { create: true }) as OpfsFileHandle;
   try {
-    const handle = await createSyncHandle(temp);
-    try {
-      handle.truncate(0);
-      writeAll(handle, bytes, 0);
-      handle.flush();
-    } finally {
-      handle.close();
-    }
+    await writeWhole(temp, bytes);
     if (typeof temp.move === "function") {
       await temp.move(dir(), name);
       return;
     }
-    const target = await dir().getFileHandle(name, { create: true });
-    const handle2 = await createSyncHandle(target);
-    try {
-      handle2.truncate(0);
-      writeAll(handle2, bytes, 0);
-      handle2.flush();
-    } finally {
-      handle2.close();
-    }
-    await dir().removeEntry(tempName);
+    await dir().getFileHandle(copyMarkerName(name), { create: true });
   } catch (err) {
-    await dir().removeEntry(tempName).catch(() => {});
+    await dir().removeEntry(tempName(name)).catch(() => {});
     throw err;
+  }
+  unfinishedCopies.add(name);
+  await copyTempOver(name, bytes);
+}
+
+/** A temporary file's name, the longest a repository's files take (core/repository_path.ts). */
+function tempName(name: string): string {
+  return `${name}.tmp`;
+}
+
+/** The marker of an unfinished copy of `<name>.tmp` over `name` (as long as tempName's). */
+function copyMarkerName(name: string): string {
+  return `${name}.cpy`;
+}
+
+/** Truncates `file` and writes `bytes` into it, flushed, through a handle closed after. */
+async function writeWhole(file: FileSystemFileHandle, bytes: Uint8Array): Promise<void> {
+  const handle = await createSyncHandle(file);
+  try {
+    handle.truncate(0);
+    writeAll(handle, bytes, 0);
+    handle.flush();
+  } finally {
+    handle.close();
+  }
+}
+
+/** The copying half of writeFileAtomic without move(): `bytes` are `<name>.tmp`'s content. */
+async function copyTempOver(name: string, bytes: Uint8Array): Promise<void> {
+  await writeWhole(await dir().getFileHandle(name, { create: true }), bytes);
+  await dir().removeEntry(copyMarkerName(name));
+  unfinishedCopies.delete(name);
+  await dir().removeEntry(tempName(name));
+}
+
+/** Finishes this worker's failed copy of `name`, if there is one; throws if it fails again. */
+async function finishCopyIfUnfinished(name: string): Promise<void> {
+  if (!unfinishedCopies.has(name)) return;
+  const temp = await dir().getFileHandle(tempName(name));
+  await copyTempOver(name, new Uint8Array(await (await temp.getFile()).arrayBuffer()));
+}
+
+/**
+ * Run once the directory's lock is won: finishes every copy a crash (or a failure) interrupted,
+ * and removes temporary files without a marker, which a crash left before their copy began (their
+ * target still holds its old, whole content) or after it ended.
+ */
+async function finishUnfinishedCopies(): Promise<void> {
+  const names = new Set(await listFiles());
+  for (const marker of names) {
+    if (!marker.endsWith(".cpy")) continue;
+    const name = marker.slice(0, -".cpy".length);
+    if (names.has(tempName(name))) {
+      unfinishedCopies.add(name);
+      await finishCopyIfUnfinished(name).catch(() => {}); // tried again when the file is used
+    } else {
+      await dir().removeEntry(marker); // its temporary file was already removed: the copy ended
+    }
+  }
+  for (const temp of names) {
+    const name = temp.slice(0, -".tmp".length);
+    if (temp.endsWith(".tmp") && !names.has(copyMarkerName(name))) await removeFile(temp);
   }
 }
 
@@ -300,6 +355,7 @@ async function acquireLock(lockName: string): Promise<void> {
     );
   }
   releaseHeldLock = release;
+  await finishUnfinishedCopies();
 }
 
 function releaseLock(): void {
@@ -326,6 +382,7 @@ function closeAll(): void {
   }
   releaseLock();
   directory = undefined;
+  unfinishedCopies.clear();
   if (first) throw first;
 }
 
