@@ -195,9 +195,7 @@ export class Repository {
       tip: () => this.#chains.tip(session),
       sealed: (sealed) => {
         this.#recordBlock(sealed, "next");
-        const stored = this.#persist(sealed);
-        this.#blockListeners.emit(sealed, SEALED_HERE);
-        return stored;
+        return this.#store(sealed, SEALED_HERE);
       },
       persisted: ctx.persisted,
     });
@@ -299,8 +297,8 @@ export class Repository {
 
   /**
    * @internal Tells `listener` about every block that enters from now on — sealed here (origin
-   * SEALED_HERE) or imported (the origin given to importBlocks) — once it is applied and
-   * recorded. What a sync client pushes.
+   * SEALED_HERE) or imported (the origin given to importBlocks) — once it is applied, recorded
+   * and, with storage, stored. What a sync client pushes.
    */
   onBlock(listener: BlockListener): () => void {
     return this.#blockListeners.add(listener);
@@ -396,8 +394,9 @@ export class Repository {
    * write rejects it (E_IO) but loses nothing: the next flush writes those blocks again, and
    * resolves once they, and everything before, are persisted.
    */
-  flush(): Promise<void> {
-    return this.#seals.flush();
+  async flush(): Promise<void> {
+    await this.#seals.flush();
+    this.#blockListeners.allStored();
   }
 
   /**
@@ -578,10 +577,15 @@ export class Repository {
     return this.#hydrating;
   }
 
-  /** Hands a block to storage; the promise settles when its write ends, and never rejects. */
-  #persist(sealed: SealedBlock): Promise<void> | undefined {
-    // A failure leaves the block queued for the next write; flush() retries and reports it.
-    return this.#ctx.persist?.(sealed).catch(() => {});
+  /**
+   * Writes a block that entered to storage, and tells block listeners once it is there. The
+   * promise settles (never rejects) when the write ends: a failure leaves the block queued for
+   * the next write, and flush() retries and reports it.
+   */
+  #store(sealed: SealedBlock, origin: unknown, frame?: Uint8Array): Promise<void> | undefined {
+    const write = this.#ctx.persist?.(sealed);
+    this.#blockListeners.entered(sealed, origin, frame, write);
+    return write?.catch(() => {});
   }
 
   // ── exchange ─────────────────────────────────────────────────────────────────────────────
@@ -677,8 +681,7 @@ export class Repository {
         if (place === "duplicate") duplicates++;
         else {
           this.#applyBlock(sealed, this.#verifier.check(sealed, false), place);
-          this.#persist(sealed);
-          this.#blockListeners.emit(sealed, origin, frame);
+          this.#store(sealed, origin, frame);
           applied++;
           commits += sealed.block.commits.length;
         }

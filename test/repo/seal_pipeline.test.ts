@@ -142,3 +142,70 @@ test("a repository without storage seals each tick's writes at its end", async (
     assert.deepEqual(sealed, Array.from({ length: n }, (_, i) => i + 1), `block ${n} sealed`);
   }
 });
+
+// Block listeners (a sync client, a leading tab) hear of a block only once storage holds it: sent
+// on earlier and lost here in a crash, it would be sealed again differently at the same place.
+
+/** What the block listeners of `repo` heard: origin and seq of each block, in order. */
+function heardBlocks(repo: Repository): string[] {
+  const heard: string[] = [];
+  repo.onBlock((block) => heard.push(`${String(block.origin)} ${block.seq}`));
+  return heard;
+}
+
+test("a block sealed here reaches block listeners only once its write has ended well", async () => {
+  const { repo, writes, write } = await repositoryWithStorage();
+  const heard = heardBlocks(repo);
+  write(1);
+  await nextTask();
+  assert.equal(writes.length, 1, "sealed and handed to storage");
+  assert.deepEqual(heard, [], "not announced while being written");
+  writes[0].finish();
+  await nextTask();
+  assert.deepEqual(heard, ["sealed-here 1"]);
+});
+
+test("a block whose write failed is announced after a later write succeeds, in order", async () => {
+  const { repo, writes, write } = await repositoryWithStorage();
+  const heard = heardBlocks(repo);
+  write(1);
+  await nextTask();
+  writes[0].fail();
+  await nextTask();
+  assert.deepEqual(heard, [], "a failed write announces nothing");
+  write(2);
+  await nextTask();
+  assert.equal(writes.length, 2);
+  writes[1].finish(); // the log writes a failed block again before the next one
+  await nextTask();
+  assert.deepEqual(heard, ["sealed-here 1", "sealed-here 2"]);
+});
+
+test("a flush that succeeds announces every block still waiting", async () => {
+  const { repo, writes, write } = await repositoryWithStorage();
+  const heard = heardBlocks(repo);
+  write(1);
+  await nextTask();
+  writes[0].fail();
+  await nextTask();
+  assert.deepEqual(heard, []);
+  await repo.flush();
+  assert.deepEqual(heard, ["sealed-here 1"]);
+});
+
+test("an imported block reaches block listeners only once its write has ended well", async () => {
+  const author = await repositoryWithStorage();
+  author.write(1);
+  await nextTask();
+  author.writes[0].finish();
+  const frames = await author.repo.exportBlocks();
+  const { repo, writes } = await repositoryWithStorage();
+  const heard = heardBlocks(repo);
+  const report = await repo.importBlocks(frames, "peer");
+  assert.equal(report.applied, 1);
+  assert.equal(writes.length, 1, "handed to storage");
+  assert.deepEqual(heard, []);
+  writes[0].finish();
+  await nextTask();
+  assert.deepEqual(heard, ["peer 1"]);
+});
