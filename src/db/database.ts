@@ -20,6 +20,7 @@ import type { Durability } from "../storage/repository_log.ts";
 import {
   type LogFormatName,
   readSettings,
+  repositorySettingsFile,
   SETTINGS_FILE,
   writeSettings,
 } from "../storage/settings.ts";
@@ -27,7 +28,7 @@ import { badArgument, checkListener, checkOptions, describeShort, typeOf } from 
 import { IndexDeclarations } from "./index_declarations.ts";
 import { RepositoryLifetime } from "./lifetime.ts";
 import { checkRepositoryPath } from "../core/repository_path.ts";
-import { RepositoryFiles } from "./repository_files.ts";
+import { inFile, RepositoryFiles } from "./repository_files.ts";
 import { RepositoryHandle, type RepositoryStats } from "./repository_handle.ts";
 import { TypedReader } from "./typed_reader.ts";
 import { openTabChannel } from "../tabs/broadcast_channel.ts";
@@ -630,7 +631,7 @@ export class Cairn {
     ]);
     if (indexes.status === "rejected") {
       if (files.status === "fulfilled") await files.value.discard();
-      throw indexes.reason;
+      throw inFile(indexes.reason, `${storage.path}/${repositorySettingsFile(path)}`);
     }
     if (files.status === "rejected") throw files.reason;
     return [indexes.value, files.value];

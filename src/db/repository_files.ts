@@ -348,7 +348,7 @@ export class RepositoryFiles {
  * A file's refusal (not a log, a newer format) with the file named: the error is read by someone
  * who must find that file. Other errors pass as they are (an I/O error names its file already).
  */
-function inFile(err: unknown, name: string): unknown {
+export function inFile(err: unknown, name: string): unknown {
   if (!isCairnError(err, "E_NOT_A_LOG") && !isCairnError(err, "E_UNSUPPORTED_VERSION")) return err;
   const message = err.message.slice(err.code.length + 2); // without the "E_…: " prefix
   return new CairnError(err.code, `${name}: ${message}`, { cause: err });

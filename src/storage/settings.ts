@@ -85,7 +85,8 @@ export async function writeRepositorySettings(
   });
 }
 
-function repositorySettingsFile(repositoryPath: string): string {
+/** The settings file of a repository: "/data/todos" → "data~todos.settings.json". */
+export function repositorySettingsFile(repositoryPath: string): string {
   return logFileName(repositoryPath, ".settings.json");
 }
 

@@ -135,17 +135,18 @@ test("a damaged settings file is reported and ignored; createIndex writes a good
   });
 });
 
-test("a settings file of a newer version is refused and left untouched", async () => {
+test("a settings file of a newer version is refused, named with its directory, and left untouched", async () => {
   await withDirectory(async (path) => {
     const newer = JSON.stringify({ cairn: "repository", version: 2, indexes: ["rank"] });
     const first = await open(path);
     await first.db.close();
     await writeFile(join(path, SETTINGS), newer);
     const db = await Cairn.open({ path });
-    await assert.rejects(
-      db.open("/data/tasks"),
-      (err) => isCairnError(err, "E_UNSUPPORTED_VERSION"),
-    );
+    await assert.rejects(db.open("/data/tasks"), (err) => {
+      assert.ok(isCairnError(err, "E_UNSUPPORTED_VERSION"), String(err));
+      assert.ok(err.message.includes(`${path}/${SETTINGS}`), err.message);
+      return true;
+    });
     assert.equal(await readFile(join(path, SETTINGS), "utf8"), newer);
     await db.close();
   });

@@ -81,10 +81,13 @@ export async function openFsBackend(
     readRange,
     openAppend(name) {
       try {
-        // Opened synchronously (two quick system calls); the appends themselves stay async.
+        // Opened synchronously (a few quick system calls); the appends themselves stay async.
+        const created = !nodeFs.existsSync(path(name));
         const fd = nodeFs.openSync(path(name), "a+");
         const size = nodeFs.fstatSync(fd).size;
-        return Promise.resolve(fsAppendFile(nodeFs, name, fd, size, callBytes));
+        // A new file's name is durable only once its directory is synced too.
+        const syncName = created ? () => syncDirectory(fs, directory) : undefined;
+        return Promise.resolve(fsAppendFile(nodeFs, name, fd, size, callBytes, syncName));
       } catch (err) {
         return Promise.reject(ioError(`open ${name}`, err));
       }
@@ -186,6 +189,7 @@ function fsAppendFile(
   fd: number,
   initialSize: number,
   callBytes: number,
+  syncName: (() => Promise<void>) | undefined,
 ): AppendFile {
   let size = initialSize;
   let closed = false;
@@ -227,6 +231,10 @@ function fsAppendFile(
     async sync() {
       open();
       await call<void>("sync", (done) => fs.fsync(fd, done));
+      if (syncName) {
+        await syncName();
+        syncName = undefined;
+      }
     },
     async truncate(to) {
       open();
