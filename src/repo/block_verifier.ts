@@ -6,7 +6,7 @@
  * clock. A block that fails any of them is refused whole.
  */
 import { type BlockSigner, type SealedBlock, verifyBlock } from "../core/block.ts";
-import { type Commit, commitId, type FieldRecord } from "../core/commit.ts";
+import { type Commit, commitId } from "../core/commit.ts";
 import { CairnError } from "../core/errors.ts";
 import { hlcToMillis, type HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
@@ -14,7 +14,7 @@ import type { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import type { CommitGraph } from "./commit_graph.ts";
 import type { HeldBackCommits } from "./held_back.ts";
-import type { BlockTextCheck, TextFields } from "./text_fields.ts";
+import { type BlockTextCheck, type TextFields, withEditsAsEmptyText } from "./text_fields.ts";
 
 /** What the checks read of the repository they guard. */
 export interface VerifierHost {
@@ -130,7 +130,7 @@ export class BlockVerifier {
     if (!schema) return;
     const text = this.#host.texts.fieldsOf(commit.schema);
     try {
-      if (commit.kind === "value") schema.fromWire(withoutTextEdits(commit.value, text));
+      if (commit.kind === "value") schema.fromWire(withEditsAsEmptyText(commit.value, text));
       else if (commit.kind === "delta") {
         for (const field in commit.set) {
           // Text edits are checked against the field's document (TextFields.check).
@@ -148,17 +148,6 @@ export class BlockVerifier {
       throw badCommit(id, `does not match schema ${commit.schema}: ${(err as Error).message}`);
     }
   }
-}
-
-/** A value record with its text edits (operation lists) standing as empty texts, for a check. */
-function withoutTextEdits(value: FieldRecord, textFields: readonly string[]): FieldRecord {
-  let plain: FieldRecord | undefined;
-  for (const field of textFields) {
-    if (!Array.isArray(value[field])) continue;
-    plain ??= { ...value };
-    plain[field] = "";
-  }
-  return plain ?? value;
 }
 
 /** A duration for a message: "7 minutes", "3 hours", "36525 days". */

@@ -5,7 +5,9 @@
  *
  * The item map files such keys by their number rather than by hashing the string: Deno's V8
  * spends 0.3–0.8 µs hashing a string it has not hashed before (Node's about 0.07 µs), more than
- * the rest of an in-memory create, and every created key is such a string.
+ * the rest of an in-memory create, and every created key is such a string. Only numbers near what
+ * this repository has used are filed so: a key is any string a caller or a peer chooses, and one
+ * spelled with a huge number would otherwise make the array, which every scan walks, that long.
  */
 
 /** Session-id characters in a generated key: 48 bits, enough to tell the writers of one repository apart. */
@@ -13,6 +15,14 @@ const SESSION_PREFIX_LENGTH = 8;
 
 /** Numbers above this are left to the hashed path: the item map keeps the others in an array. */
 const MAX_FILED_SEQ = 2 ** 31 - 1;
+
+/**
+ * How far past the last commit number this repository has used a key's number may go and still be
+ * filed by it: newKey may skip numbers whose keys are taken, and a block of this session's own
+ * commits read back is applied before its numbers count as used. A key further out was chosen,
+ * not made here: it is filed by hash, so the array never outgrows this repository's own writes.
+ */
+const FILED_MARGIN = 4096;
 
 const DIGIT_0 = 48;
 const DIGIT_9 = 57;
@@ -22,14 +32,22 @@ const LETTER_Z = 122;
 export class GeneratedKeys {
   /** "-" and the session prefix: what every key of this session ends with. */
   readonly #suffix: string;
+  /** The last commit number this repository has used (its next key is made from a later one). */
+  readonly #used: () => number;
 
-  constructor(session: string) {
+  constructor(session: string, used: () => number) {
     this.#suffix = `-${session.slice(0, SESSION_PREFIX_LENGTH)}`;
+    this.#used = used;
   }
 
   /** The key for an item created by the commit with sequence number `seq`. */
   make(seq: number): string {
     return seq.toString(36) + this.#suffix;
+  }
+
+  /** Whether the key of number `seq` (from seqOf; -1: none) is to be filed by it now. */
+  files(seq: number): boolean {
+    return seq >= 0 && seq <= this.#used() + FILED_MARGIN;
   }
 
   /** What seqOf returns for the key made from `seq`: the number, or -1 if too large to file. */

@@ -6,6 +6,9 @@
  * - Keys this session generated (generated_keys.ts) are filed in an array by their number, so
  *   creating an item never hashes its new key string; other keys are in KeyTables, which hash
  *   them without V8 (a key the caller has just built costs 0.5 µs to hash in a Map in Deno).
+ *   A key spelled as generated but with a number far past this repository's own (a peer may
+ *   send any key) goes in the KeyTable too: the array, which every scan walks, stays as long
+ *   as what this repository made.
  *
  * Iteration visits the restored items in stored order, then keys added later: first those
  * filed by hash, in insertion order, then generated ones, in the order they were made. Setting
@@ -45,6 +48,8 @@ export class ItemMap implements ReadonlyMap<string, ItemState> {
   readonly #generated: string[] = [];
   readonly #generatedStates: ItemState[] = [];
   #generatedCount = 0;
+  /** Whether some key spelled as generated is filed by hash (its number was too far out). */
+  #generatedByHash = false;
   #lastKey: string | undefined;
   #lastSeq = -1;
   #lastHash: number | undefined;
@@ -69,10 +74,12 @@ export class ItemMap implements ReadonlyMap<string, ItemState> {
     const seq = this.#seqOf(key);
     if (seq >= 0) {
       const state = this.#generatedStates[seq];
-      if (state !== undefined || this.#restored === undefined) return state;
+      if (state !== undefined || (this.#restored === undefined && !this.#generatedByHash)) {
+        return state;
+      }
     }
     const hash = this.#hashOf(key);
-    if (seq < 0) {
+    if (this.#mayBeAdded(seq)) {
       const state = this.#added.get(key, hash);
       if (state !== undefined || this.#restored === undefined) return state;
     }
@@ -85,7 +92,7 @@ export class ItemMap implements ReadonlyMap<string, ItemState> {
     const seq = this.#seqOf(key);
     if (seq >= 0 && this.#generatedStates[seq] !== undefined) return true;
     const hash = this.#hashOf(key);
-    if (seq < 0 && this.#added.indexOf(key, hash) >= 0) return true;
+    if (this.#mayBeAdded(seq) && this.#added.indexOf(key, hash) >= 0) return true;
     return this.#restored !== undefined && this.#restored.indexOf(key, hash) >= 0;
   }
 
@@ -98,15 +105,34 @@ export class ItemMap implements ReadonlyMap<string, ItemState> {
       return this;
     }
     const seq = this.#seqOf(key);
-    if (seq < 0) this.#added.set(key, state, this.#hashOf(key));
-    else {
+    if (this.#filedBySeq(key, seq)) {
       if (this.#generatedStates[seq] === undefined) {
         this.#generated[seq] = key;
         this.#generatedCount++;
       }
       this.#generatedStates[seq] = state;
+    } else {
+      this.#added.set(key, state, this.#hashOf(key));
+      if (seq >= 0) this.#generatedByHash = true;
     }
     return this;
+  }
+
+  /** Whether a key of number `seq`, where the map holds none (by number), may be in #added. */
+  #mayBeAdded(seq: number): boolean {
+    return seq < 0 || this.#generatedByHash;
+  }
+
+  /**
+   * Whether `key`, of number `seq` (-1: none), is filed by it, or is to be: a key new here is
+   * when its number is near what this repository has used, and was not filed by hash already
+   * while its number was further out.
+   */
+  #filedBySeq(key: string, seq: number): boolean {
+    if (seq < 0) return false;
+    if (this.#generatedStates[seq] !== undefined) return true;
+    if (!this.#generatedKeys!.files(seq)) return false;
+    return !this.#generatedByHash || this.#added.indexOf(key, this.#hashOf(key)) < 0;
   }
 
   /**

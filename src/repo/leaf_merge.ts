@@ -10,6 +10,7 @@ import { compareStamps, type MergeSide } from "../core/merge/types.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { Schema } from "../core/schema_types.ts";
 import type { CommitGraph } from "./commit_graph.ts";
+import { textFieldNames, withEditsAsEmptyText } from "./text_fields.ts";
 
 export interface MergedValue extends ItemValue {
   /**
@@ -184,5 +185,9 @@ function inSchema(
   if (wire === undefined || schemaId === target.id) return wire;
   const from = registry.get(schemaId);
   if (!from || from.ns !== target.ns) return undefined;
-  return target.toWire(registry.upgrade(from.fromWire(wire), schemaId, target));
+  // A text field holding edits stands as empty: the merge needs only its presence, and its text
+  // is its document's, put in afterwards (TextFields.overlay). Empty, not that text, keeps the
+  // merge a function of the commits alone.
+  const values = from.fromWire(withEditsAsEmptyText(wire, textFieldNames(from)));
+  return target.toWire(registry.upgrade(values, schemaId, target));
 }

@@ -182,7 +182,7 @@ export class Repository {
     this.path = path;
     this.#chains = new SessionChains(path);
     this.#ctx = ctx;
-    this.#generatedKeys = new GeneratedKeys(ctx.session);
+    this.#generatedKeys = new GeneratedKeys(ctx.session, () => this.#commitSeq);
     this.#texts = new TextFields(ctx.registry);
     this.#items = new ItemMap(undefined, this.#generatedKeys);
     const { session, publicKey, signer, suite, registry, clock } = ctx;
@@ -896,15 +896,30 @@ export class Repository {
     }
   }
 
-  /** Merges again the items that waited for a schema; call after registering schemas. */
+  /**
+   * Merges again the items that waited for a schema; call after registering schemas. An item
+   * whose merge fails (an upgrade that throws on its values) keeps its state and waits on; the
+   * others are merged all the same, and so are the caller's other repositories.
+   */
   remergeUnresolved(): void {
     for (const key of [...this.#unresolved]) {
       const state = this.#state(key)!;
       this.#unresolved.delete(key);
-      const next = this.#merged(key, state.leaves);
-      if (this.#unresolved.has(key)) continue; // still waiting: nothing changed
+      const next = this.#remerged(key, state);
+      if (next === undefined || this.#unresolved.has(key)) continue; // still waiting
       this.#setState(key, state, next);
       this.#listeners.emit({ key, source: "remote", deleted: next.wire === undefined });
+    }
+  }
+
+  /** The merged state of `state`'s leaves; undefined, with `key` unresolved again, if it throws. */
+  #remerged(key: string, state: ItemState): ItemState | undefined {
+    try {
+      return this.#merged(key, state.leaves);
+    } catch (err) {
+      this.#unresolved.add(key);
+      if (isCairnError(err)) return undefined;
+      throw err;
     }
   }
 

@@ -55,7 +55,7 @@ export class TextFields {
     if (!schema) return NO_FIELDS;
     let fields = this.#textFields.get(schema);
     if (!fields) {
-      fields = schema.fieldNames.filter((name) => schema.fields[name].type === "text");
+      fields = textFieldNames(schema);
       this.#textFields.set(schema, fields);
     }
     return fields;
@@ -277,4 +277,27 @@ function changedRecord(commit: Commit): FieldRecord | undefined {
 /** Whether a field's value has the form of text edits: a list of lists, no other type's form. */
 export function holdsTextEdits(value: WireValue | undefined): boolean {
   return Array.isArray(value) && value.length > 0 && Array.isArray(value[0]);
+}
+
+/** The names of a schema's text fields. */
+export function textFieldNames(schema: Schema): string[] {
+  return schema.fieldNames.filter((name) => schema.fields[name].type === "text");
+}
+
+/**
+ * `value` with each text field that holds edits (an operation list, as commits store it) standing
+ * as an empty text, for what reads a value through the fields' codecs: a commit's check, or an
+ * upgrade in a merge. The text itself is the field's document's.
+ */
+export function withEditsAsEmptyText(
+  value: FieldRecord,
+  textFields: readonly string[],
+): FieldRecord {
+  let plain: FieldRecord | undefined;
+  for (const field of textFields) {
+    if (!Array.isArray(value[field])) continue;
+    plain ??= { ...value };
+    plain[field] = "";
+  }
+  return plain ?? value;
 }

@@ -32,7 +32,8 @@ function restoredItems(entries: readonly [string, boolean][]) {
 }
 
 const SESSION = "abcdefgh-jklmnopqrstuv";
-const generatedKeys = new GeneratedKeys(SESSION);
+/** Keys of a repository that has made none yet: numbers up to its margin are filed by number. */
+const generatedKeys = new GeneratedKeys(SESSION, () => 0);
 
 test("generated keys: each number has one key, and only that key reads back as it", () => {
   for (const seq of [1, 9, 10, 35, 36, 1295, 46656, 2 ** 31 - 1]) {
@@ -75,14 +76,15 @@ const keyArb = fc.constantFrom(
   "2-abcdefgh",
   "a-abcdefgh",
   "zz-abcdefgh",
+  "zzzz-abcdefgh", // spelled as generated, but far past what the repository made: by hash
   "01-abcdefgh",
   "A-abcdefgh",
   "2-abcdefgX",
 );
 
 /**
- * The documented order: restored entries as stored, then keys added later — ordinary ones in
- * insertion order, then generated ones by their number.
+ * The documented order: restored entries as stored, then keys added later — ordinary ones (and
+ * look-alikes whose number is far out) in insertion order, then generated ones by their number.
  */
 function documentedOrder(
   model: Map<string, ItemState>,
@@ -91,8 +93,9 @@ function documentedOrder(
   const entries = [...model];
   const restored = entries.slice(0, restoredCount);
   const later = entries.slice(restoredCount);
-  const ordinary = later.filter(([key]) => generatedKeys.seqOf(key) < 0);
-  const generated = later.filter(([key]) => generatedKeys.seqOf(key) >= 0)
+  const byNumber = ([key]: [string, ItemState]) => generatedKeys.files(generatedKeys.seqOf(key));
+  const ordinary = later.filter((entry) => !byNumber(entry));
+  const generated = later.filter(byNumber)
     .sort(([a], [b]) => generatedKeys.seqOf(a) - generatedKeys.seqOf(b));
   return [...restored, ...ordinary, ...generated];
 }
@@ -148,4 +151,32 @@ test("restoring makes no state: a restored item's state is made on its first loo
   assert.equal(map.get("z"), undefined);
   map.set("z", state("new", true));
   assert.deepEqual([...map.keys()], ["a", "b", "c", "z"]);
+});
+
+test("a key spelled as generated, numbered far past the repository's own, is filed by hash", () => {
+  let used = 0;
+  const keys = new GeneratedKeys(SESSION, () => used);
+  const map = new ItemMap(undefined, keys);
+  const made = keys.make(1);
+  const far = keys.make(10_000);
+  for (const key of [made, "a", far]) map.set(key, state(key, true));
+  // Filed by hash, `far` comes in insertion order before the keys filed by number: the array
+  // those are walked in holds 2 slots, not 10,001.
+  assert.deepEqual([...map.keys()], ["a", far, made]);
+  // A peer may send any key: the largest number a key may spell, with this session's prefix.
+  const farthest = keys.make(2 ** 31 - 1);
+  map.set(farthest, state(farthest, true));
+  assert.deepEqual([...map.keys()], ["a", far, farthest, made]);
+  assert.deepEqual([...map.liveKeys()], ["a", far, farthest, made]);
+  assert.equal(map.get(farthest)?.wire?.tag, farthest);
+  assert.equal(map.has(farthest), true);
+  // Once the repository's own numbers pass it, `far` is found where it was filed, and only there.
+  used = 20_000;
+  map.set(far, state("again", true));
+  assert.equal(map.get(far)?.wire?.tag, "again");
+  assert.equal(map.size, 4);
+  const near = keys.make(19_000);
+  map.set(near, state(near, true));
+  assert.deepEqual([...map.keys()], ["a", far, farthest, made, near]);
+  assert.equal(map.get(made)?.wire?.tag, made);
 });

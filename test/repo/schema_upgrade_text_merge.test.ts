@@ -1,0 +1,165 @@
+/**
+ * Concurrent writes under two versions of a schema with a text field: the merge brings the
+ * common ancestor's value and the older leaf's up to the newer version, though their text field
+ * is a list of edits, not a string; the text itself comes from the field's document.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { HybridClock } from "../../src/core/hlc.ts";
+import { defineSchema, SchemaRegistry } from "../../src/core/schema.ts";
+import type { AnySchema } from "../../src/core/schema_types.ts";
+import { copyRecord } from "../../src/core/text/text_record.ts";
+import { Repository } from "../../src/repo/repository.ts";
+import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import { TITLE_AND_BODY } from "../harness/schemas.ts";
+
+const suite = await cryptoSuite();
+
+const DocV1 = defineSchema(TITLE_AND_BODY);
+
+/** The next version: one field more, the old values kept as they are. */
+const DocV2 = defineSchema({
+  ns: "doc",
+  version: 2,
+  from: DocV1,
+  fields: {
+    title: { type: "string", required: true },
+    body: { type: "text" },
+    tag: { type: "string" },
+  },
+});
+
+/** How many times PickyV2's upgrade refused a value. */
+let refusals = 0;
+
+/** DocV2 whose upgrade refuses the title "stuck": a merge that needs it fails. */
+const PickyV2 = defineSchema({
+  ns: "doc",
+  version: 2,
+  from: DocV1,
+  fields: DocV2.fields,
+  upgrade: (old) => {
+    if (old.title === "stuck") {
+      refusals++;
+      throw new Error("no upgrade for this one");
+    }
+    return old;
+  },
+});
+
+interface Peer {
+  readonly repo: Repository;
+  readonly registry: SchemaRegistry;
+}
+
+/** A trusted in-memory repository with these schemas registered, and its registry. */
+function peer(session: string, ...schemas: AnySchema[]): Peer {
+  const registry = new SchemaRegistry();
+  for (const schema of schemas) registry.register(schema);
+  const repo = new Repository("/docs", {
+    session,
+    publicKey: new Uint8Array(32),
+    signer: null,
+    suite,
+    registry,
+    clock: new HybridClock(),
+    isTrusted: () => true,
+  });
+  return { repo, registry };
+}
+
+/** Sends every block `from` holds to `to`; the messages of those `to` refused. */
+async function send(from: Peer, to: Peer): Promise<string[]> {
+  await from.repo.flush();
+  const report = await to.repo.importBlocks(await from.repo.exportBlocks());
+  return report.rejected.map(({ error }) => `${error.code}: ${error.message}`);
+}
+
+/** Creates `key` under DocV1 and types "hello" into its body. */
+function createWithText(at: Peer, key: string): void {
+  at.repo.create(key, DocV1.id, DocV1.createWire({ title: key, body: "" }));
+  at.repo.editText(key, DocV1.id, "body", { index: 0, deleted: 0, inserted: "hello" });
+}
+
+/** Sets the title through DocV1, as a V1 handle does (a delta under V1). */
+function setTitleUnderV1(at: Peer, key: string, title: string): void {
+  const next = copyRecord(at.repo.value(key)!.wire!);
+  next.title = title;
+  at.repo.writeChange(key, DocV1.id, next, { title }, []);
+}
+
+/** Sets the tag through DocV2, as a V2 handle does: the whole value, upgraded, under DocV2. */
+function setTagUnderV2(at: Peer, key: string, tag: string): void {
+  const { wire, schema } = at.repo.value(key)!;
+  const values = at.registry.get(schema)!.fromWire(wire);
+  const upgraded = at.registry.upgrade(values, schema, DocV2);
+  at.repo.writeValue(key, DocV2.id, DocV2.createWire({ ...upgraded, tag }));
+}
+
+/** The item's value with its texts read, under the schema it follows. */
+function read(at: Peer, key: string): { schema: string; value: Record<string, unknown> } {
+  const { wire, schema } = at.repo.value(key)!;
+  return { schema, value: { ...wire } };
+}
+
+const MERGED = { schema: DocV2.id, value: { title: "a1", body: "hello", tag: "b1" } };
+
+test("writes under two schema versions, with edited text, merge alike on both peers", async () => {
+  const alice = peer("alice-session-00000000", DocV1, DocV2);
+  const bob = peer("bob-session-0000000000", DocV1, DocV2);
+  createWithText(alice, "d");
+  assert.deepEqual(await send(alice, bob), []);
+  setTitleUnderV1(alice, "d", "a1");
+  setTagUnderV2(bob, "d", "b1");
+
+  assert.deepEqual(await send(bob, alice), []);
+  assert.deepEqual(await send(alice, bob), []);
+  assert.deepEqual(read(alice, "d"), MERGED);
+  assert.deepEqual(read(bob, "d"), MERGED);
+  assert.equal(alice.repo.leaves("d").length, 2, "merged, neither write replaced by the other");
+});
+
+test("writes under a version registered later merge when it is registered", async () => {
+  const alice = peer("alice-session-00000000", DocV1);
+  const bob = peer("bob-session-0000000000", DocV1, DocV2);
+  createWithText(alice, "d");
+  assert.deepEqual(await send(alice, bob), []);
+  setTitleUnderV1(alice, "d", "a1");
+  setTagUnderV2(bob, "d", "b1");
+  assert.deepEqual(await send(bob, alice), [], "accepted: the item waits for DocV2");
+
+  alice.registry.register(DocV2);
+  alice.repo.remergeUnresolved();
+  assert.deepEqual(await send(alice, bob), []);
+  assert.deepEqual(read(alice, "d"), MERGED);
+  assert.deepEqual(read(bob, "d"), MERGED);
+});
+
+test("an item whose merge fails waits on, and the other items merge", async () => {
+  const alice = peer("alice-session-00000000", DocV1);
+  const bob = peer("bob-session-0000000000", DocV1, PickyV2);
+  for (const key of ["stuck", "fine"]) createWithText(alice, key);
+  assert.deepEqual(await send(alice, bob), []);
+  for (const key of ["stuck", "fine"]) {
+    alice.repo.editText(key, DocV1.id, "body", { index: 5, deleted: 0, inserted: "!" });
+    const value = PickyV2.createWire({ title: key, body: "hello", tag: key });
+    bob.repo.writeValue(key, PickyV2.id, value);
+  }
+  assert.deepEqual(await send(bob, alice), []);
+  const stuck = read(alice, "stuck");
+
+  alice.registry.register(PickyV2);
+  const changed: string[] = [];
+  alice.repo.onChange(({ key }) => changed.push(key));
+  alice.repo.remergeUnresolved();
+  assert.deepEqual(changed, ["fine"]);
+  assert.deepEqual(read(alice, "fine"), {
+    schema: PickyV2.id,
+    value: { title: "fine", body: "hello!", tag: "fine" },
+  });
+  assert.deepEqual(read(alice, "stuck"), stuck, "left as it was");
+  // Still waiting, not dropped: merged (and refused) again at the next registration.
+  const refused = refusals;
+  alice.repo.remergeUnresolved();
+  assert.equal(refusals, refused + 1);
+});
