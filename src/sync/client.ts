@@ -67,6 +67,12 @@ const CREDIT_BYTES = 4 << 20;
 const DEFAULT_HEARTBEAT_MS = 15_000;
 /** The shortest heartbeat interval the client's watchdog goes by. */
 const MIN_HEARTBEAT_MS = 1000;
+/** The longest: a server's longer interval would leave a dead socket unnoticed for hours. */
+const MAX_HEARTBEAT_MS = 10 * 60_000;
+/** The longest delay a server's `goaway` may ask for before the client comes back. */
+const MAX_RETRY_AFTER_MS = 60 * 60_000;
+/** setTimeout's largest delay: it fires a longer one at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Silence (in heartbeat intervals) after which the socket is taken as dead. */
 const SILENT_INTERVALS = 3;
 
@@ -115,15 +121,23 @@ interface Connection {
   /** Frames are handled one at a time, in order (imports are asynchronous). */
   inbox: Promise<void>;
   nextPushId: number;
-  /**
-   * The size of each push sent and not yet acknowledged, by id: together at most
-   * PUSH_WINDOW_FRAMES frames of sendLimit (protocol.ts), or one push.
-   */
-  readonly pushesInFlight: Map<number, number>;
+  /** Each push sent and not yet acknowledged, by id. */
+  readonly pushesInFlight: Map<number, InFlightPush>;
   watchdog: unknown;
-  /** Set by `goaway`: reconnect after this delay instead of backing off. */
+  /** Sends again the blocks refused for a reason that may pass (see #armRetry). */
+  retryTimer: unknown;
+  /** Set by `goaway`: the delay it asked for before reconnecting (see #scheduleReconnect). */
   retryAfterMs?: number;
   ended: boolean;
+}
+
+/**
+ * A push sent and not yet acknowledged. Those of repositories still linked add up to at most
+ * PUSH_WINDOW_FRAMES frames of sendLimit (protocol.ts), or one push.
+ */
+interface InFlightPush {
+  readonly link: RepositoryLink;
+  readonly bytes: number;
 }
 
 interface Waiter {
@@ -138,6 +152,8 @@ class SyncClient extends EventedLink implements SyncLink {
   readonly #options: CheckedSyncOptions;
   readonly #seams: SyncSeams;
   readonly #backoff: Backoff;
+  /** Delays between sending again blocks refused for a reason that may pass. */
+  readonly #retryBackoff: Backoff;
   readonly #links = new Map<string, RepositoryLink>();
   #waiters: Waiter[] = [];
   #connection: Connection | undefined;
@@ -152,6 +168,7 @@ class SyncClient extends EventedLink implements SyncLink {
     this.#options = options;
     this.#seams = seams;
     this.#backoff = new Backoff(options.backoff, seams.random);
+    this.#retryBackoff = new Backoff(options.backoff, seams.random);
     this.#unwatch = watchRepositories(db, {
       opened: (repo) => this.#opened(repo),
       closed: (repo) => this.#closed(repo),
@@ -241,7 +258,7 @@ class SyncClient extends EventedLink implements SyncLink {
       socket = this.#seams.socket(this.#url);
     } catch (err) {
       this.events.report(asCairnError(err, "E_IO", "cannot open a WebSocket"));
-      this.#scheduleReconnect(undefined);
+      this.#scheduleReconnect();
       return;
     }
     socket.binaryType = "arraybuffer";
@@ -254,6 +271,7 @@ class SyncClient extends EventedLink implements SyncLink {
       nextPushId: 1,
       pushesInFlight: new Map(),
       watchdog: undefined,
+      retryTimer: undefined,
       ended: false,
     };
     this.#connection = connection;
@@ -277,7 +295,7 @@ class SyncClient extends EventedLink implements SyncLink {
   /** Nothing heard for a few heartbeat intervals: the socket is dead, whatever it says. */
   #armWatchdog(connection: Connection): void {
     this.#seams.clearTimeout(connection.watchdog);
-    connection.watchdog = this.#seams.setTimeout(() => {
+    connection.watchdog = this.#setTimer(() => {
       if (connection.ended) return;
       this.events.report(
         new CairnError(
@@ -332,7 +350,7 @@ class SyncClient extends EventedLink implements SyncLink {
   #end(connection: Connection, code: number, reason: string): void {
     if (connection.ended) return;
     connection.ended = true;
-    this.#seams.clearTimeout(connection.watchdog);
+    this.#stopTimers(connection);
     try {
       connection.socket.close(code, reason);
     } catch {
@@ -344,7 +362,7 @@ class SyncClient extends EventedLink implements SyncLink {
   #dropped(connection: Connection): void {
     if (this.#connection !== connection) return;
     connection.ended = true;
-    this.#seams.clearTimeout(connection.watchdog);
+    this.#stopTimers(connection);
     this.#connection = undefined;
     for (const link of this.#links.values()) link.startSocket();
     if (this.#isClosed()) return;
@@ -352,9 +370,24 @@ class SyncClient extends EventedLink implements SyncLink {
     this.#scheduleReconnect(connection.retryAfterMs);
   }
 
-  #scheduleReconnect(retryAfterMs: number | undefined): void {
-    const delay = retryAfterMs ?? this.#backoff.next();
-    this.#reconnectTimer = this.#seams.setTimeout(() => this.#connect(), delay);
+  /**
+   * Every drop counts as a failure, one after a `goaway` too: a server that sends each connection
+   * away cannot make the client spin. The delay a `goaway` asked for is kept when longer, up to
+   * an hour.
+   */
+  #scheduleReconnect(retryAfterMs = 0): void {
+    const delay = Math.max(this.#backoff.next(), Math.min(retryAfterMs, MAX_RETRY_AFTER_MS));
+    this.#reconnectTimer = this.#setTimer(() => this.#connect(), delay);
+  }
+
+  /** A timer of the seams, never longer than setTimeout can wait (a backoff's maxMs may be). */
+  #setTimer(callback: () => void, ms: number): unknown {
+    return this.#seams.setTimeout(callback, Math.min(ms, MAX_TIMER_MS));
+  }
+
+  #stopTimers(connection: Connection): void {
+    this.#seams.clearTimeout(connection.watchdog);
+    this.#seams.clearTimeout(connection.retryTimer);
   }
 
   /** The network may be back: try now rather than at the end of the backoff. */
@@ -415,7 +448,8 @@ class SyncClient extends EventedLink implements SyncLink {
       throw new CairnError("E_PROTOCOL", `sync: the server chose version ${frame.version}`);
     }
     // Limits a client could not live with: frames too small to carry a block (it would drop
-    // every push as too large), a heartbeat so short that the link never stays up.
+    // every push as too large), a heartbeat so short that the link never stays up (or so long
+    // that a dead socket goes unnoticed: that one is capped).
     if (frame.limits.maxFrame < MIN_MAX_FRAME) {
       throw new CairnError("E_PROTOCOL", `sync: the server's maxFrame ${frame.limits.maxFrame}`);
     }
@@ -430,7 +464,10 @@ class SyncClient extends EventedLink implements SyncLink {
     }
     connection.phase = "challenged";
     connection.sendLimit = Math.min(this.#options.maxFrame, frame.limits.maxFrame);
-    connection.heartbeatMs = Math.max(MIN_HEARTBEAT_MS, frame.limits.heartbeatMs);
+    connection.heartbeatMs = Math.min(
+      MAX_HEARTBEAT_MS,
+      Math.max(MIN_HEARTBEAT_MS, frame.limits.heartbeatMs),
+    );
     this.#armWatchdog(connection);
     const message = proofMessage(frame.nonce, frame.serverId, this.#db.session.id);
     this.#send(connection, { type: "prove", signature: await signAsSession(this.#db, message) });
@@ -530,26 +567,20 @@ class SyncClient extends EventedLink implements SyncLink {
     }
     for (const id of this.#push(connection, link)) link.catchUpPushes.add(id);
     this.#updateStatus();
-    this.#checkWaiters();
   }
 
   #acked(connection: Connection, frame: Extract<Frame, { type: "ack" }>): void {
-    const link = this.#linkOf(frame.repo);
-    if (!link) return;
-    if (!link.queue.has(frame.id)) {
+    const push = connection.pushesInFlight.get(frame.id);
+    if (!push || push.link.path !== frame.repo) {
       throw new CairnError("E_PROTOCOL", `sync: an ack for push ${frame.id}, never sent`);
     }
     connection.pushesInFlight.delete(frame.id);
-    for (const { block, code, message } of link.queue.settle(frame.id, frame.rejected)) {
-      this.events.report(
-        remoteError(
-          code,
-          message,
-          `sync ${link.path}: block ${block.session}/${block.seq} refused by the server`,
-        ),
-      );
-    }
-    const caughtUp = link.catchUpPushes.delete(frame.id);
+    const { link } = push;
+    // A push sent before its repository closed, or subscribed again (reset), is acknowledged
+    // late: its blocks are queued (or exported) again and settle with a later push.
+    const current = this.#isCurrent(link) && link.queue.has(frame.id);
+    if (current) this.#settle(connection, link, frame);
+    const caughtUp = current && link.catchUpPushes.delete(frame.id);
     // The window has room again: what waited for it goes, still catch-up if it was.
     for (const waiting of this.#links.values()) {
       if (waiting.phase !== "synced") continue;
@@ -559,7 +590,42 @@ class SyncClient extends EventedLink implements SyncLink {
       }
     }
     this.#updateStatus();
-    this.#checkWaiters();
+  }
+
+  /** Settles a push by its ack: refusals reported, the blocks that may pass retried later. */
+  #settle(
+    connection: Connection,
+    link: RepositoryLink,
+    frame: Extract<Frame, { type: "ack" }>,
+  ): void {
+    const refused = link.queue.settle(frame.id, frame.rejected);
+    for (const { block, code, message } of refused) {
+      this.events.report(
+        remoteError(
+          code,
+          message,
+          `sync ${link.path}: block ${block.session}/${block.seq} refused by the server`,
+        ),
+      );
+    }
+    // A refused block that is done was refused for good: the server lacks it (see gaveUpBlock).
+    if (refused.some(({ block }) => block.done)) link.gaveUpBlock();
+    if (link.queue.waitsForRetry) this.#armRetry(connection);
+    else if (![...this.#links.values()].some((other) => other.queue.waitsForRetry)) {
+      this.#retryBackoff.reset();
+    }
+  }
+
+  /**
+   * Blocks refused for a reason that may pass go again after a backoff delay, or with the next
+   * local write if it comes first: synced() waits for them, and no write may ever come.
+   */
+  #armRetry(connection: Connection): void {
+    if (connection.retryTimer !== undefined) return;
+    connection.retryTimer = this.#setTimer(() => {
+      connection.retryTimer = undefined;
+      for (const link of this.#links.values()) this.#pushWithRetries(link);
+    }, this.#retryBackoff.next());
   }
 
   #members(connection: Connection, frame: Extract<Frame, { type: "members" }>): void {
@@ -570,7 +636,7 @@ class SyncClient extends EventedLink implements SyncLink {
     // Granted while subscribed: what waited for the right goes now.
     if (!couldWrite && link.canWrite && link.phase === "synced") {
       link.toldCannotWrite = false;
-      link.queue.resend("E_FORBIDDEN");
+      link.queue.resend("right");
       for (const id of this.#push(connection, link)) link.catchUpPushes.add(id);
       this.#updateStatus();
     }
@@ -590,7 +656,6 @@ class SyncClient extends EventedLink implements SyncLink {
     this.events.report(remoteError(frame.code, frame.message, about));
     if (connection.ended) return;
     this.#updateStatus();
-    this.#checkWaiters();
   }
 
   #reset(connection: Connection, repo: string): void {
@@ -608,12 +673,21 @@ class SyncClient extends EventedLink implements SyncLink {
     link.pushScheduled = true;
     queueMicrotask(() => {
       link.pushScheduled = false;
-      const connection = this.#connection;
-      if (connection && this.#links.get(link.path) === link && link.phase === "synced") {
-        link.queue.resend("E_IO");
-        this.#push(connection, link);
-      }
+      this.#pushWithRetries(link);
     });
+  }
+
+  /** Pushes the link's blocks not sent yet, those held for a retry first (in their order). */
+  #pushWithRetries(link: RepositoryLink): void {
+    const connection = this.#connection;
+    if (!connection || !this.#isCurrent(link) || link.phase !== "synced") return;
+    link.queue.resend("retry");
+    this.#push(connection, link);
+  }
+
+  /** Whether `link` is still the one of its repository (not closed, nor closed and reopened). */
+  #isCurrent(link: RepositoryLink): boolean {
+    return this.#links.get(link.path) === link;
   }
 
   /**
@@ -622,7 +696,7 @@ class SyncClient extends EventedLink implements SyncLink {
    * pushes fly freely; a backlog goes a few frames at a time); returns the push ids.
    */
   #push(connection: Connection, link: RepositoryLink): number[] {
-    if (connection.ended) return [];
+    if (connection.ended || !this.#isCurrent(link)) return [];
     if (!link.canWrite) {
       // Kept for a later socket, where the right may have been granted; said once per socket.
       if (link.queue.size > 0 && !link.toldCannotWrite) {
@@ -643,6 +717,7 @@ class SyncClient extends EventedLink implements SyncLink {
       if (binCost(block.bytes.length) + overhead <= connection.sendLimit) sendable.push(block);
       else {
         link.queue.drop(block);
+        link.gaveUpBlock();
         this.events.report(
           new CairnError(
             "E_TOO_LARGE",
@@ -655,13 +730,12 @@ class SyncClient extends EventedLink implements SyncLink {
     const ids: number[] = [];
     let at = 0;
     const window = PUSH_WINDOW_FRAMES * connection.sendLimit;
-    let inFlight = 0;
-    for (const bytes of connection.pushesInFlight.values()) inFlight += bytes;
+    let inFlight = this.#bytesInFlight(connection);
     for (const group of groupFrames(sendable.map((b) => b.bytes), connection.sendLimit, overhead)) {
       const bytes = group.reduce((sum, frame) => sum + binCost(frame.length), overhead);
       if (inFlight > 0 && inFlight + bytes > window) break;
       const id = connection.nextPushId++;
-      connection.pushesInFlight.set(id, bytes);
+      connection.pushesInFlight.set(id, { link, bytes });
       inFlight += bytes;
       const blocks = sendable.slice(at, at + group.length);
       at += group.length;
@@ -672,8 +746,22 @@ class SyncClient extends EventedLink implements SyncLink {
     return ids;
   }
 
+  /** What fills the push window: pushes in flight, but for those of repositories since closed. */
+  #bytesInFlight(connection: Connection): number {
+    let bytes = 0;
+    for (const push of connection.pushesInFlight.values()) {
+      if (this.#isCurrent(push.link)) bytes += push.bytes;
+    }
+    return bytes;
+  }
+
   // ── status, errors, waiters ──────────────────────────────────────────────────────────────
 
+  /**
+   * The status the links' phases give, and the synced() calls it lets resolve: every change
+   * that may settle one comes here (an ack, a catch-up, a refusal, a repository closed, none
+   * linked at all).
+   */
   #updateStatus(): void {
     const connection = this.#connection;
     if (this.#isClosed() || connection?.phase !== "open") return;
@@ -681,6 +769,7 @@ class SyncClient extends EventedLink implements SyncLink {
       link.settled || link.phase === "denied"
     );
     this.events.setStatus(caughtUp ? "synced" : "catching-up");
+    this.#checkWaiters();
   }
 
   /** Resolves the synced() calls whose blocks are all settled, once caught up. */
@@ -688,7 +777,7 @@ class SyncClient extends EventedLink implements SyncLink {
     if (this.events.status !== "synced" || this.#waiters.length === 0) return;
     this.#waiters = this.#waiters.filter((waiter) => {
       for (const [link, blocks] of waiter.waited) {
-        if (this.#links.get(link.path) !== link || link.phase === "denied") continue;
+        if (!this.#isCurrent(link) || link.phase === "denied") continue;
         if (!link.canWrite) continue; // refused writing: reported, not waited for
         if (blocks.some((block) => !block.done && !link.queue.waitsForRight(block))) return true;
       }

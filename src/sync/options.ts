@@ -36,6 +36,10 @@ export function checkSyncOptions(url: unknown, given: unknown): CheckedSyncOptio
         `got ${typeof url === "string" ? `${url.length} characters` : typeOf(url)}`,
     );
   }
+  // Said now, once: the socket's constructor would refuse it on every reconnect.
+  if (!isSocketUrl(url)) {
+    throw badArgument(`sync: the server's URL ${JSON.stringify(url)} does not parse, or has a #`);
+  }
   const options = checkOptions<SyncOptions>(given, "sync options", [
     "token",
     "repositories",
@@ -60,6 +64,17 @@ export function checkSyncOptions(url: unknown, given: unknown): CheckedSyncOptio
     maxFrame,
     backoff: checkBackoff(options.backoff),
   };
+}
+
+/** Whether `url` parses, without a fragment (which the WebSocket constructor refuses too). */
+function isSocketUrl(url: string): boolean {
+  if (url.includes("#")) return false;
+  try {
+    new URL(url);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function checkBackoff(given: unknown): BackoffOptions {

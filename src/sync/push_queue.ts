@@ -20,8 +20,22 @@ export interface Refused {
   readonly message: string;
 }
 
-/** The refusals that may pass (see PushQueue.settle). */
-type HeldFor = "E_IO" | "E_FORBIDDEN";
+/**
+ * Refusals that may pass with time, so their blocks are sent again after a delay (client.ts):
+ * the server failed to store the block (E_IO), its clock is behind the block's stamps
+ * (E_CLOCK_AHEAD, block_verifier.ts), or a block before it in its chain is not there yet
+ * (E_CHAIN_GAP: one refused just before, say; see #mayFillGap). Dropped, the block would be
+ * lost to the server, and its chain broken there.
+ */
+const RETRIED: ReadonlySet<string> = new Set(["E_IO", "E_CLOCK_AHEAD", "E_CHAIN_GAP"]);
+
+/** Why a refused block is kept: to send again after a delay, or once writing is granted. */
+type HeldFor = "retry" | "right";
+
+function heldFor(code: string): HeldFor | undefined {
+  if (RETRIED.has(code)) return "retry";
+  return code === "E_FORBIDDEN" ? "right" : undefined;
+}
 
 export class PushQueue {
   /** By `session/seq`, in push order. */
@@ -30,9 +44,9 @@ export class PushQueue {
   readonly #inFlight = new Map<number, readonly OutgoingBlock[]>();
   readonly #sent = new Set<OutgoingBlock>();
   /**
-   * Refused for a reason that may pass, by that refusal's code, and held from being sent again
-   * on this socket until `resend(code)`: E_IO (the server failed to store them) with the next
-   * push of new blocks, E_FORBIDDEN (their author may not write) when the right is granted.
+   * Refused for a reason that may pass, and held from being sent again on this socket until
+   * `resend(reason)`: those to retry after a delay or with the next push of new blocks, those
+   * whose author may not write (E_FORBIDDEN) when the right is granted.
    */
   readonly #held = new Map<OutgoingBlock, HeldFor>();
 
@@ -68,9 +82,10 @@ export class PushQueue {
   /**
    * Settles push `id` by its ack; returns the blocks refused (`rejected` names them by index in
    * the push). Each block is done, but for those refused for a reason that may pass, which stay
-   * queued: one the server failed to store (E_IO) is sent again with the next push of new blocks
-   * (not at once: a failing disk would be asked again and again), one whose author may not write
-   * (E_FORBIDDEN) once the right may have changed (a grant); both on a new socket.
+   * queued: one to retry (RETRIED) is sent again after a delay or with the next push of new
+   * blocks (not at once: a failing disk would be asked again and again), one whose author may
+   * not write (E_FORBIDDEN) once the right may have changed (a grant); all on a new socket.
+   * Refusals are taken in the push's order, so a gap knows whether what it follows is held.
    */
   settle(
     id: number,
@@ -79,15 +94,32 @@ export class PushQueue {
     const blocks = this.#inFlight.get(id) ?? [];
     this.#inFlight.delete(id);
     const refused: Refused[] = [];
-    for (const { index, code, message } of rejected) {
+    const settling = new Set(blocks);
+    for (const { index, code, message } of [...rejected].sort((a, b) => a.index - b.index)) {
       const block = blocks[index];
       if (!block) continue;
       refused.push({ block, code, message });
-      if (code === "E_IO" || code === "E_FORBIDDEN") this.#held.set(block, code);
+      const reason = heldFor(code);
+      if (reason && (code !== "E_CHAIN_GAP" || this.#mayFillGap(block, settling))) {
+        this.#held.set(block, reason);
+      }
     }
     // (A block in a push is never held already: it was sent again, so resend() let it go.)
     for (const block of blocks) if (!this.#held.has(block)) this.drop(block);
     return refused;
+  }
+
+  /**
+   * Whether a block before `block` in its chain may still reach the server, so that the gap it
+   * was refused for may close: one queued, and either not in the push being settled or held
+   * from it. A gap behind a block refused for good (a fork, say) never closes.
+   */
+  #mayFillGap(block: OutgoingBlock, settling: ReadonlySet<OutgoingBlock>): boolean {
+    for (const before of this.#blocks.values()) {
+      if (before.session !== block.session || before.seq >= block.seq) continue;
+      if (!settling.has(before) || this.#held.has(before)) return true;
+    }
+    return false;
   }
 
   /** Forgets a block: settled, or one that cannot be sent. */
@@ -105,10 +137,10 @@ export class PushQueue {
     this.#held.clear();
   }
 
-  /** Blocks held for `code` are to send again (see #held). */
-  resend(code: HeldFor): void {
-    for (const [block, heldFor] of this.#held) {
-      if (heldFor !== code) continue;
+  /** Blocks held for `reason` are to send again (see #held). */
+  resend(reason: HeldFor): void {
+    for (const [block, heldAs] of this.#held) {
+      if (heldAs !== reason) continue;
       this.#sent.delete(block);
       this.#held.delete(block);
     }
@@ -116,7 +148,13 @@ export class PushQueue {
 
   /** Whether `block` waits for the right to write (refused E_FORBIDDEN on this socket). */
   waitsForRight(block: OutgoingBlock): boolean {
-    return this.#held.get(block) === "E_FORBIDDEN";
+    return this.#held.get(block) === "right";
+  }
+
+  /** Whether a block refused on this socket waits to be sent again after a delay. */
+  get waitsForRetry(): boolean {
+    for (const reason of this.#held.values()) if (reason === "retry") return true;
+    return false;
   }
 
   /**

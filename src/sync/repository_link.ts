@@ -22,7 +22,7 @@ export type SubscriptionPhase =
 export class RepositoryLink {
   readonly repo: Repository;
   readonly queue = new PushQueue();
-  /** The server's cursor for this repository, once known; forgotten on `reset`. */
+  /** The server's cursor for this repository, once known; forgotten on `reset`, see gaveUpBlock. */
   cursor: Cursor | undefined;
   /** Stops listening to the repository's blocks. */
   readonly unlisten: () => void;
@@ -59,6 +59,15 @@ export class RepositoryLink {
   /** Caught up and every push of what the server lacked acknowledged. */
   get settled(): boolean {
     return this.phase === "synced" && this.catchUpPushes.size === 0;
+  }
+
+  /**
+   * A block the server lacks was given up (refused for good, or too large for a frame): a
+   * subscription by cursor would never offer it again, one by version vector does (its catch-up
+   * pushes whatever the server lacks), so the cursor is forgotten.
+   */
+  gaveUpBlock(): void {
+    this.cursor = undefined;
   }
 
   /** A new socket: not subscribed, nothing in flight, the right to write not yet known. */

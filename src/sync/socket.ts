@@ -12,11 +12,14 @@ export const SOCKET_OPEN = 1;
 
 export type SocketFactory = (url: string) => SyncSocket;
 
-/** The runtime's WebSocket (on Deno, one with TCP_NODELAY: runtime/websocket.ts). */
+/**
+ * The runtime's WebSocket (on Deno, one with TCP_NODELAY: runtime/websocket.ts). Any error of
+ * its constructor (a page's security policy, say) is passed on as it is: only a runtime without
+ * one is said to have none.
+ */
 export const openWebSocket: SocketFactory = (url) => {
-  try {
-    return openClientWebSocket(url);
-  } catch (err) {
-    throw new CairnError("E_BAD_ARGUMENT", `this runtime has no WebSocket (${err})`);
+  if (!("WebSocket" in globalThis)) {
+    throw new CairnError("E_BAD_ARGUMENT", "sync: this runtime has no WebSocket");
   }
+  return openClientWebSocket(url);
 };

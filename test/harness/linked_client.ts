@@ -29,13 +29,17 @@ export interface Linked {
   statuses: SyncStatus[];
 }
 
-/** A database with /notes open (after `before` ran on it), linked to a scripted server. */
+/**
+ * A database with /notes open (after `before` ran on it), linked to a scripted server; by
+ * default one in memory, else what `openDatabase` opens (with Note registered).
+ */
 export async function linked(
   options: SyncOptions = {},
   before?: (db: Cairn, notes: RepositoryHandle) => Promise<void>,
   random = () => 0.5,
+  openDatabase = () => Cairn.open({ schemas: [Note] }),
 ): Promise<Linked> {
-  const db = await Cairn.open({ schemas: [Note] });
+  const db = await openDatabase();
   const notes = await db.open(PATH);
   await before?.(db, notes);
   const server = new FakeSyncServer();

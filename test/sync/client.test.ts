@@ -5,10 +5,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Cairn } from "../../src/db/database.ts";
+import { Cairn, openCairnOn } from "../../src/db/database.ts";
 import { Repository } from "../../src/repo/repository.ts";
 import { isCairnError } from "../../src/core/errors.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import { syncWith } from "../../src/sync/client.ts";
+import { openBackend } from "../../src/storage/backends/select.ts";
 import {
   DEFAULT_MAX_FRAME,
   type Frame,
@@ -18,6 +20,7 @@ import {
 import {
   ack,
   keyOf,
+  type Linked,
   linked,
   Note,
   PATH,
@@ -25,6 +28,9 @@ import {
   settle,
   until,
 } from "../harness/linked_client.ts";
+import { type FakeConnection, ManualTimers } from "../harness/fake_sync_server.ts";
+import { FailingCalls, faultyBackend } from "../harness/faulty_backend.ts";
+import { withScratchBackend } from "../harness/scratch_backend.ts";
 
 /** Where `needle` first stands in `bytes`, or -1. */
 function indexOfBytes(bytes: Uint8Array, needle: Uint8Array): number {
@@ -406,6 +412,129 @@ test("a block the server failed to store (E_IO) stays queued and goes again with
   await link.close();
 });
 
+test("a block the server failed to store (E_IO) goes again after a backoff delay, with no new write", async () => {
+  const { notes, link, connection, server, timers } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  notes.create(Note, { title: "the only write" });
+  const first = await connection.expect("push");
+  const synced = link.synced();
+  refuseAll(connection, first, "E_IO");
+  await until(() => link.lastError !== undefined, "reported");
+  await settle();
+  assert.equal(connection.unread, 0, "not at once: a failing disk is not asked again and again");
+  // The retry (a cap of 250 ms, jitter 0.5), due before the watchdog.
+  assert.equal(timers.runNext(), 125);
+  await until(() => connection.unread > 0, "pushed again");
+  const again = await connection.expect("push");
+  assert.deepEqual(again.frames, first.frames);
+  // Refused again, then the socket drops: the retry goes with the socket, the block stays.
+  refuseAll(connection, again, "E_IO");
+  await settle();
+  connection.close(1006);
+  await until(() => link.status === "offline", "offline");
+  assert.equal(timers.delays().length, 1, "the reconnect alone: no retry left behind");
+  assert.equal(link.unacknowledged, 1);
+  timers.runNext();
+  const next = await server.accept();
+  await next.handshake();
+  await serveSubscription(next, { writers: [] });
+  const resent = await next.expect("push");
+  assert.deepEqual(resent.frames, first.frames);
+  ack(next, resent);
+  await synced;
+  assert.equal(link.unacknowledged, 0);
+  await link.close();
+});
+
+test("blocks refused for a time (E_CLOCK_AHEAD, the next E_CHAIN_GAP) stay queued and go again after a delay", async () => {
+  const { notes, link, connection, timers, errors } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  notes.create(Note, { title: "stamped ahead of the server's clock" });
+  const first = await connection.expect("push");
+  notes.create(Note, { title: "next in its chain" });
+  const second = await connection.expect("push");
+  let resolved = false;
+  const synced = link.synced().then(() => resolved = true);
+  refuseAll(connection, first, "E_CLOCK_AHEAD");
+  refuseAll(connection, second, "E_CHAIN_GAP");
+  await until(() => errors.some((err) => isCairnError(err, "E_CHAIN_GAP")), "reported");
+  await settle();
+  assert.equal(link.unacknowledged, 2, "both kept: dropped, they would break the chain for good");
+  assert.equal(resolved, false, "synced() waits: the server lacks them");
+  assert.equal(connection.unread, 0, "not sent again at once");
+  timers.runNext(); // the retry, due before the watchdog
+  await until(() => connection.unread > 0, "pushed again");
+  const again = await connection.expect("push");
+  assert.deepEqual(again.frames, await notes.exportBlocks(), "both, in their order");
+  await settle();
+  assert.equal(resolved, false, "synced() waits for their ack");
+  ack(connection, again);
+  await synced;
+  assert.equal(link.unacknowledged, 0);
+  await link.close();
+});
+
+test("a block refused for good, and the gap behind it, are dropped; the next subscription is by version vector", async () => {
+  const { db, notes, link, connection, server, timers } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [], cursor: ["epoch-1", 0] });
+  await until(() => link.status === "synced", "synced");
+  notes.create(Note, { title: "another block holds its place" });
+  const first = await connection.expect("push");
+  notes.create(Note, { title: "behind it" });
+  const second = await connection.expect("push");
+  refuseAll(connection, first, "E_CHAIN_FORK");
+  refuseAll(connection, second, "E_CHAIN_GAP");
+  await link.synced(); // refused for good: reported, not waited for
+  assert.equal(link.unacknowledged, 0, "a gap behind a fork never closes: not retried");
+  connection.close(1006);
+  await until(() => link.status === "offline", "offline");
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  const subscribe = await serveSubscription(again, { writers: [], serverVector: {} });
+  assert.equal(subscribe.cursor, null, "a cursor would skip the dropped blocks for good");
+  assert.deepEqual(subscribe.versionVector, { [db.session.id]: 2 });
+  const push = await again.expect("push");
+  assert.deepEqual(push.frames, await notes.exportBlocks(), "the catch-up offers them again");
+  ack(again, push);
+  await link.synced();
+  await link.close();
+});
+
+test("nothing is pushed while the local disk fails: a block leaves once the local log holds it", async () => {
+  // Pushed before, a block lost here in a crash would be sealed again differently at the same
+  // place of the session's chain on the next open: a fork the server refuses for good.
+  await withScratchBackend("push-after-store", async (_scratch, path) => {
+    const plan = new FailingCalls();
+    const open = () =>
+      openCairnOn(
+        { path, schemas: [Note] },
+        async (directory) => faultyBackend(await openBackend(directory), plan),
+      );
+    const { db, notes, link, connection } = await linked({}, undefined, undefined, open);
+    await connection.handshake();
+    await serveSubscription(connection, { writers: [] });
+    await until(() => link.status === "synced", "synced");
+    plan.diskFull();
+    notes.create(Note, { title: "written while the disk is full" });
+    await assert.rejects(notes.flush(), (err) => isCairnError(err, "E_IO"));
+    await settle();
+    assert.equal(connection.unread, 0, "nothing pushed: the log does not hold the block");
+    plan.clear();
+    await notes.flush();
+    const push = await connection.expect("push");
+    assert.deepEqual(push.frames, await notes.exportBlocks());
+    ack(connection, push);
+    await link.close();
+    await db.close();
+  });
+});
+
 test("a block refused for want of the right (E_FORBIDDEN) waits for a grant, then goes", async () => {
   const { db, notes, link, connection, errors } = await linked();
   await connection.handshake();
@@ -458,6 +587,75 @@ test("an ack that comes after writing was refused settles its push (no protocol 
   await link.close();
 });
 
+/** Plays the catch-up of every repository the client subscribes, `count` of them. */
+async function serveAll(connection: FakeConnection, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const { repo } = await connection.expect("subscribe");
+    await connection.expect("credit");
+    connection.send({ type: "members", repo, writers: [], canWrite: true });
+    connection.send({ type: "synced", repo, cursor: ["e", 0], versionVector: null });
+  }
+}
+
+test("pushes in flight of a closed repository hold up no other's; their late acks are no protocol error", async () => {
+  const { db, notes, link, connection, errors } = await linked({ maxFrame: 4096 });
+  const other = await db.open("/other");
+  await connection.handshake({ maxFrame: 4096, heartbeatMs: 15_000 });
+  await serveAll(connection, 2);
+  await until(() => link.status === "synced", "synced");
+  // Blocks of nearly a frame each: /notes fills the push window, one more block waits.
+  for (let i = 0; i <= PUSH_WINDOW_FRAMES; i++) {
+    notes.create(Note, { title: `${i} `.padEnd(3700, "x") });
+    await notes.flush();
+  }
+  const pushes: Extract<Frame, { type: "push" }>[] = [];
+  for (let i = 0; i < PUSH_WINDOW_FRAMES; i++) pushes.push(await connection.expect("push"));
+  await settle();
+  assert.equal(connection.unread, 0, "the window is full");
+  await db.close(PATH);
+  await connection.expect("unsubscribe");
+  for (const push of pushes) ack(connection, push);
+  other.create(Note, { title: "b".padEnd(3000, "x") });
+  await until(() => connection.unread > 0, "/other pushed");
+  const push = await connection.expect("push");
+  assert.equal(push.repo, "/other");
+  ack(connection, push);
+  await link.synced();
+  assert.equal(connection.closed, undefined, "the connection stays");
+  assert.ok(!errors.some((err) => isCairnError(err, "E_PROTOCOL")), String(errors));
+  await link.close();
+});
+
+for (
+  const [what, subscribeAgain] of [
+    ["closed and reopened", async ({ db, connection }) => {
+      await db.close(PATH);
+      await connection.expect("unsubscribe");
+      await db.open(PATH);
+    }],
+    ["reset by the server", ({ connection }) => connection.send({ type: "reset", repo: PATH })],
+  ] as const satisfies readonly [string, (client: Linked) => unknown][]
+) {
+  test(`a push in flight when its repository is ${what}: its late ack is no protocol error`, async () => {
+    const linkedClient = await linked();
+    const { db, notes, link, connection, errors } = linkedClient;
+    await connection.handshake();
+    await serveSubscription(connection, { writers: [] });
+    await until(() => link.status === "synced", "synced");
+    notes.create(Note, { title: "in flight" });
+    const push = await connection.expect("push");
+    await subscribeAgain(linkedClient);
+    ack(connection, push); // the server had stored it
+    await serveSubscription(connection, { writers: [], serverVector: { [db.session.id]: 1 } });
+    await until(() => link.status === "synced", "synced again");
+    await link.synced();
+    assert.equal(link.unacknowledged, 0);
+    assert.equal(connection.closed, undefined, "the connection stays");
+    assert.ok(!errors.some((err) => isCairnError(err, "E_PROTOCOL")), String(errors));
+    await link.close();
+  });
+}
+
 test("denied reading is reported and leaves the connection and other repositories alone", async () => {
   const { db, link, connection, errors } = await linked();
   await db.open("/other");
@@ -501,8 +699,38 @@ test("repositories opened later are subscribed; closed ones unsubscribed; the op
   await link.close();
 });
 
+test("synced() resolves once connected when no open repository is to sync", async () => {
+  const { link, connection } = await linked({ repositories: ["/not-open"] });
+  let resolved = false;
+  const synced = link.synced().then(() => resolved = true);
+  await settle();
+  assert.equal(resolved, false, "not before the link is up");
+  await connection.handshake();
+  await until(() => resolved, "synced() resolved");
+  await synced;
+  assert.equal(link.status, "synced");
+  await link.close();
+});
+
+test("synced() resolves when the repository still catching up closes", async () => {
+  const { db, link, connection } = await linked();
+  await connection.handshake();
+  await connection.expect("subscribe");
+  await connection.expect("credit");
+  assert.equal(link.status, "catching-up");
+  let resolved = false;
+  const synced = link.synced().then(() => resolved = true);
+  await settle();
+  assert.equal(resolved, false, "waits for the catch-up");
+  await db.close(PATH);
+  await connection.expect("unsubscribe");
+  await until(() => resolved, "synced() resolved");
+  await synced;
+  assert.equal(link.status, "synced");
+  await link.close();
+});
+
 test("sync() checks its arguments with typed errors", async () => {
-  const { syncWith } = await import("../../src/sync/client.ts");
   const db = await Cairn.open();
   const bad = [
     ["http://x", {}],
@@ -522,6 +750,28 @@ test("sync() checks its arguments with typed errors", async () => {
   assert.throws(() => syncWith({} as never, "ws://x", {}, {}), (err) => isCairnError(err));
   const trusted = await Cairn.open({ trusted: true });
   assert.throws(() => syncWith(trusted, "ws://x", {}, {}), (err) => isCairnError(err));
+});
+
+test("a malformed server URL is refused at once, naming it, and no socket is opened", async () => {
+  const db = await Cairn.open();
+  const timers = new ManualTimers();
+  const opened: string[] = [];
+  const seams = {
+    socket: (url: string): never => {
+      opened.push(url);
+      throw new SyntaxError(`the constructor refuses ${url}`);
+    },
+    setTimeout: timers.setTimeout,
+    clearTimeout: timers.clearTimeout,
+  };
+  for (const url of ["ws://bad host", "wss://[::1", "ws://sync.test/#fragment"]) {
+    assert.throws(
+      () => syncWith(db, url, {}, seams),
+      (err) => isCairnError(err, "E_BAD_ARGUMENT") && err.message.includes(url),
+      url,
+    );
+  }
+  assert.deepEqual(opened, []);
 });
 
 test("after a reconnect by cursor, members adds writers; by version vector it replaces them", async () => {

@@ -10,7 +10,7 @@ import { backoffDelay } from "../../src/sync/backoff.ts";
 import { Cairn } from "../../src/db/database.ts";
 import { syncWith } from "../../src/sync/client.ts";
 import { encodeFrame, PROTOCOL_VERSION } from "../../src/sync/protocol.ts";
-import { FakeSyncServer, ManualTimers } from "../harness/fake_sync_server.ts";
+import { type FakeConnection, FakeSyncServer, ManualTimers } from "../harness/fake_sync_server.ts";
 import { linked, Note, PATH, serveSubscription, settle, until } from "../harness/linked_client.ts";
 
 test("ping is answered with a pong of the same number", async () => {
@@ -64,6 +64,16 @@ test("goaway: once the server closes, the client comes back after the delay it a
   await link.close();
 });
 
+test("a server's heartbeat interval is capped at ten minutes: the watchdog never overflows", async () => {
+  const { link, connection, timers } = await linked();
+  // 3 × this overflows setTimeout (2^31 - 1 ms), which then fires at once: a reconnect loop.
+  await connection.handshake({ maxFrame: 1 << 20, heartbeatMs: Number.MAX_SAFE_INTEGER });
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  assert.deepEqual(timers.delays(), [3 * 10 * 60_000]);
+  await link.close();
+});
+
 test("backoff: full jitter under a cap that doubles from initialMs to maxMs", () => {
   const options = { initialMs: 250, maxMs: 30_000 };
   const caps = Array.from({ length: 10 }, (_, i) => backoffDelay(i, options, () => 0.9999999));
@@ -108,6 +118,29 @@ test("a link whose connections keep failing backs off, and starts over once sync
   assert.deepEqual(timers.delays(), [50]);
   await link.close();
   assert.deepEqual(timers.delays(), [], "close() leaves no timer behind");
+});
+
+test("goaway's delay is at least the backoff's next one, at most an hour, for its own drop only", async () => {
+  const { server, timers, link } = await backingOff([PATH]);
+  /** The delay before the next connection after `connection` ends as `end` makes it. */
+  const delayAfter = async (end: (connection: FakeConnection) => void) => {
+    const connection = await server.accept();
+    end(connection);
+    await until(() => link.status === "offline", "offline");
+    return timers.runNext();
+  };
+  const goaway = (retryAfterMs: number) => (connection: FakeConnection) => {
+    connection.send({ type: "goaway", reason: "restarting", retryAfterMs });
+    connection.close(1001, "going away");
+  };
+  const delays: number[] = [];
+  // A server that sends every connection away at once, asking for no delay: still backed off.
+  for (let i = 0; i < 4; i++) delays.push(await delayAfter(goaway(0)));
+  assert.deepEqual(delays, [50, 100, 200, 400]);
+  assert.equal(await delayAfter(goaway(2 ** 40)), 60 * 60_000, "an hour at most");
+  // The next drop, without goaway, waits the backoff's delay, not the hour.
+  assert.equal(await delayAfter((connection) => connection.close(1006)), 500);
+  await link.close();
 });
 
 test("a socket that one repository keeps failing backs off though another repository syncs", async () => {
