@@ -764,7 +764,8 @@ test("a malformed server URL is refused at once, naming it, and no socket is ope
     setTimeout: timers.setTimeout,
     clearTimeout: timers.clearTimeout,
   };
-  for (const url of ["ws://bad host", "wss://[::1", "ws://sync.test/#fragment"]) {
+  // URLs every runtime's parser refuses (Chromium's takes "ws://bad host", for one).
+  for (const url of ["ws://:80", "wss://[::1", "ws://sync.test/#fragment"]) {
     assert.throws(
       () => syncWith(db, url, {}, seams),
       (err) => isCairnError(err, "E_BAD_ARGUMENT") && err.message.includes(url),
