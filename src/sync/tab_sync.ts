@@ -19,7 +19,7 @@
  *   server (its `sync-status`) or this tab starts serving. Blocks its own connection left
  *   unacknowledged are not lost: the serving tab holds them too, and its connection pushes them.
  */
-import { CairnError } from "../core/errors.ts";
+import { CairnError, isCairnError } from "../core/errors.ts";
 import type { Cairn, TabSyncEnvironment } from "../db/database.ts";
 import { listenForMessages, type TabChannel } from "../tabs/repository_link.ts";
 import { encodeTabMessage, type TabMessage, type TabSyncStatus } from "../tabs/tab_messages.ts";
@@ -46,6 +46,8 @@ export class TabSyncLink extends EventedLink implements SyncLink {
   #lastLeaderError: string | null = null;
   readonly #waits = new Map<number, Wait>();
   #nextWait = 1;
+  /** Connections dropped so far: a wait that ends E_CLOSED across a drop is issued again. */
+  #dropped = 0;
 
   constructor(
     url: string,
@@ -67,7 +69,27 @@ export class TabSyncLink extends EventedLink implements SyncLink {
     return this.#connection?.target.unacknowledged ?? this.#leaderUnacknowledged;
   }
 
+  /**
+   * E_CLOSED from a connection this link dropped (the tab stopped serving or being alone, with
+   * the wait on it or moved onto it) is a hand-over, not this link closing: the wait is issued
+   * again on what serves this tab now. Once the link closes, or if the connection closed on its
+   * own, E_CLOSED stands.
+   */
   async synced(): Promise<void> {
+    for (;;) {
+      const dropped = this.#dropped;
+      try {
+        return await this.#syncedOnce();
+      } catch (err) {
+        if (!isCairnError(err, "E_CLOSED") || this.#closed() || this.#dropped === dropped) {
+          throw err;
+        }
+      }
+    }
+  }
+
+  /** One wait, on this tab's connection or on the serving tab. */
+  async #syncedOnce(): Promise<void> {
     if (this.#closed()) throw closedError();
     const connected = this.#connected();
     if (connected) return await connected.synced();
@@ -149,6 +171,7 @@ export class TabSyncLink extends EventedLink implements SyncLink {
   #dropConnection(): SyncLink | undefined {
     const connection = this.#connection;
     this.#connection = undefined;
+    if (connection) this.#dropped++;
     connection?.stop();
     return connection?.target;
   }

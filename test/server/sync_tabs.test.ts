@@ -10,8 +10,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Cairn, TabSyncEnvironment } from "../../src/db/database.ts";
+import { isCairnError } from "../../src/core/errors.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { sync } from "../../src/sync/client.ts";
+import { EventedLink } from "../../src/sync/link_events.ts";
+import { closedError, type SyncLink } from "../../src/sync/sync_link.ts";
 import { TabSyncLink } from "../../src/sync/tab_sync.ts";
 import { TabCoordinator } from "../../src/tabs/tab_coordinator.ts";
 import { tabSecret } from "../../src/tabs/tab_keys.ts";
@@ -307,4 +310,145 @@ test("a follower shows what the serving tab reports: its status, its count, its 
   await link.close();
   assert.equal(link.status, "closed");
   await own.db.close();
+});
+
+/** A connection whose synced() calls the test settles; close() rejects them as a client's does. */
+class FakeConnection extends EventedLink implements SyncLink {
+  readonly unacknowledged = 0;
+  readonly waiting: { resolve(): void; reject(err: unknown): void }[] = [];
+
+  synced(): Promise<void> {
+    if (this.status === "closed") return Promise.reject(closedError());
+    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
+  }
+
+  close(): Promise<void> {
+    this.events.setStatus("closed");
+    for (const wait of this.waiting.splice(0)) wait.reject(closedError());
+    return Promise.resolve();
+  }
+
+  settle(): void {
+    for (const wait of this.waiting.splice(0)) wait.resolve();
+  }
+}
+
+/** `promise`'s outcome so far, without waiting for it. */
+function watch(promise: Promise<void>): { outcome: unknown } {
+  const watched: { outcome: unknown } = { outcome: "pending" };
+  promise.then(() => watched.outcome = "resolved", (err) => watched.outcome = err);
+  return watched;
+}
+
+test("a pending synced() survives a hand-over: it waits on what serves the tab next, and rejects E_CLOSED only when the link closes", async () => {
+  const fake = fakes();
+  const own = await openDatabase();
+  const url = "ws://127.0.0.1:9";
+  const hostListeners = new Set<(host: Cairn | undefined) => void>();
+  let host: Cairn | undefined = own.db;
+  const serveFrom = (next: Cairn | undefined) => {
+    host = next;
+    for (const listener of [...hostListeners]) listener(next);
+  };
+  const side: TabSyncEnvironment = {
+    tab: "b",
+    openChannel: () => fake.channels.end("b"),
+    watchHost: (listener) => {
+      hostListeners.add(listener);
+      listener(host);
+      return () => hostListeners.delete(listener);
+    },
+    answer: () => () => {},
+    flush: () => Promise.resolve(),
+    own: own.db,
+  };
+  const leader = fake.channels.end("a");
+  const heard: TabMessage[] = [];
+  leader.listen((value) => heard.push(value as TabMessage));
+  const connections: FakeConnection[] = [];
+  const link = new TabSyncLink(url, side, () => {
+    const connection = new FakeConnection();
+    connections.push(connection);
+    return connection;
+  });
+  const waitsHeard = () => heard.filter((message) => message.type === "sync-wait").length;
+  /** The next sync-wait this tab posts to the serving tab, answered as done. */
+  const answerNextWait = async (after: number, pending: { outcome: unknown }, what: string) => {
+    await waitFor(() => waitsHeard() > after || pending.outcome !== "pending", what);
+    assert.equal(pending.outcome, "pending", "synced() did not end with the connection");
+    const wait = heard.filter((message) => message.type === "sync-wait").at(-1) as { id: number };
+    leader.post({ type: "sync-done", to: "b", url, id: wait.id, error: null });
+  };
+  try {
+    // Serving: the wait is the connection's; the tab stops serving, which closes it.
+    const serving = watch(link.synced());
+    await waitFor(() => connections[0]?.waiting.length === 1, "the serving tab's connection waits");
+    let before = waitsHeard();
+    serveFrom(undefined);
+    assert.equal(connections[0].status, "closed");
+    await answerNextWait(before, serving, "the wait goes to the serving tab");
+    await waitFor(() => serving.outcome !== "pending", "synced() after the tab stopped serving");
+    assert.equal(serving.outcome, "resolved");
+
+    // Alone: the wait is this tab's own connection's, closed when the serving tab connects.
+    leader.post({ type: "sync-absent", to: "b", url });
+    await waitFor(() => connections.length === 2, "the tab connects itself");
+    const alone = watch(link.synced());
+    await waitFor(() => connections[1].waiting.length === 1, "its own connection waits");
+    before = waitsHeard();
+    leader.post({
+      type: "sync-status",
+      leader: "a",
+      url,
+      status: "synced",
+      unacknowledged: 0,
+      error: null,
+    });
+    await answerNextWait(before, alone, "the wait goes to the serving tab that connected");
+    await waitFor(() => alone.outcome !== "pending", "synced() after the tab stopped being alone");
+    assert.equal(alone.outcome, "resolved");
+
+    // Following, then serving (the wait moves onto the connection), then following again.
+    before = waitsHeard();
+    const moved = watch(link.synced());
+    await waitFor(() => waitsHeard() > before, "the follower waits on the serving tab");
+    serveFrom(own.db);
+    await waitFor(() => connections[2]?.waiting.length === 1, "the wait moves onto the connection");
+    before = waitsHeard();
+    serveFrom(undefined);
+    await answerNextWait(before, moved, "the wait goes back to the serving tab");
+    await waitFor(() => moved.outcome !== "pending", "synced() after serving a while");
+    assert.equal(moved.outcome, "resolved");
+
+    // Following, then serving: the new connection reports the writes synced.
+    before = waitsHeard();
+    const promoted = watch(link.synced());
+    await waitFor(() => waitsHeard() > before, "the follower waits on the serving tab");
+    serveFrom(own.db);
+    await waitFor(() => connections[3]?.waiting.length === 1, "the wait moves onto the connection");
+    assert.equal(promoted.outcome, "pending");
+    connections[3].settle();
+    await waitFor(() => promoted.outcome !== "pending", "synced() on the new connection");
+    assert.equal(promoted.outcome, "resolved");
+
+    // Closing the link itself rejects its waits with E_CLOSED: on a connection, and following.
+    const onConnection = watch(link.synced());
+    await waitFor(() => connections[3].waiting.length === 1, "the connection waits");
+    serveFrom(undefined);
+    await waitFor(() => waitsHeard() > before + 1, "the wait goes to the serving tab");
+    before = waitsHeard();
+    const following = watch(link.synced());
+    await waitFor(() => waitsHeard() > before, "the follower waits on the serving tab");
+    await link.close();
+    await waitFor(
+      () => onConnection.outcome !== "pending" && following.outcome !== "pending",
+      "the waits end with the link",
+    );
+    assert.ok(isCairnError(onConnection.outcome, "E_CLOSED"), String(onConnection.outcome));
+    assert.ok(isCairnError(following.outcome, "E_CLOSED"), String(following.outcome));
+    await assert.rejects(link.synced(), (err) => isCairnError(err, "E_CLOSED"));
+  } finally {
+    await link.close();
+    await own.db.close();
+  }
 });
