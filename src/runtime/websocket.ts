@@ -41,23 +41,35 @@ class NoDelaySocket implements ClientWebSocket {
   onclose: ClientWebSocket["onclose"] = null;
   onerror: ClientWebSocket["onerror"] = null;
   #socket: ClientWebSocket | undefined;
-  /** Set by a close() before `ws` loaded: the socket is then never opened. */
+  /** Set by a close() before `ws` loaded, or a failure to make the socket: none is opened. */
   #closedEarly = false;
 
   constructor(url: string) {
     import(WS_MODULE).then(({ WebSocket }: { WebSocket: WebSocketClass }) => {
       if (this.#closedEarly) return;
-      const socket = new WebSocket(url);
+      let socket: ClientWebSocket;
+      try {
+        socket = new WebSocket(url);
+      } catch (err) {
+        // A URL `ws` refuses (ftp://…): thrown here it would be an unhandled rejection, which
+        // ends a Deno process. Said as the socket's error and close instead.
+        this.#fail(err, `${WS_MODULE} refused the URL`);
+        return;
+      }
       socket.binaryType = this.binaryType;
       socket.onopen = (event) => this.onopen?.(event);
       socket.onmessage = (event) => this.onmessage?.(event);
       socket.onclose = (event) => this.onclose?.(event);
       socket.onerror = (event) => this.onerror?.(event);
       this.#socket = socket;
-    }, (err) => {
-      this.onerror?.(err);
-      this.onclose?.({ code: 1006, reason: `cannot load ${WS_MODULE}: ${err}` });
-    });
+    }, (err) => this.#fail(err, `cannot load ${WS_MODULE}`));
+  }
+
+  /** No socket will be: the error, then the close (1006, abnormal) a real socket would fire. */
+  #fail(err: unknown, about: string): void {
+    this.#closedEarly = true;
+    this.onerror?.(err);
+    this.onclose?.({ code: 1006, reason: `${about}: ${err}` });
   }
 
   get readyState(): number {

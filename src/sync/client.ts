@@ -120,6 +120,8 @@ interface Connection {
   heartbeatMs: number;
   /** Frames are handled one at a time, in order (imports are asynchronous). */
   inbox: Promise<void>;
+  /** Bytes of the frames waiting in the inbox (received, not yet handled): see #inboxCap. */
+  inboxBytes: number;
   nextPushId: number;
   /** Each push sent and not yet acknowledged, by id. */
   readonly pushesInFlight: Map<number, InFlightPush>;
@@ -268,6 +270,7 @@ class SyncClient extends EventedLink implements SyncLink {
       sendLimit: this.#options.maxFrame,
       heartbeatMs: DEFAULT_HEARTBEAT_MS,
       inbox: Promise.resolve(),
+      inboxBytes: 0,
       nextPushId: 1,
       pushesInFlight: new Map(),
       watchdog: undefined,
@@ -288,7 +291,12 @@ class SyncClient extends EventedLink implements SyncLink {
     };
     socket.onmessage = (event) => this.#message(connection, event.data);
     socket.onclose = () => this.#dropped(connection);
-    socket.onerror = () => {}; // a close follows
+    // A close follows. An Error (not an error event) is one the socket could not even be made
+    // for (runtime/websocket.ts: `ws` failed to load, or refused the URL): said, as no retry
+    // will mend it.
+    socket.onerror = (event) => {
+      if (event instanceof Error) this.events.report(asCairnError(event, "E_IO", "sync: socket"));
+    };
     this.#armWatchdog(connection);
   }
 
@@ -334,9 +342,42 @@ class SyncClient extends EventedLink implements SyncLink {
       connection.retryAfterMs = frame.retryAfterMs;
       return;
     }
+    this.#enqueue(connection, frame, size);
+  }
+
+  /**
+   * Queues a frame behind those not handled yet; a server that sends more than the inbox may
+   * hold (faster than its blocks are verified, or past the credit granted) is cut off.
+   */
+  #enqueue(connection: Connection, frame: Frame, size: number): void {
+    connection.inboxBytes += size;
+    if (connection.inboxBytes > this.#inboxCap()) {
+      this.#fail(
+        connection,
+        new CairnError(
+          "E_PROTOCOL",
+          `sync: the server sent more than the client can take (over ${this.#inboxCap()} ` +
+            "bytes waiting to be handled)",
+        ),
+      );
+      return;
+    }
     connection.inbox = connection.inbox
-      .then(() => connection.ended ? undefined : this.#handle(connection, frame, size))
+      .then(() => {
+        connection.inboxBytes -= size;
+        return connection.ended ? undefined : this.#handle(connection, frame, size);
+      })
       .catch((err) => this.#fail(connection, err));
+  }
+
+  /**
+   * The most the inbox may hold. A server that keeps to its credit has at most CREDIT_BYTES of
+   * `blocks` outstanding per repository; twice that leaves as much again for `live` frames (not
+   * credit-paced, but sent only as fast as writers write) and a couple of frames of slack for
+   * the small ones (members, synced, acks). A burst beyond it is a server that floods.
+   */
+  #inboxCap(): number {
+    return 2 * CREDIT_BYTES * Math.max(1, this.#links.size) + 2 * this.#options.maxFrame;
   }
 
   /** A frame that breaks the protocol (or could not be handled): report, close, reconnect. */

@@ -9,6 +9,7 @@ import { isCairnError } from "../../src/core/errors.ts";
 import { backoffDelay } from "../../src/sync/backoff.ts";
 import { Cairn } from "../../src/db/database.ts";
 import { syncWith } from "../../src/sync/client.ts";
+import { openWebSocket } from "../../src/sync/socket.ts";
 import { encodeFrame, PROTOCOL_VERSION } from "../../src/sync/protocol.ts";
 import { type FakeConnection, FakeSyncServer, ManualTimers } from "../harness/fake_sync_server.ts";
 import { linked, Note, PATH, serveSubscription, settle, until } from "../harness/linked_client.ts";
@@ -310,5 +311,85 @@ test("a server whose frames could not carry a block is refused; a tiny heartbeat
   await serveSubscription(again, { writers: [] });
   await until(() => link.status === "synced", "synced");
   assert.deepEqual(timers.delays(), [3000], "the watchdog waits three seconds at least");
+  await link.close();
+});
+
+test("a server flooding frames faster than they are handled is cut off (4000), then resumed by cursor", async () => {
+  const maxFrame = 1 << 20;
+  const { link, connection, server, timers, errors } = await linked({ maxFrame });
+  await connection.handshake({ maxFrame, heartbeatMs: 15_000 });
+  await serveSubscription(connection, { writers: [], cursor: ["epoch-1", 7] });
+  await until(() => link.status === "synced", "synced");
+  // The client's inbox cap with one repository: twice its 4 MiB credit, and two frames.
+  const cap = 2 * (4 << 20) + 2 * maxFrame;
+  const frame = encodeFrame({
+    type: "live",
+    repo: PATH,
+    frames: [new Uint8Array(maxFrame - 1024)],
+    position: 8,
+  });
+  // All sent in one tick: each is delivered (a microtask) before the client handles any; the
+  // check queued after each delivery sees whether the client closed on it.
+  let closedOn: number | undefined;
+  const sent = 40;
+  for (let i = 0; i < sent; i++) {
+    connection.sendRaw(frame);
+    queueMicrotask(() => {
+      if (closedOn === undefined && connection.closed) closedOn = i;
+    });
+  }
+  await until(() => link.status === "offline", "offline");
+  assert.ok(closedOn !== undefined, "the client never closed");
+  // What it held before the frame that closed it stayed within the cap.
+  assert.ok(closedOn * frame.length <= cap, `closed on frame ${closedOn}`);
+  assert.equal(connection.closed?.by, "client");
+  assert.equal(connection.closed?.code, 4000);
+  const error = errors.find((err) => err.message.includes("more than the client can take"));
+  assert.ok(isCairnError(error, "E_PROTOCOL"));
+  // A drop like any other: backoff, then a subscription by the cursor the client had.
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake({ maxFrame, heartbeatMs: 15_000 });
+  const subscribe = await serveSubscription(again, { writers: [], cursor: ["epoch-1", 7] });
+  assert.deepEqual(subscribe.cursor, ["epoch-1", 7]);
+  await link.synced();
+  await link.close();
+});
+
+test(
+  "on Deno, a URL that `ws` refuses is the socket's error and close, not an unhandled rejection",
+  {
+    skip: !("Deno" in globalThis),
+  },
+  async () => {
+    // new URL() takes it (so sync() does); ws only speaks ws:, wss:, http:, https:, ws+unix:.
+    const socket = openWebSocket("ftp://sync.test/");
+    const errors: unknown[] = [];
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+      socket.onclose = resolve;
+    });
+    socket.onerror = (event) => errors.push(event);
+    const { code } = await closed;
+    assert.equal(code, 1006);
+    assert.ok(errors[0] instanceof SyntaxError);
+    assert.equal(socket.readyState, 3);
+    socket.close(); // nothing more to close, and no second close event
+    await settle();
+    assert.equal(errors.length, 1);
+  },
+);
+
+test("a socket that could not be made (its Error, then its close) is reported, then retried", async () => {
+  const { link, connection, server, timers, errors } = await linked();
+  connection.socket.onerror?.(new SyntaxError("ws refused the URL"));
+  connection.close(1006, "ws refused the URL");
+  await until(() => link.status === "offline", "offline");
+  assert.ok(isCairnError(errors.at(-1), "E_IO"));
+  assert.match(errors.at(-1)!.message, /refused the URL/);
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  await serveSubscription(again, { writers: [] });
+  await link.synced();
   await link.close();
 });
