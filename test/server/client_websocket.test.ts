@@ -71,3 +71,26 @@ test("a client WebSocket closed before it opened reports one close and never con
     }
   });
 });
+
+test(
+  "on Deno, a URL that `ws` refuses is the socket's error and close, not an unhandled rejection",
+  {
+    skip: !("Deno" in globalThis),
+  },
+  async () => {
+    // new URL() takes it (so sync() does); ws only speaks ws:, wss:, http:, https:, ws+unix:.
+    const socket = openClientWebSocket("ftp://sync.test/");
+    const errors: unknown[] = [];
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+      socket.onclose = resolve;
+    });
+    socket.onerror = (event) => errors.push(event);
+    const { code } = await closed;
+    assert.equal(code, 1006);
+    assert.ok(errors[0] instanceof SyntaxError);
+    assert.equal(socket.readyState, 3);
+    socket.close(); // nothing more to close, and no second close event
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(errors.length, 1);
+  },
+);

@@ -9,7 +9,6 @@ import { isCairnError } from "../../src/core/errors.ts";
 import { backoffDelay } from "../../src/sync/backoff.ts";
 import { Cairn } from "../../src/db/database.ts";
 import { syncWith } from "../../src/sync/client.ts";
-import { openWebSocket } from "../../src/sync/socket.ts";
 import { encodeFrame, PROTOCOL_VERSION } from "../../src/sync/protocol.ts";
 import { type FakeConnection, FakeSyncServer, ManualTimers } from "../harness/fake_sync_server.ts";
 import { linked, Note, PATH, serveSubscription, settle, until } from "../harness/linked_client.ts";
@@ -355,29 +354,6 @@ test("a server flooding frames faster than they are handled is cut off (4000), t
   await link.synced();
   await link.close();
 });
-
-test(
-  "on Deno, a URL that `ws` refuses is the socket's error and close, not an unhandled rejection",
-  {
-    skip: !("Deno" in globalThis),
-  },
-  async () => {
-    // new URL() takes it (so sync() does); ws only speaks ws:, wss:, http:, https:, ws+unix:.
-    const socket = openWebSocket("ftp://sync.test/");
-    const errors: unknown[] = [];
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-      socket.onclose = resolve;
-    });
-    socket.onerror = (event) => errors.push(event);
-    const { code } = await closed;
-    assert.equal(code, 1006);
-    assert.ok(errors[0] instanceof SyntaxError);
-    assert.equal(socket.readyState, 3);
-    socket.close(); // nothing more to close, and no second close event
-    await settle();
-    assert.equal(errors.length, 1);
-  },
-);
 
 test("a socket that could not be made (its Error, then its close) is reported, then retried", async () => {
   const { link, connection, server, timers, errors } = await linked();
