@@ -85,7 +85,7 @@ export async function writeRepositorySettings(
   });
 }
 
-/** The settings file of a repository: "/data/todos" → "data~todos.settings.json". */
+/** The settings file of a repository: "/data/notes" → "data~notes.settings.json". */
 export function repositorySettingsFile(repositoryPath: string): string {
   return logFileName(repositoryPath, ".settings.json");
 }
