@@ -17,6 +17,15 @@ export function trustedRepository<F extends FieldDefs>(
 ): Repository {
   const registry = new SchemaRegistry();
   registry.register(schema);
+  return trustedRepositoryOn(path, session, registry);
+}
+
+/** A trusted in-memory repository on `registry`, which the test may register more schemas in. */
+export function trustedRepositoryOn(
+  path: string,
+  session: string,
+  registry: SchemaRegistry,
+): Repository {
   return new Repository(path, {
     session,
     publicKey: new Uint8Array(32),

@@ -5,15 +5,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { HybridClock } from "../../src/core/hlc.ts";
 import { defineSchema, SchemaRegistry } from "../../src/core/schema.ts";
 import type { AnySchema } from "../../src/core/schema_types.ts";
 import { copyRecord } from "../../src/core/text/text_record.ts";
-import { Repository } from "../../src/repo/repository.ts";
-import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
+import type { Repository } from "../../src/repo/repository.ts";
+import { trustedRepositoryOn } from "../harness/repositories.ts";
 import { TITLE_AND_BODY } from "../harness/schemas.ts";
-
-const suite = await cryptoSuite();
 
 const DocV1 = defineSchema(TITLE_AND_BODY);
 
@@ -56,16 +53,7 @@ interface Peer {
 function peer(session: string, ...schemas: AnySchema[]): Peer {
   const registry = new SchemaRegistry();
   for (const schema of schemas) registry.register(schema);
-  const repo = new Repository("/docs", {
-    session,
-    publicKey: new Uint8Array(32),
-    signer: null,
-    suite,
-    registry,
-    clock: new HybridClock(),
-    isTrusted: () => true,
-  });
-  return { repo, registry };
+  return { repo: trustedRepositoryOn("/docs", session, registry), registry };
 }
 
 /** Sends every block `from` holds to `to`; the messages of those `to` refused. */
