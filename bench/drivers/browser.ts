@@ -63,17 +63,29 @@ export async function runBrowserRuntime(
     });
     await page.exposeFunction("__benchSync", bridgeCalls(syncHost));
     await page.goto(benchPageUrl(server.origin, settings));
+    // A page that crashes or closes (its browser killed) ends the run at once, not at the timeout.
+    const ended = new Promise<string>((resolve) => {
+      page.on("crash", () => resolve("the page crashed"));
+      page.on("close", () => resolve("the page closed (its browser ended?)"));
+    });
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = await Promise.race([
-      done.then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), TIMEOUT_MS))),
+    const outcome = await Promise.race([
+      done.then(() => undefined),
+      ended,
+      new Promise<string>((resolve) =>
+        timer = setTimeout(
+          () => resolve(`did not finish within ${TIMEOUT_MS / 60_000} min`),
+          TIMEOUT_MS,
+        )
+      ),
     ]);
     clearTimeout(timer);
-    if (timedOut) problem = `did not finish within ${TIMEOUT_MS / 60_000} min`;
+    if (outcome) problem = `${outcome}, after ${collector.result.rows.length} row(s)`;
   } catch (err) {
     problem = String((err as Error)?.stack ?? err);
   } finally {
-    await browser.close();
+    // A browser that died cannot be closed; what ended it is the problem to report.
+    await browser.close().catch((err) => problem ??= `closing the browser: ${err?.message ?? err}`);
     await syncHost.stopAll();
     await server.close();
   }

@@ -1,26 +1,31 @@
 /**
- * Where runs are kept (runner side, Deno): a full run goes to bench/results/ and is committed;
- * every other run (quick, filtered, some runtimes only) to bench/results/local/, which git
- * ignores, so running the benchmark never leaves a file to commit or clean up by hand.
+ * Where runs are kept (runner side, Deno): a complete run (every workload, on all runtimes or on
+ * those asked for) goes to bench/results/ and is committed; a quick or filtered run to
+ * bench/results/local/, which git ignores, so trying the benchmark never leaves a file to commit
+ * or clean up by hand.
  */
 import { dirname, join } from "node:path";
 import { type Envelope, envelopeFileName, parseEnvelope } from "./envelope.ts";
-import { RUNTIMES } from "./types.ts";
 
-/** Full runs of every workload on every runtime: the ones to commit. */
+/** Complete runs: the ones to commit, and to report. */
 export const RESULTS_DIR = "bench/results";
-/** Every other run (quick, filtered, some runtimes only): git ignores this folder. */
+/** Quick and filtered runs: git ignores this folder. */
 export const LOCAL_RESULTS_DIR = "bench/results/local";
 
-/** Whether a run is a full one, to be committed and reported in docs/benchmarks.md. */
-export function isFullRun(envelope: Envelope): boolean {
-  const { quick, filter, runtimes } = envelope.settings;
-  return !quick && !filter && RUNTIMES.every((r) => runtimes.includes(r));
+/**
+ * Whether a run measured every workload of its runtimes at full size: such a run is committed,
+ * and docs/benchmarks.md takes each runtime from the newest one that has it.
+ */
+export function isCompleteRun(envelope: Envelope): boolean {
+  return !envelope.settings.quick && !envelope.settings.filter;
 }
 
 /** Where a run goes when no --json path is given. */
 export function defaultEnvelopePath(envelope: Envelope): string {
-  return join(isFullRun(envelope) ? RESULTS_DIR : LOCAL_RESULTS_DIR, envelopeFileName(envelope));
+  return join(
+    isCompleteRun(envelope) ? RESULTS_DIR : LOCAL_RESULTS_DIR,
+    envelopeFileName(envelope),
+  );
 }
 
 /** Envelope files in bench/results/ and bench/results/local/, newest first. */
@@ -40,10 +45,18 @@ export async function listEnvelopes(): Promise<string[]> {
   return found.sort((a, b) => b.time - a.time).map((f) => f.path);
 }
 
-/** The newest full run in bench/results/, else (unless `fullOnly`) the newest other run. */
-export async function newestEnvelope(fullOnly = false): Promise<string | undefined> {
+/** The newest committed run in bench/results/, else (unless `committedOnly`) the newest other run. */
+export async function newestEnvelope(committedOnly = false): Promise<string | undefined> {
   const paths = await listEnvelopes();
-  return paths.find((p) => dirname(p) === RESULTS_DIR) ?? (fullOnly ? undefined : paths[0]);
+  return paths.find((p) => dirname(p) === RESULTS_DIR) ?? (committedOnly ? undefined : paths[0]);
+}
+
+/** Every committed run, read. */
+export async function committedRuns(): Promise<{ path: string; envelope: Envelope }[]> {
+  const paths = (await listEnvelopes()).filter((path) => dirname(path) === RESULTS_DIR);
+  return await Promise.all(
+    paths.map(async (path) => ({ path, envelope: await readEnvelope(path) })),
+  );
 }
 
 export async function readEnvelope(path: string): Promise<Envelope> {

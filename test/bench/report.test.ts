@@ -5,14 +5,21 @@ import { familyChart, runtimeLinesOf, summaryChart } from "../../bench/report/ch
 import { renderBundleSizes } from "../../bench/report/bundle_sizes.ts";
 import { renderRuntimeTable } from "../../bench/report/console_table.ts";
 import { buildReport } from "../../bench/report/markdown.ts";
+import { chooseSources } from "../../bench/report/merge.ts";
 import { ratioText } from "../../bench/report/ratio.ts";
 import { AXIS_DECADES, barEnd, svgChart } from "../../bench/report/svg_chart.ts";
 import { textTable } from "../../bench/report/table.ts";
 import { runtimeNotes, tableLines, targetText } from "../../bench/report/view.ts";
 import { big } from "../../bench/workloads/common.ts";
+import type { Envelope } from "../../bench/lib/envelope.ts";
 import type { Row } from "../../bench/lib/types.ts";
 import { WORKLOADS } from "../../bench/workloads/index.ts";
 import { around, envelope, INFO, row } from "./rows.ts";
+
+/** The report of one run, as `deno task bench:report run.json` writes it. */
+function reportOf(run: Envelope) {
+  return buildReport(chooseSources([{ path: "bench/results/test.json", envelope: run }]));
+}
 
 const RUN = envelope([
   // W09 on Deno as reported in #21: Cairn 539 ms (noisy), SQLite 387 ms: a tie, but Cairn's
@@ -63,7 +70,7 @@ test("ratios read as Cairn's time relative to SQLite's, the mark apart", () => {
 });
 
 test("docs, charts and the terminal write every ratio the same way", () => {
-  const { markdown, charts } = buildReport(RUN, "bench/results/test.json");
+  const { markdown, charts } = reportOf(RUN);
   const terminal = renderRuntimeTable("deno", RUN.runtimes.deno!);
   const svg = Object.values(charts).join("\n");
   for (const text of [markdown, terminal, svg]) {
@@ -192,7 +199,7 @@ test("text rows compare Cairn with Yjs, then Automerge, and say which targets ar
   assert.ok(!summary.includes("Text editing"), "the SQLite summary leaves the text rows out");
   const chart = familyChart(rt, "text", ["cairn", "cairn-trusted"])!;
   assert.ok(chart.includes("Cairn vs Yjs") && chart.includes("1.53× · larger"));
-  const { markdown } = buildReport(text, "bench/results/test.json");
+  const { markdown } = reportOf(text);
   assert.match(
     markdown,
     /\| X01a\.v1 Trace replay, a commit each, in a burst \(grouped into blocks\) \| whole trace \| Cairn ≤ 3× Yjs \| \*\*missed\*\* \(5\.0×\) \|/,
@@ -226,7 +233,7 @@ test("the bundle sizes of a run with a browser are reported against the 30 KB ta
     { app: "commit codec only", minified: 20_969, gzipped: 7_841, lazyGzipped: 0 },
   ];
   const withBundle = { ...RUN, bundle: { esbuild: "0.28.0", apps } };
-  const markdown = buildReport(withBundle, "run.json").markdown;
+  const markdown = reportOf(withBundle).markdown;
   assert.match(markdown, /## Bundle size/);
   assert.match(markdown, /esbuild 0\.28\.0/);
   assert.match(
@@ -239,5 +246,61 @@ test("the bundle sizes of a run with a browser are reported against the 30 KB ta
     /open \+ get .* 61\.5 KB min\+gz at start \(≤ 30 KB: missed/,
   );
   // A run without a browser measured none: no section, rather than an empty one.
-  assert.doesNotMatch(buildReport(RUN, "run.json").markdown, /## Bundle size/);
+  assert.doesNotMatch(reportOf(RUN).markdown, /## Bundle size/);
+});
+
+test("each runtime is reported from the newest run that finished it, and the page names each run", () => {
+  const w04 = (ms: number) => [row("W04.v1", "one at a time", "cairn", around(ms))];
+  const apps = [{ app: "open + get", minified: 1, gzipped: 2, lazyGzipped: 0 }];
+  // A full run whose Chromium section was cut short, then Chromium run on its own.
+  const full: Envelope = {
+    ...envelope(w04(11)),
+    createdAt: "2026-11-27T18:38:00.000Z",
+    commit: "full",
+    settings: { quick: false, filter: "", runtimes: ["deno", "browser"] },
+    runtimes: {
+      deno: { info: INFO, rows: w04(11), ms: 1000 },
+      browser: { info: INFO, rows: [], ms: 1000, problem: "stopped by hand" },
+    },
+    bundle: { esbuild: "old", apps },
+  };
+  const chromium: Envelope = {
+    ...envelope([]),
+    createdAt: "2026-11-28T09:00:00.000Z",
+    commit: "chromium",
+    settings: { quick: false, filter: "", runtimes: ["browser"] },
+    runtimes: { browser: { info: INFO, rows: w04(22), ms: 1000 } },
+    bundle: { esbuild: "new", apps },
+  };
+  // Older than both, and unfinished nowhere: outdated by each.
+  const older: Envelope = {
+    ...full,
+    createdAt: "2026-11-20T00:00:00.000Z",
+    commit: "older",
+    runtimes: { ...full.runtimes, browser: { info: INFO, rows: w04(33), ms: 1000 } },
+  };
+  const runs = [
+    { path: "a.json", envelope: older },
+    { path: "b.json", envelope: full },
+    { path: "c.json", envelope: chromium },
+  ];
+  const sources = chooseSources(runs);
+  assert.deepEqual(
+    sources.map(({ path, runtimes }) => [path, runtimes]),
+    [["c.json", ["browser"]], ["b.json", ["deno"]]],
+  );
+  const { markdown } = buildReport(sources);
+  assert.match(markdown, /Deno: commit full, run 2026-11-27T18:38.*envelope `b\.json`/);
+  assert.match(markdown, /Chromium: commit chromium, run 2026-11-28T09:00.*envelope `c\.json`/);
+  assert.match(markdown, /esbuild new/, "the bundle sizes of the run that measured the browser");
+  assert.doesNotMatch(markdown, /did not finish: stopped by hand/);
+  // Without the Chromium run of its own, the older finished one is preferred to the cut one.
+  const withoutIt = chooseSources(runs.slice(0, 2));
+  assert.deepEqual(
+    withoutIt.map(({ path, runtimes }) => [path, runtimes]),
+    [["b.json", ["deno"]], ["a.json", ["browser"]]],
+  );
+  // With only the cut run, its rows and its problem are reported.
+  const cut = chooseSources([runs[1]]);
+  assert.match(buildReport(cut).markdown, /did not finish: stopped by hand/);
 });
