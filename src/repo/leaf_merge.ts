@@ -4,6 +4,7 @@
  * with every tie decided by stamps. Every peer holding the same commits computes the same value.
  */
 import { type Commit, commitId, type FieldRecord, type WireValue } from "../core/commit.ts";
+import { isCairnError } from "../core/errors.ts";
 import type { ItemValue } from "../core/item_state.ts";
 import { mergeField } from "../core/merge/mod.ts";
 import { compareStamps, type MergeSide } from "../core/merge/types.ts";
@@ -14,8 +15,9 @@ import { textFieldNames, withEditsAsEmptyText } from "./text_fields.ts";
 
 export interface MergedValue extends ItemValue {
   /**
-   * False when a schema the merge needs is not registered here: the newest leaf's value stands
-   * in until it is, and the item must be merged again then (Repository.remergeUnresolved).
+   * False when the merge cannot be made here yet — a schema it needs is not registered, an
+   * upgrade throws, or a value does not match its schema: the newest leaf's value stands in, and
+   * the item is merged again when schemas are registered (Repository.remergeUnresolved).
    */
   readonly complete: boolean;
   /** The leaves' lowest common ancestor the merge started from (null: none), when it needed one. */
@@ -55,23 +57,41 @@ export function mergeLeaves(
   }
 
   const target = targetSchema(live, registry);
-  if (!target) return { wire: graph.valueAt(newest), schema: newest.schema, complete: false };
-
+  if (!target) return unmerged(graph, newest);
   const ancestor = knownAncestor !== undefined
     ? knownAncestor
     : graph.lowestCommonAncestor(leaves) ?? null;
-  // Values read, never changed: the merged record is a new one.
-  const base = ancestor === null
-    ? undefined
-    : inSchema(graph.readValueAt(ancestor), ancestor.schema, target, registry);
-  const merge = new LeafMerge(ancestor, target, base, isDocument);
-  for (const leaf of live) {
-    merge.add(leaf, inSchema(graph.readValueAt(leaf), leaf.schema, target, registry));
+  try {
+    // Values read, never changed: the merged record is a new one.
+    const base = ancestor === null
+      ? undefined
+      : inSchema(graph.readValueAt(ancestor), ancestor.schema, target, registry);
+    const merge = new LeafMerge(ancestor, target, base, isDocument);
+    for (const leaf of live) {
+      merge.add(leaf, inSchema(graph.readValueAt(leaf), leaf.schema, target, registry));
+    }
+    const wire = merge.result();
+    const reusable = ancestor !== null && live.length === leaves.length &&
+      live.length >= KEPT_FROM_LEAVES;
+    return {
+      wire,
+      schema: target.id,
+      complete: true,
+      ancestor,
+      merge: reusable ? merge : undefined,
+    };
+  } catch (err) {
+    // An upgrade that throws, a version in between not registered, or a value its schema
+    // refuses (one imported before that schema was registered here): the commits are held all
+    // the same, and the item waits as it does for an unknown schema.
+    if (isCairnError(err)) return unmerged(graph, newest);
+    throw err;
   }
-  const wire = merge.result();
-  const reusable = ancestor !== null && live.length === leaves.length &&
-    live.length >= KEPT_FROM_LEAVES;
-  return { wire, schema: target.id, complete: true, ancestor, merge: reusable ? merge : undefined };
+}
+
+/** The value of a merge that cannot be made yet: the newest leaf's, to be merged again later. */
+function unmerged(graph: CommitGraph, newest: Commit): MergedValue {
+  return { wire: graph.valueAt(newest), schema: newest.schema, complete: false };
 }
 
 /**
@@ -157,10 +177,25 @@ export class LeafMerge {
         continue;
       }
       const sides = this.#changed[i] ?? NO_SIDES;
+      if (sides.length > 0) this.#checkSides(field, sides);
       const value = mergeField(fields[field].type, this.#base?.[field], sides);
       if (value !== undefined) merged[field] = value;
     }
     return merged;
+  }
+
+  /**
+   * E_CORRUPT_ENCODING unless the base value and every side of `field` match the target
+   * schema. A value imported under a schema not registered then was never checked, and the
+   * merge rules trust their input: a string for a set merged as its characters, a number for
+   * one threw a TypeError.
+   */
+  #checkSides(field: string, sides: readonly MergeSide<WireValue>[]): void {
+    const base = this.#base?.[field];
+    if (base !== undefined) this.target.fieldFromWire(field, base);
+    for (const { value } of sides) {
+      if (value !== undefined) this.target.fieldFromWire(field, value);
+    }
   }
 }
 

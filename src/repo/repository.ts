@@ -857,13 +857,15 @@ export class Repository {
     if (!merge.accepts(commit, this.#isDocument(key))) return undefined;
     this.#leafMerges.delete(state);
     merge.add(commit, this.#graph.readValueAt(commit));
+    let wire: FieldRecord;
+    try {
+      wire = merge.result();
+    } catch (err) {
+      if (isCairnError(err)) return undefined; // a value its schema refuses: see mergeLeaves
+      throw err;
+    }
     const { ancestor, target } = merge;
-    return this.#mergedState(key, leaves, {
-      wire: merge.result(),
-      schema: target.id,
-      ancestor,
-      merge,
-    });
+    return this.#mergedState(key, leaves, { wire, schema: target.id, ancestor, merge });
   }
 
   #isDocument(key: string): (field: string) => boolean {
@@ -905,21 +907,10 @@ export class Repository {
     for (const key of [...this.#unresolved]) {
       const state = this.#state(key)!;
       this.#unresolved.delete(key);
-      const next = this.#remerged(key, state);
-      if (next === undefined || this.#unresolved.has(key)) continue; // still waiting
+      const next = this.#merged(key, state.leaves);
+      if (this.#unresolved.has(key)) continue; // still waiting
       this.#setState(key, state, next);
       this.#listeners.emit({ key, source: "remote", deleted: next.wire === undefined });
-    }
-  }
-
-  /** The merged state of `state`'s leaves; undefined, with `key` unresolved again, if it throws. */
-  #remerged(key: string, state: ItemState): ItemState | undefined {
-    try {
-      return this.#merged(key, state.leaves);
-    } catch (err) {
-      this.#unresolved.add(key);
-      if (isCairnError(err)) return undefined;
-      throw err;
     }
   }
 

@@ -151,3 +151,67 @@ test("an item whose merge fails waits on, and the other items merge", async () =
   alice.repo.remergeUnresolved();
   assert.equal(refusals, refused + 1);
 });
+
+test("a block whose merge fails (an upgrade throws) applies whole, and its session syncs on", async () => {
+  const alice = peer("alice-session-00000000", DocV1, PickyV2);
+  const bob = peer("bob-session-0000000000", DocV1, PickyV2);
+  createWithText(alice, "stuck");
+  assert.deepEqual(await send(alice, bob), []);
+  // Concurrent: bob writes under PickyV2, alice edits the text under V1; merging them needs
+  // PickyV2's upgrade of the title "stuck", which throws.
+  bob.repo.writeValue("stuck", PickyV2.id, PickyV2.createWire({ title: "stuck", body: "hello" }));
+  alice.repo.editText("stuck", DocV1.id, "body", { index: 5, deleted: 0, inserted: "!" });
+  alice.repo.create("later", DocV1.id, DocV1.createWire({ title: "later" }));
+  await alice.repo.flush();
+  alice.repo.create("latest", DocV1.id, DocV1.createWire({ title: "latest" }));
+
+  assert.deepEqual(await send(alice, bob), [], "no block refused");
+  assert.deepEqual(await send(alice, bob), [], "nor refused when sent again");
+  assert.equal(bob.repo.leaves("stuck").length, 2, "both writes held");
+  assert.deepEqual(read(bob, "later").value, { title: "later" });
+  assert.deepEqual(read(bob, "latest").value, { title: "latest" });
+  // Alice meets the same failure with bob's write; both show the newest write, as while a
+  // schema is missing, and agree.
+  assert.deepEqual(await send(bob, alice), []);
+  assert.deepEqual(read(alice, "stuck"), read(bob, "stuck"));
+  assert.ok(bob.repo.isWhole() && alice.repo.isWhole());
+  assert.equal(
+    (await bob.repo.exportBlocks()).length,
+    (await alice.repo.exportBlocks()).length,
+    "each holds every block",
+  );
+});
+
+/** A set field: the merge of concurrent sets takes arrays. */
+const TagsV1 = defineSchema({ ns: "tags", version: 1, fields: { tags: { type: "set" } } });
+
+test("a value imported under a schema unknown then, and wrong for it, waits instead of failing the merge", async () => {
+  // Neither knows the schema when the writes meet, so neither value is checked on import.
+  const alice = peer("alice-session-00000000");
+  const mallory = peer("mallory-session-000000");
+  alice.repo.create("t", TagsV1.id, { tags: ["a"] });
+  alice.repo.create("u", TagsV1.id, { tags: ["a"] });
+  assert.deepEqual(await send(alice, mallory), []);
+  alice.repo.writeValue("t", TagsV1.id, { tags: ["a", "b"] });
+  alice.repo.writeValue("u", TagsV1.id, { tags: ["a", "b"] });
+  mallory.repo.writeValue("t", TagsV1.id, { tags: "not a set" });
+  mallory.repo.writeValue("u", TagsV1.id, { tags: ["a", "c"] });
+  assert.deepEqual(await send(mallory, alice), [], "accepted: the schema is unknown here");
+
+  alice.registry.register(TagsV1);
+  // Before, the set merge took the string's characters as members: [" ", "a", "b", "e", ...].
+  alice.repo.remergeUnresolved();
+  assert.deepEqual(read(alice, "u").value, { tags: ["a", "b", "c"] }, "the other item merged");
+  assert.equal(alice.repo.leaves("t").length, 2, "both writes held; the item waits");
+  assert.ok(
+    [JSON.stringify(["a", "b"]), JSON.stringify("not a set")]
+      .includes(JSON.stringify(read(alice, "t").value.tags)),
+    "the newest write's value stands",
+  );
+  // Mallory, in the same situation, shows the same.
+  assert.deepEqual(await send(alice, mallory), []);
+  mallory.registry.register(TagsV1);
+  mallory.repo.remergeUnresolved();
+  assert.deepEqual(read(mallory, "t"), read(alice, "t"));
+  assert.deepEqual(read(mallory, "u"), read(alice, "u"));
+});
