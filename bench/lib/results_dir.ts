@@ -6,6 +6,7 @@
  */
 import { dirname, join } from "node:path";
 import { type Envelope, envelopeFileName, parseEnvelope } from "./envelope.ts";
+import { RUNTIMES } from "./types.ts";
 
 /** Complete runs: the ones to commit, and to report. */
 export const RESULTS_DIR = "bench/results";
@@ -45,10 +46,23 @@ export async function listEnvelopes(): Promise<string[]> {
   return found.sort((a, b) => b.time - a.time).map((f) => f.path);
 }
 
-/** The newest committed run in bench/results/, else (unless `committedOnly`) the newest other run. */
-export async function newestEnvelope(committedOnly = false): Promise<string | undefined> {
-  const paths = await listEnvelopes();
-  return paths.find((p) => dirname(p) === RESULTS_DIR) ?? (committedOnly ? undefined : paths[0]);
+/** The newest run, committed or not. */
+export async function newestEnvelope(): Promise<string | undefined> {
+  return (await listEnvelopes())[0];
+}
+
+/**
+ * The newest committed run of every runtime (by when it ran), else the newest committed run:
+ * the one the bench page opens with, which shows one run.
+ */
+export async function newestCommittedRun(): Promise<string | undefined> {
+  const runs = (await committedRuns()).sort((a, b) =>
+    b.envelope.createdAt.localeCompare(a.envelope.createdAt)
+  );
+  const everyRuntime = runs.find(({ envelope }) =>
+    RUNTIMES.every((runtime) => envelope.runtimes[runtime])
+  );
+  return (everyRuntime ?? runs[0])?.path;
 }
 
 /** Every committed run, read. */
