@@ -52,8 +52,12 @@ const { values: args } = parseArgs({
     quick: { type: "boolean", default: false },
     top: { type: "string", default: "20" },
     out: { type: "string" },
+    help: { type: "boolean", default: false },
   },
 });
+
+const USAGE = "usage: deno task bench:profile --filter=REGEX [--contender=ID] [--variant=REGEX] " +
+  "[--runtime=node] [--quick] [--top=N] [--out=DIR]";
 
 /** Profiles the measured samples, and keeps the profile when they end. */
 class SampleProfiler implements SampleHooks {
@@ -126,10 +130,12 @@ async function profileRow(
 }
 
 async function main(): Promise<number> {
+  if (args.help) {
+    console.log(USAGE);
+    return 0;
+  }
   if (!args.filter) {
-    console.error(
-      "usage: deno task bench:profile --filter=REGEX [--contender=ID] [--runtime=node]",
-    );
+    console.error(USAGE);
     return 2;
   }
   if (args.runtime !== runtime) {
