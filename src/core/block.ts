@@ -28,6 +28,7 @@ import {
   PUBLIC_KEY_BYTES,
   SIGNATURE_BYTES,
   type SigningKey,
+  type VerifyOptions,
 } from "./signing.ts";
 import { isRepositoryPath } from "./repository_path.ts";
 import { assertPositiveInteger, assertString, corrupt, isPlainObject } from "./wire_validation.ts";
@@ -358,13 +359,17 @@ export async function blockFromJson(json: unknown, suite: CryptoSuite): Promise<
  * Checks the author's signature: E_BAD_SIGNATURE when it is missing or does not verify,
  * E_BAD_KEY when the session id is not the public key's. Trusted mode does not call this.
  */
-export async function verifyBlock(sealed: SealedBlock, suite: CryptoSuite): Promise<void> {
+export async function verifyBlock(
+  sealed: SealedBlock,
+  suite: CryptoSuite,
+  options?: VerifyOptions,
+): Promise<void> {
   const { session, publicKey, signature } = sealed.block;
   if (signature.length === 0) throw new CairnError("E_BAD_SIGNATURE", "block is not signed");
   if (await sessionIdFromPublicKey(publicKey, suite) !== session) {
     throw new CairnError("E_BAD_KEY", `block: session ${session} is not its public key's`);
   }
-  if (!await suite.ed25519.verify(publicKey, signature, sealed.digest)) {
+  if (!await suite.ed25519.verify(publicKey, signature, sealed.digest, options)) {
     throw new CairnError("E_BAD_SIGNATURE", `block ${session}/${sealed.block.seq}: bad signature`);
   }
 }

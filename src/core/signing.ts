@@ -32,8 +32,21 @@ export interface Ed25519 {
   /** Rebuilds a key pair from its 32-byte secret seed. */
   fromSecret(secret: Uint8Array): Promise<SigningKey>;
   sign(key: SigningKey, data: Uint8Array): Promise<Uint8Array>;
-  /** False for a signature that does not match; throws E_BAD_KEY for an unusable public key. */
-  verify(publicKey: Uint8Array, signature: Uint8Array, data: Uint8Array): Promise<boolean>;
+  /**
+   * False for a signature that does not match; throws E_BAD_KEY for an unusable public key.
+   * `oneOfMany`: the caller has several verifications under way at once, so an implementation
+   * that can check them off this thread, in parallel, should (slower for one alone).
+   */
+  verify(
+    publicKey: Uint8Array,
+    signature: Uint8Array,
+    data: Uint8Array,
+    options?: VerifyOptions,
+  ): Promise<boolean>;
+}
+
+export interface VerifyOptions {
+  readonly oneOfMany?: boolean;
 }
 
 /** The crypto a repository needs, resolved once per runtime (runtime/crypto_suite.ts). */

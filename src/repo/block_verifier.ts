@@ -44,9 +44,9 @@ export class BlockVerifier {
 
   /**
    * E_UNTRUSTED_SESSION unless the block's author may write here (or `anyAuthor`); then its
-   * signature.
+   * signature (`oneOfMany`: see Ed25519.verify).
    */
-  async authenticate(sealed: SealedBlock, anyAuthor = false): Promise<void> {
+  async authenticate(sealed: SealedBlock, anyAuthor = false, oneOfMany = false): Promise<void> {
     const host = this.#host;
     if (!host.signer) return; // trusted mode
     const { session, publicKey } = sealed.block;
@@ -56,7 +56,7 @@ export class BlockVerifier {
         `block by session ${session}, which is not trusted`,
       );
     }
-    await verifyBlock(sealed, host.suite);
+    await verifyBlock(sealed, host.suite, { oneOfMany });
   }
 
   /**

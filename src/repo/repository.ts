@@ -126,6 +126,16 @@ const NO_UNSET: readonly string[] = Object.freeze([]);
 /** Shared by every commit without parents (creates), so none allocates its own. */
 const NO_PARENTS: readonly string[] = Object.freeze([]);
 
+/** How many blocks of one import are decoded and authenticated ahead of the one applied. */
+const AUTHENTICATED_AHEAD = 32;
+
+interface Authenticated {
+  /** Undefined when the frame could not be decoded. */
+  sealed?: SealedBlock;
+  /** Why the block is refused, if it is. */
+  error?: unknown;
+}
+
 /** A full value is written after this many deltas, bounding the walk that rebuilds a value. */
 const MAX_DELTA_CHAIN = 32;
 
@@ -669,21 +679,39 @@ export class Repository {
     let commits = 0;
     let duplicates = 0;
     const rejected: { index: number; session?: string; seq?: number; error: CairnError }[] = [];
-    let index = 0;
-    for (const frame of frames) {
+    // The blocks of a list are decoded and authenticated up to AUTHENTICATED_AHEAD ahead of the
+    // one applied, so that where the suite verifies signatures off this thread (Node) they are
+    // verified in parallel; they still apply one by one, in order. Another iterable is taken a
+    // frame at a time, as it asks to be (a generator may make each frame when it is taken).
+    const ahead = Array.isArray(frames) && frames.length > 1 ? AUTHENTICATED_AHEAD : 0;
+    const iterator = frames[Symbol.iterator]();
+    const queue: { frame: Uint8Array; checked: Promise<Authenticated> }[] = [];
+    const take = (): boolean => {
+      const next = iterator.next();
+      if (next.done) return false;
+      queue.push({
+        frame: next.value,
+        checked: this.#authenticated(next.value, trustAuthors, ahead > 0),
+      });
+      return true;
+    };
+    for (let index = 0; queue.length > 0 || take(); index++) {
+      while (queue.length <= ahead && take());
+      const { frame, checked } = queue.shift()!;
       let sealed: SealedBlock | undefined;
       try {
-        sealed = await decodeBlock(frame, this.#ctx.suite);
-        await this.#verifier.authenticate(sealed, trustAuthors);
+        const { sealed: decoded, error } = await checked;
+        sealed = decoded;
+        if (error !== undefined || decoded === undefined) throw error;
         // A close that began during those awaits has flushed what it stores: refused, not lost.
         this.#checkOpen();
-        const place = this.#chains.place(sealed);
+        const place = this.#chains.place(decoded);
         if (place === "duplicate") duplicates++;
         else {
-          this.#applyBlock(sealed, this.#verifier.check(sealed, false), place);
-          this.#store(sealed, origin, frame);
+          this.#applyBlock(decoded, this.#verifier.check(decoded, false), place);
+          this.#store(decoded, origin, frame);
           applied++;
-          commits += sealed.block.commits.length;
+          commits += decoded.block.commits.length;
         }
       } catch (err) {
         if (!isCairnError(err)) throw err;
@@ -694,9 +722,24 @@ export class Repository {
           error: err,
         });
       }
-      index++;
     }
     return { applied, commits, duplicates, rejected };
+  }
+
+  /** A frame decoded and its author checked; never rejects (the error is in the result). */
+  async #authenticated(
+    frame: Uint8Array,
+    trustAuthors: boolean,
+    oneOfMany: boolean,
+  ): Promise<Authenticated> {
+    let sealed: SealedBlock | undefined;
+    try {
+      sealed = await decodeBlock(frame, this.#ctx.suite);
+      await this.#verifier.authenticate(sealed, trustAuthors, oneOfMany);
+      return { sealed };
+    } catch (error) {
+      return { sealed, error };
+    }
   }
 
   /** The leaf `id` of the item `key`, if it is one: found without decoding history. */

@@ -107,6 +107,26 @@ for (const [label, load] of implementations) {
     assert.equal(await impl.verify(key.publicKey, signature.subarray(0, 63), message), false);
   });
 
+  test(`${label}: many verifications at once (oneOfMany) give each its own answer`, async () => {
+    const impl = await load();
+    const key = await impl.generate();
+    const signature = await impl.sign(key, message);
+    const tampered = message.slice();
+    tampered[5] ^= 0x01;
+    const many = { oneOfMany: true };
+    const answers = await Promise.all(
+      Array.from(
+        { length: 40 },
+        (_, i) => impl.verify(key.publicKey, signature, i % 3 === 1 ? tampered : message, many),
+      ),
+    );
+    assert.deepEqual(answers, Array.from({ length: 40 }, (_, i) => i % 3 !== 1));
+    await assert.rejects(
+      impl.verify(key.publicKey.subarray(0, 31), signature, message, many),
+      (err) => isCairnError(err, "E_BAD_KEY"),
+    );
+  });
+
   test(`${label}: a key rebuilt from its secret is the same session`, async () => {
     const impl = await load();
     const key = await impl.generate();
