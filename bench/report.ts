@@ -5,22 +5,20 @@
  * bench/results/local/, when none is committed).
  */
 import { join } from "node:path";
-import { committedRuns, newestEnvelope, readEnvelope, RESULTS_DIR } from "./lib/results_dir.ts";
-import type { Envelope } from "./lib/envelope.ts";
+import { committedRuns, newestEnvelope, readRuns, RESULTS_DIR } from "./lib/results_dir.ts";
+import type { StoredRun } from "./lib/envelope.ts";
 import { buildReport } from "./report/markdown.ts";
 import { chooseSources } from "./report/merge.ts";
 
 const DOC = "docs/benchmarks.md";
 const CHARTS = "docs/benchmarks";
 
-async function runs(): Promise<{ path: string; envelope: Envelope }[]> {
-  const read = (paths: readonly string[]) =>
-    Promise.all(paths.map(async (path) => ({ path, envelope: await readEnvelope(path) })));
-  if (Deno.args.length > 0) return await read(Deno.args);
+async function runs(): Promise<StoredRun[]> {
+  if (Deno.args.length > 0) return await readRuns(Deno.args);
   const committed = await committedRuns();
   if (committed.length > 0) return committed;
   const newest = await newestEnvelope();
-  return await read(newest ? [newest] : []);
+  return await readRuns(newest ? [newest] : []);
 }
 
 const sources = chooseSources(await runs());

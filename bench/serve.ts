@@ -1,8 +1,8 @@
 /**
  * `deno task bench:serve`: builds the bench page and serves the project on 127.0.0.1 (with the
  * COOP/COEP headers SQLite WASM on OPFS needs). The printed address opens the page with the
- * newest committed run of every runtime loaded, so it shows charts before anything runs; press Run to put a run
- * of this browser beside it.
+ * newest committed run of every runtime loaded, so it shows charts before anything runs; press
+ * Run to put a run of this browser beside it.
  */
 import { serveStatic } from "../scripts/lib/static_server.ts";
 import { benchPageUrl } from "./drivers/browser.ts";

@@ -52,6 +52,17 @@ export function findRow(
   );
 }
 
+/** A run read from its file. */
+export interface StoredRun {
+  path: string;
+  envelope: Envelope;
+}
+
+/** `runs`, the one that started last first. */
+export function newestFirst<T extends StoredRun>(runs: readonly T[]): T[] {
+  return [...runs].sort((a, b) => b.envelope.createdAt.localeCompare(a.envelope.createdAt));
+}
+
 /** `2026-10-20T0245_<fingerprint>_<commit>[_quick].json` */
 export function envelopeFileName(envelope: Envelope): string {
   const stamp = envelope.createdAt.slice(0, 16).replace(/:/g, "");

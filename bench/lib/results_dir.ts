@@ -5,7 +5,13 @@
  * or clean up by hand.
  */
 import { dirname, join } from "node:path";
-import { type Envelope, envelopeFileName, parseEnvelope } from "./envelope.ts";
+import {
+  type Envelope,
+  envelopeFileName,
+  newestFirst,
+  parseEnvelope,
+  type StoredRun,
+} from "./envelope.ts";
 import { RUNTIMES } from "./types.ts";
 
 /** Complete runs: the ones to commit, and to report. */
@@ -56,9 +62,7 @@ export async function newestEnvelope(): Promise<string | undefined> {
  * the one the bench page opens with, which shows one run.
  */
 export async function newestCommittedRun(): Promise<string | undefined> {
-  const runs = (await committedRuns()).sort((a, b) =>
-    b.envelope.createdAt.localeCompare(a.envelope.createdAt)
-  );
+  const runs = newestFirst(await committedRuns());
   const everyRuntime = runs.find(({ envelope }) =>
     RUNTIMES.every((runtime) => envelope.runtimes[runtime])
   );
@@ -66,11 +70,13 @@ export async function newestCommittedRun(): Promise<string | undefined> {
 }
 
 /** Every committed run, read. */
-export async function committedRuns(): Promise<{ path: string; envelope: Envelope }[]> {
-  const paths = (await listEnvelopes()).filter((path) => dirname(path) === RESULTS_DIR);
-  return await Promise.all(
-    paths.map(async (path) => ({ path, envelope: await readEnvelope(path) })),
-  );
+export async function committedRuns(): Promise<StoredRun[]> {
+  return await readRuns((await listEnvelopes()).filter((path) => dirname(path) === RESULTS_DIR));
+}
+
+/** The runs in these files. */
+export function readRuns(paths: readonly string[]): Promise<StoredRun[]> {
+  return Promise.all(paths.map(async (path) => ({ path, envelope: await readEnvelope(path) })));
 }
 
 export async function readEnvelope(path: string): Promise<Envelope> {

@@ -66,9 +66,9 @@ export function buildReport(sources: readonly ReportSource[]): ReportFiles {
     "",
     "One runner measures Cairn against SQLite on Deno, Node and in Chromium, with the same " +
     "workload code in all three; its text rows measure Cairn's text editing against Yjs and " +
-    "Automerge, and its sync rows Cairn's sync client and server across processes. Every figure below comes from the envelopes named in Setup (each runtime's rows from " +
-    "one run); run it yourself on " +
-    "your machine before you trust any of them.",
+    "Automerge, and its sync rows Cairn's sync client and server across processes. Every " +
+    "figure below comes from the envelopes named in Setup (each runtime's rows from one run); " +
+    "run it yourself on your machine before you trust any of them.",
     "",
     "```sh",
     "./scripts/setup.sh && ./node_modules/.bin/deno task bench        # full run, all runtimes",
@@ -83,10 +83,10 @@ export function buildReport(sources: readonly ReportSource[]): ReportFiles {
     "A run of every workload (on all runtimes, or on those `--runtime` names) writes its " +
     "envelope to `bench/results/`, to be committed; quick and filtered runs write to " +
     "`bench/results/local/`, which git ignores; this page takes each runtime from the newest " +
-    "committed run that finished it. `bench:profile` runs a row's " +
-    "Cairn side as the runner does and prints a CPU profile of its measured samples (by module " +
-    "and by function; `--runtime=node` for Node, `--out=DIR` for .cpuprofile files); its " +
-    "timings are a profiled process's, not the runner's.",
+    "committed run that finished it. `bench:profile` runs a row's Cairn side as the runner " +
+    "does and prints a CPU profile of its measured samples (by module and by function; " +
+    "`--runtime=node` for Node, `--out=DIR` for .cpuprofile files); its timings are a profiled " +
+    "process's, not the runner's.",
     "",
     ...glanceSection(runtimes, charts),
     ...statusSection(envelope),

@@ -205,7 +205,8 @@ export function pageSection(): string[] {
     "",
     "`deno task bench:serve` serves a page that runs the browser rows by hand and draws the " +
     "charts above as rows complete, with how many rows are done of how many and the time " +
-    "left. It opens with the newest committed run of every runtime loaded; Run puts the new run beside it. " +
+    "left. It opens with the newest committed run of every runtime loaded; Run puts the new " +
+    "run beside it. " +
     "Pick runtimes, contenders and workloads to show; load any envelope (or a JSON the page " +
     "downloaded) to compare side by side. It redraws between rows, never inside one, but its " +
     "figures are for looking: the ones above come from the runner, whose page draws nothing " +

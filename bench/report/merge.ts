@@ -4,13 +4,11 @@
  * hand. Ratios compare contenders within one runtime of one run, so they stay honest; the report
  * names each runtime's run (commit, time, envelope) in its setup section.
  */
-import type { Envelope } from "../lib/envelope.ts";
+import { type Envelope, newestFirst, type StoredRun } from "../lib/envelope.ts";
 import { type RuntimeName, RUNTIMES } from "../lib/types.ts";
 
 /** A run the report takes rows from, and the runtimes it takes from it. */
-export interface ReportSource {
-  path: string;
-  envelope: Envelope;
+export interface ReportSource extends StoredRun {
   runtimes: RuntimeName[];
 }
 
@@ -19,15 +17,11 @@ export interface ReportSource {
  * has it at all; `runs` are complete runs (not quick, not filtered). The first source is the
  * newest of those chosen.
  */
-export function chooseSources(
-  runs: readonly { path: string; envelope: Envelope }[],
-): ReportSource[] {
-  const newestFirst = [...runs].sort((a, b) =>
-    b.envelope.createdAt.localeCompare(a.envelope.createdAt)
-  );
+export function chooseSources(runs: readonly StoredRun[]): ReportSource[] {
+  const sorted = newestFirst(runs);
   const sources: ReportSource[] = [];
   for (const runtime of RUNTIMES) {
-    const having = newestFirst.filter(({ envelope }) => envelope.runtimes[runtime]);
+    const having = sorted.filter(({ envelope }) => envelope.runtimes[runtime]);
     const chosen = having.find(({ envelope }) => !envelope.runtimes[runtime]!.problem) ??
       having[0];
     if (!chosen) continue;
@@ -35,7 +29,7 @@ export function chooseSources(
     if (source) source.runtimes.push(runtime);
     else sources.push({ ...chosen, runtimes: [runtime] });
   }
-  return sources.sort((a, b) => b.envelope.createdAt.localeCompare(a.envelope.createdAt));
+  return newestFirst(sources);
 }
 
 /**
