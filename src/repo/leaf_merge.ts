@@ -71,6 +71,7 @@ export function mergeLeaves(
       merge.add(leaf, inSchema(graph.readValueAt(leaf), leaf.schema, target, registry));
     }
     const wire = merge.result();
+    if (wire === undefined) return unmerged(graph, newest);
     const reusable = ancestor !== null && live.length === leaves.length &&
       live.length >= KEPT_FROM_LEAVES;
     return {
@@ -81,9 +82,9 @@ export function mergeLeaves(
       merge: reusable ? merge : undefined,
     };
   } catch (err) {
-    // An upgrade that throws, a version in between not registered, or a value its schema
-    // refuses (one imported before that schema was registered here): the commits are held all
-    // the same, and the item waits as it does for an unknown schema.
+    // An upgrade that throws, or a version in between not registered: the commits are held all
+    // the same, and the item waits as it does for an unknown schema (as for a value its schema
+    // refuses, above).
     if (isCairnError(err)) return unmerged(graph, newest);
     throw err;
   }
@@ -166,8 +167,11 @@ export class LeafMerge {
     }
   }
 
-  /** The merged value of the leaves added so far. */
-  result(): FieldRecord {
+  /**
+   * The merged value of the leaves added so far; undefined when a value to merge does not match
+   * the target schema (see #sidesMatch), so the merge cannot be made.
+   */
+  result(): FieldRecord | undefined {
     const { fieldNames, fields } = this.target;
     const merged: FieldRecord = {};
     for (let i = 0; i < fieldNames.length; i++) {
@@ -177,7 +181,7 @@ export class LeafMerge {
         continue;
       }
       const sides = this.#changed[i] ?? NO_SIDES;
-      if (sides.length > 0) this.#checkSides(field, sides);
+      if (sides.length > 0 && !this.#sidesMatch(field, sides)) return undefined;
       const value = mergeField(fields[field].type, this.#base?.[field], sides);
       if (value !== undefined) merged[field] = value;
     }
@@ -185,16 +189,21 @@ export class LeafMerge {
   }
 
   /**
-   * E_CORRUPT_ENCODING unless the base value and every side of `field` match the target
-   * schema. A value imported under a schema not registered then was never checked, and the
-   * merge rules trust their input: a string for a set merged as its characters, a number for
-   * one threw a TypeError.
+   * Whether the base value and every side of `field` match the target schema. A value imported
+   * under a schema not registered then was never checked, and the merge rules trust their
+   * input: a string for a set merged as its characters, a number for one threw a TypeError.
    */
-  #checkSides(field: string, sides: readonly MergeSide<WireValue>[]): void {
+  #sidesMatch(field: string, sides: readonly MergeSide<WireValue>[]): boolean {
     const base = this.#base?.[field];
-    if (base !== undefined) this.target.fieldFromWire(field, base);
-    for (const { value } of sides) {
-      if (value !== undefined) this.target.fieldFromWire(field, value);
+    try {
+      if (base !== undefined) this.target.fieldFromWire(field, base);
+      for (const { value } of sides) {
+        if (value !== undefined) this.target.fieldFromWire(field, value);
+      }
+      return true;
+    } catch (err) {
+      if (isCairnError(err)) return false;
+      throw err;
     }
   }
 }

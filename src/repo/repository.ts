@@ -900,13 +900,8 @@ export class Repository {
     if (!merge.accepts(commit, this.#isDocument(key))) return undefined;
     this.#leafMerges.delete(state);
     merge.add(commit, this.#graph.readValueAt(commit));
-    let wire: FieldRecord;
-    try {
-      wire = merge.result();
-    } catch (err) {
-      if (isCairnError(err)) return undefined; // a value its schema refuses: see mergeLeaves
-      throw err;
-    }
+    const wire = merge.result();
+    if (wire === undefined) return undefined; // a value its schema refuses: merged in full then
     const { ancestor, target } = merge;
     return this.#mergedState(key, leaves, { wire, schema: target.id, ancestor, merge });
   }
