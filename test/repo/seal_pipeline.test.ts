@@ -165,14 +165,20 @@ test("a block sealed here reaches block listeners only once its write has ended 
   assert.deepEqual(heard, ["sealed-here 1"]);
 });
 
-test("a block whose write failed is announced after a later write succeeds, in order", async () => {
-  const { repo, writes, write } = await repositoryWithStorage();
-  const heard = heardBlocks(repo);
-  write(1);
+/** A repository whose first block's write failed, and what its block listeners heard. */
+async function withFailedFirstWrite() {
+  const storage = await repositoryWithStorage();
+  const heard = heardBlocks(storage.repo);
+  storage.write(1);
   await nextTask();
-  writes[0].fail();
+  storage.writes[0].fail();
   await nextTask();
   assert.deepEqual(heard, [], "a failed write announces nothing");
+  return { ...storage, heard };
+}
+
+test("a block whose write failed is announced after a later write succeeds, in order", async () => {
+  const { writes, write, heard } = await withFailedFirstWrite();
   write(2);
   await nextTask();
   assert.equal(writes.length, 2);
@@ -182,13 +188,7 @@ test("a block whose write failed is announced after a later write succeeds, in o
 });
 
 test("a flush that succeeds announces every block still waiting", async () => {
-  const { repo, writes, write } = await repositoryWithStorage();
-  const heard = heardBlocks(repo);
-  write(1);
-  await nextTask();
-  writes[0].fail();
-  await nextTask();
-  assert.deepEqual(heard, []);
+  const { repo, heard } = await withFailedFirstWrite();
   await repo.flush();
   assert.deepEqual(heard, ["sealed-here 1"]);
 });
