@@ -60,6 +60,27 @@ async function openLocked(dir: string, workerUrl?: string): Promise<OpfsBackend>
   }
 }
 
+/**
+ * Leaves `files` in a new directory as a crash would, takes its lock with `workerUrl`'s worker,
+ * and asserts that cairn.json then holds `expected` and is the only file left.
+ */
+async function assertLockTakenOver(
+  files: Record<string, string>,
+  workerUrl: string | undefined,
+  expected: string,
+): Promise<void> {
+  const dir = newDirectory();
+  await leaveFiles(dir, files);
+  const backend = await openLocked(dir, workerUrl);
+  try {
+    assert.equal(text(await backend.readFile("cairn.json")), expected);
+    assert.deepEqual(await backend.listFiles(), ["cairn.json"]);
+  } finally {
+    await backend.close();
+    await removeDirectory(dir);
+  }
+}
+
 const text = (bytes: Uint8Array | undefined) => bytes && new TextDecoder().decode(bytes);
 
 test("opfs without move(): writeFileAtomic replaces the content and leaves no other file", async () => {
@@ -79,38 +100,20 @@ test("opfs without move(): writeFileAtomic replaces the content and leaves no ot
 for (const withMove of [false, true]) {
   const worker = withMove ? "a worker with move()" : "a worker without move()";
   test(`opfs: a copy a crash interrupted is finished when ${worker} takes the lock`, async () => {
-    const dir = newDirectory();
-    await leaveFiles(dir, {
+    const left = {
       "cairn.json": '{"cairn":"da', // half-copied
       "cairn.json.tmp": '{"cairn":"database","version":1}',
       "cairn.json.cpy": "",
-    });
-    const backend = await openLocked(dir, withMove ? undefined : await workerWithoutMove());
-    try {
-      assert.equal(text(await backend.readFile("cairn.json")), '{"cairn":"database","version":1}');
-      assert.deepEqual(await backend.listFiles(), ["cairn.json"]);
-    } finally {
-      await backend.close();
-      await removeDirectory(dir);
-    }
+    };
+    const worker = withMove ? undefined : await workerWithoutMove();
+    await assertLockTakenOver(left, worker, '{"cairn":"database","version":1}');
   });
 }
 
 test("opfs: a temporary file without its marker is dropped and the target kept", async () => {
   // A crash before the copy began: the temporary file may be incomplete, the target is whole.
-  const dir = newDirectory();
-  await leaveFiles(dir, {
-    "cairn.json": "the old, whole content",
-    "cairn.json.tmp": "the new, ha",
-  });
-  const backend = await openLocked(dir, await workerWithoutMove());
-  try {
-    assert.equal(text(await backend.readFile("cairn.json")), "the old, whole content");
-    assert.deepEqual(await backend.listFiles(), ["cairn.json"]);
-  } finally {
-    await backend.close();
-    await removeDirectory(dir);
-  }
+  const left = { "cairn.json": "the old, whole content", "cairn.json.tmp": "the new, ha" };
+  await assertLockTakenOver(left, await workerWithoutMove(), "the old, whole content");
 });
 
 test("opfs without move(): a worker killed at random moments of a replace leaves the old content or the new", async () => {
