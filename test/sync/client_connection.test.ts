@@ -23,6 +23,18 @@ test("ping is answered with a pong of the same number", async () => {
   await link.close();
 });
 
+/** After a drop, once the retry timer fires: the client connects again and syncs; then closes. */
+async function reconnectsAndSyncs(
+  { link, server, timers }: Pick<Awaited<ReturnType<typeof linked>>, "link" | "server" | "timers">,
+): Promise<void> {
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake();
+  await serveSubscription(again, { writers: [] });
+  await link.synced();
+  await link.close();
+}
+
 test("a server silent for three heartbeat intervals is dropped (4004), then reconnected", async () => {
   const { link, connection, server, timers, errors } = await linked();
   await connection.handshake({ maxFrame: 1 << 20, heartbeatMs: 1000 });
@@ -38,12 +50,7 @@ test("a server silent for three heartbeat intervals is dropped (4004), then reco
   assert.equal(connection.closed?.code, 4004);
   assert.equal(link.status, "offline");
   assert.ok(isCairnError(errors.at(-1), "E_IO"));
-  timers.runNext();
-  const again = await server.accept();
-  await again.handshake();
-  await serveSubscription(again, { writers: [] });
-  await link.synced();
-  await link.close();
+  await reconnectsAndSyncs({ link, server, timers });
 });
 
 test("goaway: once the server closes, the client comes back after the delay it asked", async () => {
@@ -362,10 +369,5 @@ test("a socket that could not be made (its Error, then its close) is reported, t
   await until(() => link.status === "offline", "offline");
   assert.ok(isCairnError(errors.at(-1), "E_IO"));
   assert.match(errors.at(-1)!.message, /refused the URL/);
-  timers.runNext();
-  const again = await server.accept();
-  await again.handshake();
-  await serveSubscription(again, { writers: [] });
-  await link.synced();
-  await link.close();
+  await reconnectsAndSyncs({ link, server, timers });
 });
