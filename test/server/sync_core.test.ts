@@ -192,6 +192,38 @@ test("sync core: only a push holding a block claims a repository; too many bins 
   });
 });
 
+test("sync core: a connection pushing over a thousand forged blocks is closed; its genuine blocks stay", async () => {
+  await withCore({ open: true, highWaterMark: HIGH_WATER_MARK }, async (core) => {
+    const forger = await newSession();
+    const socket = await connect(core, forger);
+    const [genuine] = await blocksOf(forger, REPO, 1);
+    const forged = genuine.slice();
+    forged[forged.length - 1] ^= 1; // the signature's last byte
+    // Each forged block costs the server a signature check and a refusal: 900 are answered...
+    for (let id = 0; id < 3; id++) {
+      socket.deliver({ type: "push", repo: REPO, id, frames: Array(300).fill(forged) });
+      await socket.until(() => socket.frames("ack").length === id + 1);
+      assert.equal(socket.frames("ack")[id].rejected.length, 300);
+      assert.ok(socket.frames("ack")[id].rejected.every((r) => r.code === "E_BAD_SIGNATURE"));
+    }
+    // ...the push that takes them over 1,024 is not: the connection is closed.
+    socket.deliver({
+      type: "push",
+      repo: REPO,
+      id: 3,
+      frames: [...Array(299).fill(forged), genuine],
+    });
+    await socket.until(() => socket.closed !== undefined || socket.frames("ack").length > 3);
+    assert.equal(socket.frames("ack").length, 3, "the push over the limit is not answered");
+    assert.equal(socket.closed?.code, CLOSE.protocol);
+    // The genuine block of that push was accepted all the same.
+    const again = await connect(core, forger);
+    again.deliver({ type: "push", repo: REPO, id: 0, frames: [genuine] });
+    await again.until(() => again.frames("ack").length === 1);
+    assert.deepEqual([again.frames("ack")[0].applied, again.frames("ack")[0].duplicates], [0, 1]);
+  });
+});
+
 /** `bytes` with every occurrence of the ASCII text `from` replaced by `to` (of the same length). */
 function replaceText(bytes: Uint8Array, from: string, to: string): Uint8Array {
   const [a, b] = [new TextEncoder().encode(from), new TextEncoder().encode(to)];

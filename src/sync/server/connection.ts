@@ -73,9 +73,10 @@ export interface ConnectionStats {
 const CLOSE_WAIT_MS = 2000;
 
 /**
- * Bins in pushes that are not blocks of their key (undecodable, or naming another session than
- * their key's) a connection may send before it is closed: a client pushes only blocks it sealed
- * or verified, and each costs the server a refusal in an ack.
+ * Bins in pushes that are not blocks of their key (undecodable, naming another session than
+ * their key's, or signed by no one: their signature does not verify) a connection may send
+ * before it is closed: a client pushes only blocks it sealed or verified, and each costs the
+ * server a refusal in an ack, a forged one also a signature check.
  */
 const MAX_NOT_BLOCKS = 1024;
 
@@ -119,7 +120,7 @@ export class Connection implements SocketHandlers, Outbox {
   readonly #pushes = new Set<Promise<void>>();
   /** Bytes of frames received and not yet answered (a push until its ack is sent). */
   #unanswered = 0;
-  /** Bins pushed that were not blocks of their key (see MAX_NOT_BLOCKS). */
+  /** Bins pushed that were not blocks of their key, or forged (see MAX_NOT_BLOCKS). */
   #notBlocks = 0;
   #goingAway = false;
   #maxBuffered = 0;
@@ -488,12 +489,16 @@ export class Connection implements SocketHandlers, Outbox {
       let applied = 0;
       let duplicates = 0;
       let position = repository.stored.head();
+      let forged = 0;
       try {
         const result = await applying;
         result.outcomes.forEach((outcome, i) => {
           if (outcome.status === "applied") applied++;
           else if (outcome.status === "duplicate") duplicates++;
-          else rejected.push({ index: indexes[i], code: outcome.code, message: outcome.message });
+          else {
+            if (outcome.code === "E_BAD_SIGNATURE") forged++;
+            rejected.push({ index: indexes[i], code: outcome.code, message: outcome.message });
+          }
         });
         position = result.head;
         repository.publish(result, this.#subscriptions.get(repo));
@@ -501,6 +506,11 @@ export class Connection implements SocketHandlers, Outbox {
         for (const index of indexes) rejected.push(refusal(index, err));
       } finally {
         this.#ctx.repositories.release(repository);
+      }
+      try {
+        this.#countNotBlocks(forged);
+      } catch (err) {
+        return this.fail(err); // closed: not answered
       }
       rejected.sort((a, b) => a.index - b.index);
       this.send({ type: "ack", repo, id, applied, duplicates, rejected, position });
@@ -524,14 +534,20 @@ export class Connection implements SocketHandlers, Outbox {
       }
       return sealed;
     } catch (err) {
-      if (++this.#notBlocks > MAX_NOT_BLOCKS) {
-        throw new CairnError(
-          "E_PROTOCOL",
-          `over ${MAX_NOT_BLOCKS} pushed bins were not blocks of their key`,
-          { cause: err },
-        );
-      }
+      this.#countNotBlocks(1, err);
       throw err;
+    }
+  }
+
+  /** Counts bins that were not blocks of their key; throws once there were too many. */
+  #countNotBlocks(count: number, cause?: unknown): void {
+    this.#notBlocks += count;
+    if (this.#notBlocks > MAX_NOT_BLOCKS) {
+      throw new CairnError(
+        "E_PROTOCOL",
+        `over ${MAX_NOT_BLOCKS} pushed bins were not blocks of their key, or were forged`,
+        { cause },
+      );
     }
   }
 
