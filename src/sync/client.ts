@@ -523,13 +523,17 @@ class SyncClient extends EventedLink implements SyncLink {
 
   #subscribe(connection: Connection, link: RepositoryLink): void {
     const cursor = link.cursor ?? null;
-    link.subscribed(cursor === null);
-    this.#send(connection, {
+    let frame: Frame = {
       type: "subscribe",
       repo: link.path,
       cursor,
       versionVector: cursor === null ? link.repo.versionVector() : null,
-    });
+    };
+    // A vector of more sessions than a frame holds: subscribed with neither, this client is sent
+    // every block (those it holds are duplicates) and pushes all it holds.
+    if (encodeFrame(frame).length > connection.sendLimit) frame = { ...frame, versionVector: null };
+    link.subscribed(frame.versionVector ?? (cursor === null ? "every" : undefined));
+    this.#send(connection, frame);
     this.#send(connection, { type: "credit", repo: link.path, bytes: CREDIT_BYTES });
     this.#updateStatus();
   }
@@ -589,9 +593,12 @@ class SyncClient extends EventedLink implements SyncLink {
     const link = this.#linkOf(frame.repo);
     if (!link || link.phase !== "catching-up") return;
     if (frame.versionVector) {
-      // The server said what it holds: everything else here is pushed (written offline, or
-      // before a restart), in causal order.
-      const missing = await link.repo.exportNamedBlocks(frame.versionVector);
+      // The server said what it holds of what this client held when it subscribed: the rest of
+      // that is pushed (written offline, or before a restart), in causal order. What came since
+      // came from this server, or was queued for it as it came.
+      const missing = await link.repo.exportNamedBlocks(
+        link.heldAtSubscribe(frame.versionVector),
+      );
       if (connection.ended) return;
       link.queue.adoptServerState(frame.versionVector, missing);
     }

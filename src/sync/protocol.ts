@@ -481,8 +481,9 @@ export function proofMessage(nonce: Uint8Array, serverId: string, session: strin
 }
 
 /**
- * A bound on the bytes of a `blocks`, `push` or `live` frame for `repo` apart from its block
- * elements: array headers, type, repo string, id or position. Pass it to groupFrames.
+ * A bound on the bytes of a `blocks`, `push`, `live` or `members` frame for `repo` apart from
+ * its `bin` elements: array headers, type, repo string, id, position or canWrite. Pass it to
+ * groupFrames.
  */
 export function frameOverhead(repo: string): number {
   // fixarray(4) + type + str32 header + repo + uint64 + array32 header of the frames.

@@ -4,7 +4,7 @@
  * new socket must not inherit what the last one's server was believed to know.
  */
 import { toBase64Url } from "../core/bytes.ts";
-import type { Repository } from "../repo/repository.ts";
+import type { Repository, VersionVector } from "../repo/repository.ts";
 import type { Cursor } from "./protocol.ts";
 import { PushQueue } from "./push_queue.ts";
 
@@ -36,6 +36,11 @@ export class RepositoryLink {
   #writers = new Map<string, Uint8Array>();
   /** The next `members` lists every writer (a subscription by version vector), not the new. */
   #fullListNext = false;
+  /**
+   * The version vector this link subscribed with, or "every" when it subscribed with neither a
+   * cursor nor a vector (see heldAtSubscribe); undefined by cursor.
+   */
+  #subscribedWith: VersionVector | "every" | undefined;
   /** Whether the client reported, on this socket, that it may not push what it holds. */
   toldCannotWrite = false;
   /**
@@ -80,14 +85,33 @@ export class RepositoryLink {
   }
 
   /**
-   * Subscribed: by version vector the server lists every writer again (the set is replaced);
-   * by cursor only those added after it (the set grows).
+   * Subscribed by a version vector (or by neither it nor a cursor: "every"): the server lists
+   * every writer again (the set is replaced); by cursor (undefined) only those added after it
+   * (the set grows).
    */
-  subscribed(byVersionVector: boolean): void {
+  subscribed(vector: VersionVector | "every" | undefined): void {
     this.startSocket();
     this.phase = "catching-up";
-    this.#fullListNext = byVersionVector;
-    if (byVersionVector) this.missedBlocks = false;
+    this.#subscribedWith = vector;
+    this.#fullListNext = vector !== undefined;
+    if (vector !== undefined) this.missedBlocks = false;
+  }
+
+  /**
+   * What the server holds, for this client's export of what it lacks, from the vector of its
+   * `synced` (`told`): that is its entries for the sessions this link's vector named (a server
+   * lists only those); a session this client holds that its vector did not name came since,
+   * from this server or from elsewhere, and then was queued for the server as it came, so it
+   * counts as held. Subscribed with neither, the server's vector is taken as it is.
+   */
+  heldAtSubscribe(told: VersionVector): VersionVector {
+    const named = this.#subscribedWith;
+    if (named === "every" || named === undefined) return told;
+    const held = this.repo.versionVector();
+    for (const session in held) {
+      if (Object.hasOwn(named, session)) held[session] = told[session] ?? 0;
+    }
+    return held;
   }
 
   /**

@@ -7,7 +7,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { toBase64Url } from "../../src/core/bytes.ts";
-import { asArrays, blocksOf, newSession, pushBlocks, RawClient } from "../harness/sync_client.ts";
+import { Cairn, sync } from "../../src/mod.ts";
+import {
+  asArrays,
+  blocksOf,
+  newSession,
+  NOTE,
+  pushBlocks,
+  RawClient,
+} from "../harness/sync_client.ts";
 import { withSyncServer } from "../harness/sync_server.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
 
@@ -120,6 +128,14 @@ test("sync catch-up: a version vector gets exactly the blocks it lacks, and the 
       [b.session.session]: 4,
     });
     assert.equal(caught.synced.cursor[1], 10);
+    // The server's vector names only the sessions the client's did (one the server lacks: none).
+    const [stranger, second] = [await newSession(), await RawClient.connect(server.url)];
+    const partial = await second.catchUp(REPO, {
+      versionVector: { [a.session.session]: 6, [stranger.session]: 3 },
+    });
+    assert.deepEqual(partial.synced.versionVector, { [a.session.session]: 6 });
+    assert.deepEqual(asArrays(partial.blocks), asArrays(fromB));
+    await Promise.all([second.close(), stranger.db.close()]);
     // A vector catch-up lists every writer: the client trusts exactly these.
     const writers = caught.members.writers.map((key) => toBase64Url(key)).sort();
     assert.deepEqual(
@@ -154,4 +170,59 @@ test("sync catch-up: blocks pushed while a client catches up reach it once, with
     assert.deepEqual(asArrays(received), asArrays(all));
     await Promise.all([writer.close(), reader.close()]);
   });
+});
+
+test("sync catch-up: more writers than one members frame holds come in several, and a client trusts them all", async () => {
+  const maxFrame = 4096; // the least a client accepts: about 120 writers a frame
+  const writers = await Promise.all(Array.from({ length: 300 }, () => newSession()));
+  await withSyncServer({ open: true, maxFrame }, async (server) => {
+    // One client relays every writer's first block (the server takes blocks of other authors).
+    const relay = await RawClient.connect(server.url);
+    const pushed = (await Promise.all(writers.map((w) => blocksOf(w, REPO, 1)))).flat();
+    await pushBlocks(relay, REPO, pushed, maxFrame);
+    await relay.close();
+
+    const reader = await RawClient.connect(server.url);
+    reader.send({ type: "subscribe", repo: REPO, cursor: null, versionVector: null });
+    reader.send({ type: "credit", repo: REPO, bytes: 1 << 20 });
+    const listed: string[] = [];
+    let frames = 0;
+    while (true) {
+      const { frame, bytes } = await reader.nextEntry("members", "blocks", "synced");
+      if (frame.type !== "members") break; // every writer is listed before any block
+      assert.ok(bytes.length <= maxFrame, `a members frame of ${bytes.length} bytes`);
+      listed.push(...frame.writers.map(toBase64Url));
+      frames++;
+    }
+    assert.ok(frames >= 3, `${frames} members frames`);
+    assert.deepEqual(listed.sort(), writers.map((w) => toBase64Url(w.publicKey)).sort());
+    await reader.close();
+
+    // A database syncing through frames that small trusts every writer: it gets every block.
+    const options = { maxFrame, backoff: { initialMs: 5, maxMs: 50 } };
+    const db = await Cairn.open({ schemas: [NOTE] });
+    const repo = await db.open(REPO);
+    const refused: unknown[] = [];
+    const first = sync(db, server.url, options);
+    first.on("error", (err) => refused.push(err));
+    await first.synced();
+    await first.close();
+    assert.equal(repo.count(), writers.length);
+    // Written offline, then synced by a new link (no cursor): this database's version vector of
+    // 301 sessions does not fit in a frame, nor does the server's. It subscribes with neither,
+    // pushes all it holds, and its writes arrive.
+    const offline = repo.create(NOTE, { text: "written offline" });
+    await repo.flush();
+    const second = sync(db, server.url, options);
+    second.on("error", (err) => refused.push(err));
+    await second.synced();
+    await second.close();
+    await db.close();
+    assert.deepEqual(refused, []);
+    const check = await RawClient.connect(server.url);
+    const all = await check.catchUp(REPO, { versionVector: {} });
+    assert.equal(all.blocks.length, writers.length + 1, `${offline.key} reached the server`);
+    await check.close();
+  });
+  await Promise.all(writers.map((w) => w.db.close()));
 });

@@ -263,6 +263,38 @@ test("after synced with a version vector, the client pushes what the server lack
   await link.close();
 });
 
+test("a server's vector names only the sessions the client named: blocks it sent in the catch-up are not pushed back", async () => {
+  const { db, notes, link, connection } = await linked({}, async (_db, notes) => {
+    for (let i = 0; i < 2; i++) {
+      notes.create(Note, { title: `offline ${i}` });
+      await notes.flush();
+    }
+  });
+  const other = await Cairn.open({ schemas: [Note] });
+  const theirs = await other.open(PATH);
+  for (let i = 0; i < 3; i++) {
+    theirs.create(Note, { title: `theirs ${i}` });
+    await theirs.flush();
+  }
+  await connection.handshake();
+  const subscribe = await serveSubscription(connection, {
+    writers: [keyOf(db), keyOf(other)],
+    frames: await theirs.exportBlocks(),
+    // This client named its own session only, which the server lacks: an empty vector.
+    serverVector: {},
+  });
+  assert.deepEqual(subscribe.versionVector, { [db.session.id]: 2 });
+  await connection.expect("credit"); // given back for the catch-up frame
+  const push = await connection.expect("push");
+  assert.deepEqual(push.frames, await notes.exportBlocks({ [other.session.id]: 3 }));
+  assert.equal(push.frames.length, 2, "only what it held when it subscribed");
+  ack(connection, push);
+  await link.synced();
+  assert.equal(notes.count(), 5);
+  await link.close();
+  await other.close();
+});
+
 test("pushes waiting for their ack add up to at most PUSH_WINDOW_FRAMES frames; the rest go as acks come", async () => {
   // Each block nearly fills a frame of 4 KiB: the window holds PUSH_WINDOW_FRAMES of them.
   const blocks = PUSH_WINDOW_FRAMES * 2 + 3;

@@ -41,12 +41,24 @@ type Mode = "catchup" | "live" | "lagging" | "ended";
  */
 const liveFrames = new WeakMap<ApplyResult, Uint8Array[]>();
 
+/** Where a subscription starts: see the fields of Subscription of the same names. */
+interface SubscriptionStart {
+  sent: number;
+  pending: number[];
+  membersUpTo: number;
+  vectorOf: VersionVector | "every" | undefined;
+}
+
 export class Subscription implements RepositoryListener {
   readonly repository: OpenRepository;
   readonly #outbox: Outbox;
   readonly #limits: SubscriptionLimits;
   readonly #overhead: number;
-  readonly #withVector: boolean;
+  /**
+   * The sessions whose entries of the server's version vector `synced` carries: none (the client
+   * subscribed by cursor), every one (by neither), or those the client's own vector names.
+   */
+  readonly #vectorOf: VersionVector | "every" | undefined;
   #canWrite: boolean;
   #mode: Mode = "catchup";
   #sent: number;
@@ -63,7 +75,7 @@ export class Subscription implements RepositoryListener {
     repository: OpenRepository,
     outbox: Outbox,
     limits: SubscriptionLimits,
-    start: { sent: number; pending: number[]; membersUpTo: number; withVector: boolean },
+    start: SubscriptionStart,
     canWrite: boolean,
   ) {
     this.#canWrite = canWrite;
@@ -74,7 +86,7 @@ export class Subscription implements RepositoryListener {
     this.#sent = start.sent;
     this.#pending = start.pending;
     this.#membersUpTo = start.membersUpTo;
-    this.#withVector = start.withVector;
+    this.#vectorOf = start.vectorOf;
   }
 
   /**
@@ -91,27 +103,25 @@ export class Subscription implements RepositoryListener {
     await stored.refresh();
     const head = stored.head();
     const { cursor } = from;
-    let start;
+    let start: SubscriptionStart;
     if (cursor !== null) {
       if (cursor[0] !== stored.epoch || cursor[1] > head) {
         outbox.send({ type: "reset", repo: stored.path });
         return undefined;
       }
-      start = { sent: cursor[1], pending: [], membersUpTo: cursor[1], withVector: false };
+      start = { sent: cursor[1], pending: [], membersUpTo: cursor[1], vectorOf: undefined };
     } else {
       const missing = await stored.missingFrom(from.versionVector ?? {});
       const pending = missing.filter((position) => position <= head);
-      start = { sent: head, pending, membersUpTo: 0, withVector: true };
+      start = { sent: head, pending, membersUpTo: 0, vectorOf: from.versionVector ?? "every" };
     }
     // Only writers added after the cursor: a reconnect does not resend every writer ever.
     const upTo = stored.head();
     const writers = (await stored.writersAfter(start.membersUpTo))
       .filter((writer) => writer.position <= upTo);
-    outbox.send({
-      type: "members",
-      repo: stored.path,
-      writers: writers.map((writer) => writer.publicKey),
+    sendMembers(outbox, stored.path, writers.map((writer) => writer.publicKey), {
       canWrite: from.canWrite,
+      maxFrame: limits.maxFrame,
     });
     start.membersUpTo = Math.max(start.membersUpTo, upTo);
     const subscription = new Subscription(repository, outbox, limits, start, from.canWrite);
@@ -225,15 +235,10 @@ export class Subscription implements RepositoryListener {
         if (sent.length > 0) this.#sent = sent[sent.length - 1].position;
         continue;
       }
-      const versionVector = this.#withVector ? await stored.versionVector() : null;
+      const held = this.#vectorOf && await stored.versionVector();
       // Blocks placed during those awaits are caught up first; from here on, live sends them.
       if (this.#mode !== "catchup" || stored.head() > this.#sent) continue;
-      this.#outbox.send({
-        type: "synced",
-        repo: stored.path,
-        cursor: [stored.epoch, this.#sent],
-        versionVector,
-      });
+      this.#outbox.send(this.#syncedFrame(held));
       this.#mode = "live";
     }
   }
@@ -318,13 +323,49 @@ export class Subscription implements RepositoryListener {
       : { type, repo, frames, position: group[group.length - 1].position };
   }
 
+  /**
+   * `synced` with the entries of `held` the client asked for (see #vectorOf): they tell it what
+   * to push of what it held when it subscribed, so the frame grows with the sessions it holds,
+   * not with every session the repository has. Where even those do not fit in a frame, the
+   * vector is empty: the client then pushes all it held, and the server counts duplicates.
+   */
+  #syncedFrame(held: VersionVector | undefined): Frame {
+    const { path, epoch } = this.repository.stored;
+    let versionVector: VersionVector | null = null;
+    if (held !== undefined) {
+      const named = this.#vectorOf === "every" ? held : this.#vectorOf!;
+      versionVector = {};
+      for (const session in named) {
+        if (Object.hasOwn(held, session)) versionVector[session] = held[session];
+      }
+    }
+    const frame: Frame = { type: "synced", repo: path, cursor: [epoch, this.#sent], versionVector };
+    if (versionVector === null || encodeFrame(frame).length <= this.#limits.maxFrame) return frame;
+    return { ...frame, versionVector: {} };
+  }
+
   #sendMembers(writers: Uint8Array[]): void {
     // Later members frames add writers; their canWrite is the right as it stands.
-    this.#outbox.send({
-      type: "members",
-      repo: this.repository.stored.path,
-      writers,
+    sendMembers(this.#outbox, this.repository.stored.path, writers, {
       canWrite: this.#canWrite,
+      maxFrame: this.#limits.maxFrame,
     });
+  }
+}
+
+/**
+ * Sends `writers` in as many `members` frames as `maxFrame` needs (at least one: it also says
+ * whether the client may write). A client takes the frames after the first as additions, so a
+ * list that replaces the writers it knew may be split too.
+ */
+function sendMembers(
+  outbox: Outbox,
+  repo: string,
+  writers: Uint8Array[],
+  { canWrite, maxFrame }: { canWrite: boolean; maxFrame: number },
+): void {
+  const groups = groupFrames(writers, maxFrame, frameOverhead(repo));
+  for (const group of groups.length > 0 ? groups : [[]]) {
+    outbox.send({ type: "members", repo, writers: group, canWrite });
   }
 }
