@@ -211,6 +211,10 @@ async function threeTabsConverge(context: BrowserContext, origin: string): Promi
       [...tabs].map(([name, tab]) => callStep(tab, "write", `tab ${name} writes`, 20)),
     );
     const expected = [...tabs.keys()].flatMap((name) => notes(name, 0, 20)).sort();
+    // db.flush() in every tab: the followers' through the tab that leads.
+    await Promise.all(
+      [...tabs].map(([name, tab]) => callStep(tab, "flushAll", `tab ${name} flushes`)),
+    );
     await converged(tabs, expected, "three tabs converge");
     for (const name of ["C", "B", "A"]) {
       await callStep(tabs.get(name)!, "close", `tab ${name} closes the database`);
@@ -261,6 +265,11 @@ async function followersCarryOn(
   );
   console.log(
     `       (writes acknowledged by the next leader ${Date.now() - started} ms after A ${gone})`,
+  );
+  await Promise.all(
+    [...followers].map(([name, tab]) =>
+      callStep(tab, "flushAll", `tab ${name} flushes after A ${gone}`)
+    ),
   );
   await followersConverge(context, origin, db, followers, `after the leader ${gone}`);
 }

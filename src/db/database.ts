@@ -407,7 +407,11 @@ export class Cairn {
       const db = await Cairn.#made(keys, suite, options, storage, coordinator);
       opened = db;
       if (storage) {
-        coordinator.lead({ storedSecret, repository: (path) => db.#persisted(path) });
+        coordinator.lead({
+          storedSecret,
+          repository: (path) => db.#persisted(path),
+          flush: () => db.flush(),
+        });
         db.#setSyncHost(db);
       }
       return db;
@@ -424,6 +428,7 @@ export class Cairn {
     const served: Persister = {
       storedSecret: persister.#storage!.secretKey,
       repository: (path) => persister.#persisted(path),
+      flush: () => persister.flush(),
       close: () => persister.close(),
     };
     servedDatabases.set(served, persister);
@@ -518,7 +523,8 @@ export class Cairn {
   /**
    * Resolves when every write so far, in every open repository, is sealed and on disk (fsynced,
    * whatever the durability mode). Fails with E_IO when a write fails (a full disk); nothing is
-   * lost then: the next flush (or close) writes it again.
+   * lost then: the next flush (or close) writes it again. In a tab that follows another, the
+   * tab that serves the database stores the writes and then flushes all it stored.
    */
   async flush(): Promise<void> {
     this.#checkOpen();
@@ -528,6 +534,7 @@ export class Cairn {
       await files?.sync();
       await indexes?.settled();
     }));
+    if (this.#tabs && !this.#storage) await this.#tabs.flushLeader();
   }
 
   /**

@@ -21,6 +21,7 @@ import { CairnError } from "../core/errors.ts";
 import type { ImportReport, Repository } from "../repo/repository.ts";
 import {
   decodeTabMessage,
+  describeFailure,
   encodeTabMessage,
   MAX_TAB_BLOCKS,
   type TabMessage,
@@ -168,10 +169,10 @@ export class LeaderRepositoryLink {
       let error: string | null = null;
       try {
         const report = await repo.importBlocks(message.frames, FROM_CHANNEL, TAB_TRUST);
-        if (report.rejected.length > 0) error = report.rejected[0].error.message;
+        if (report.rejected.length > 0) error = describeFailure(report.rejected[0].error);
         else await this.#persist();
       } catch (err) {
-        error = err instanceof Error ? err.message : String(err);
+        error = describeFailure(err);
       }
       if (repo.closed) {
         // The leader leaving (this link closed first): no answer, so the follower sends it to

@@ -28,7 +28,7 @@ import type { HeldLock, LockManagerLike } from "./locks.ts";
 import { FollowerRepositoryLink, listenForMessages, type TabChannel } from "./repository_link.ts";
 import { type PersistingDatabase, TabLeader } from "./tab_leader.ts";
 import { MAX_TABS } from "./tab_keys.ts";
-import { encodeTabMessage, type TabMessage } from "./tab_messages.ts";
+import { describeFailure, encodeTabMessage, type TabMessage } from "./tab_messages.ts";
 
 /** A stored database the coordinator serves from after a promotion, and closes with it. */
 export interface Persister extends PersistingDatabase {
@@ -94,6 +94,8 @@ export class TabCoordinator {
   #promoted: Promotion | undefined;
   readonly #responders = new Map<string, SyncResponder>();
   #welcome: { id: number; resolve(secret: Uint8Array): void } | undefined;
+  /** This tab's `flush` asks the leader has not answered, by id (asked again of a new leader). */
+  readonly #flushes = new Map<number, { resolve(): void; reject(err: unknown): void }>();
   #nextId = 1;
   /** The highest term a `serving` was heard for. */
   #servedTerm = 0;
@@ -188,6 +190,20 @@ export class TabCoordinator {
     return link;
   }
 
+  /**
+   * Following: resolves once the tab that serves has made everything it stored durable (fsync,
+   * whatever the durability mode), for `db.flush()`; rejects with E_IO if it could not. Asked
+   * again of each new leader until one answers.
+   */
+  flushLeader(): Promise<void> {
+    if (this.#closed) return Promise.reject(closedError());
+    return new Promise((resolve, reject) => {
+      const id = this.#nextId++;
+      this.#flushes.set(id, { resolve, reject });
+      this.#post({ type: "flush", from: this.tab, id });
+    });
+  }
+
   unfollow(link: FollowerRepositoryLink): void {
     link.close();
     this.#links.delete(link);
@@ -214,6 +230,8 @@ export class TabCoordinator {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const { reject } of this.#flushes.values()) reject(closedError());
+    this.#flushes.clear();
     for (const stop of this.#stop) stop();
     for (const link of this.#links) link.close();
     this.#links.clear();
@@ -247,12 +265,25 @@ export class TabCoordinator {
       this.#election.heardHeartbeat(message.term);
       this.#askWelcome();
       for (const link of this.#links) link.resend();
+      for (const id of this.#flushes.keys()) this.#post({ type: "flush", from: this.tab, id });
     } else if (
       message.type === "welcome" && message.to === this.tab && message.id === this.#welcome?.id
     ) {
       const { resolve } = this.#welcome;
       this.#welcome = undefined;
       resolve(message.secret);
+    } else if (message.type === "flushed" && message.to === this.tab) {
+      const flush = this.#flushes.get(message.id);
+      this.#flushes.delete(message.id);
+      if (message.error === null) flush?.resolve();
+      else {
+        flush?.reject(
+          new CairnError(
+            "E_IO",
+            `the tab that serves the database could not flush: ${message.error}`,
+          ),
+        );
+      }
     } else if (message.type === "sync-ask" || message.type === "sync-wait") {
       this.#answerSync(message);
     }
@@ -376,9 +407,8 @@ export class TabCoordinator {
   }
 }
 
-/** An error as a tab message carries it: a CairnError's message starts with its code. */
-function describeFailure(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).slice(0, 4096);
+function closedError(): CairnError {
+  return new CairnError("E_CLOSED", "the database is closed");
 }
 
 function randomTabId(): string {

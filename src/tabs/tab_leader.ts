@@ -5,9 +5,10 @@
  * LeaderRepositoryLink from then on. Nothing is made until a follower asks, so a database open in
  * one tab pays nothing for the others.
  */
+import { isCairnError } from "../core/errors.ts";
 import type { Repository } from "../repo/repository.ts";
 import { LeaderRepositoryLink, listenForMessages, type TabChannel } from "./repository_link.ts";
-import { encodeTabMessage, type TabMessage } from "./tab_messages.ts";
+import { describeFailure, encodeTabMessage, type TabMessage } from "./tab_messages.ts";
 
 /** A repository of the stored database, and what persists it under its durability mode. */
 export interface PersistedRepository {
@@ -21,6 +22,8 @@ export interface PersistingDatabase {
   readonly storedSecret: Uint8Array;
   /** Opens (or returns the open) repository at `path`. */
   repository(path: string): Promise<PersistedRepository>;
+  /** Makes everything stored durable (its `flush()`): a following tab's `db.flush()`. */
+  flush(): Promise<void>;
 }
 
 interface Served {
@@ -37,6 +40,7 @@ export class TabLeader {
   readonly #onRefused: (error: unknown) => void;
   readonly #served = new Map<string, Served>();
   readonly #stop: () => void;
+  #closed = false;
 
   constructor(
     tab: string,
@@ -61,6 +65,7 @@ export class TabLeader {
       }));
       return;
     }
+    if (message.type === "flush") return this.#flush(message.from, message.id);
     if (message.type !== "load" && message.type !== "push") return;
     let served = this.#served.get(message.repo);
     // A repository the leader's own page closed is opened again for the followers.
@@ -81,6 +86,24 @@ export class TabLeader {
     });
   }
 
+  /**
+   * Answers a following tab's `flush` once the stored database is durable. A database closing
+   * meanwhile (its page leaving) does not answer: the tab asks the next leader.
+   */
+  #flush(to: string, id: number): void {
+    this.#database.flush().then(
+      () => this.#answer({ type: "flushed", to, id, error: null }),
+      (err) => {
+        if (isCairnError(err, "E_CLOSED")) return;
+        this.#answer({ type: "flushed", to, id, error: describeFailure(err) });
+      },
+    );
+  }
+
+  #answer(message: TabMessage): void {
+    if (!this.#closed) this.#channel.post(encodeTabMessage(message));
+  }
+
   async #open(path: string, served: Served): Promise<void> {
     const { repo, persist } = await this.#database.repository(path);
     if (this.#served.get(path) !== served) return; // closed meanwhile
@@ -96,6 +119,7 @@ export class TabLeader {
   }
 
   close(): void {
+    this.#closed = true;
     this.#stop();
     for (const served of this.#served.values()) served.link?.close();
     this.#served.clear();

@@ -60,6 +60,13 @@ export type TabMessage =
    * also answer another repository's push of the same number.
    */
   | { type: "persisted"; to: string; repo: string; id: number; error: string | null }
+  /**
+   * A following tab's `db.flush()`, once the leader persisted its blocks: the leader makes all
+   * it stored durable (fsync, whatever the durability mode) and answers `flushed`.
+   */
+  | { type: "flush"; from: string; id: number }
+  /** The answer to `flush`: all the leader stored is durable, or it could not be (`error`). */
+  | { type: "flushed"; to: string; id: number; error: string | null }
   /** Blocks new to the database (sealed in some tab, persisted by the leader), for every tab. */
   | { type: "blocks"; from: string; repo: string; frames: Uint8Array[] }
   /** A tab asks the leader how its connection to a sync server is (answered to every tab). */
@@ -90,6 +97,8 @@ export type TabMessage =
 export type TabSyncStatus = "connecting" | "catching-up" | "synced" | "offline";
 
 const SYNC_STATUSES: readonly string[] = ["connecting", "catching-up", "synced", "offline"];
+/** Longest error message a tab message carries. */
+const MAX_ERROR = 4096;
 /** Longest server URL a tab message carries (the longest `sync()` takes). */
 export const MAX_URL = 2048;
 
@@ -106,6 +115,8 @@ const FIELDS: { [T in TabMessageType]: Record<string, (value: unknown, where: st
   loaded: { to: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames, last: checkFlag },
   push: { from: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames },
   persisted: { to: checkTabId, repo: checkRepo, id: checkCount, error: checkError },
+  flush: { from: checkTabId, id: checkCount },
+  flushed: { to: checkTabId, id: checkCount, error: checkError },
   blocks: { from: checkTabId, repo: checkRepo, frames: checkFrames },
   "sync-ask": { from: checkTabId, url: checkUrl },
   "sync-status": {
@@ -157,6 +168,11 @@ export function encodeTabMessage(message: TabMessage): TabMessage {
   return decodeTabMessage(copy);
 }
 
+/** An error as a tab message carries it (at most the length checkError takes). */
+export function describeFailure(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).slice(0, MAX_ERROR);
+}
+
 function checkTabId(value: unknown, where: string): void {
   if (typeof value !== "string" || !/^[A-Za-z0-9_-]+$/.test(value) || value.length > MAX_TAB_ID) {
     throw protocol(`${where} is not a tab id`);
@@ -193,7 +209,7 @@ function checkSecret(value: unknown, where: string): void {
 }
 
 function checkError(value: unknown, where: string): void {
-  if (value !== null && (typeof value !== "string" || value.length > 4096)) {
+  if (value !== null && (typeof value !== "string" || value.length > MAX_ERROR)) {
     throw protocol(`${where} is neither null nor a short string`);
   }
 }

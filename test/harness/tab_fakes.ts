@@ -55,12 +55,17 @@ export async function openDatabase(secretKey?: Uint8Array): Promise<Opened> {
   return { db, notes, repo: repo! };
 }
 
-/** The database a leader serves from, standing for the stored one. */
+/**
+ * The database a leader serves from, standing for the stored one: `persist` stands for a
+ * repository's log flush, `flush` for the database's (by default `db.flush()`).
+ */
 export function persisting(
   db: Cairn,
   persist: () => Promise<void> = () => Promise.resolve(),
+  flush: () => Promise<void> = () => db.flush(),
 ): Persister {
   return {
+    flush,
     storedSecret: db.exportSecretKey(),
     repository: async (path) => {
       await db.open(path);

@@ -216,6 +216,7 @@ test("a new leader hears of a repository open in a follower with nothing unackno
       opened.push(path);
       return Promise.resolve({ repo: c.repo, persist: () => c.notes.flush() });
     },
+    flush: () => c.db.flush(),
   }, (err) => assert.fail(String(err)));
   follower.resend();
   await settle();

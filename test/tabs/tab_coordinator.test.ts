@@ -92,6 +92,59 @@ test("hostile messages around a join: garbage is reported, welcomes not matching
   await stored.db.close();
 });
 
+test("a follower's flushLeader waits for the leader to flush all it stored; a failed flush is E_IO; one left unanswered goes to the next leader", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  const flushes: { by: string; end(err?: Error): void }[] = [];
+  const flushOf = (by: string) => () =>
+    new Promise<void>((resolve, reject) => {
+      flushes.push({ by, end: (err) => err ? reject(err) : resolve() });
+    });
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db, undefined, flushOf("a")));
+  const b = await TabCoordinator.join(environment(fake, "b", {
+    openPersister: () => Promise.resolve(persisting(stored.db, undefined, flushOf("b"))),
+  }));
+
+  // Resolved only once the leader's flush is.
+  let done = false;
+  const first = b.coordinator.flushLeader().then(() => done = true);
+  await waitFor(() => flushes.length === 1, "the leader asked to flush");
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(done, false, "resolved before the leader flushed");
+  flushes[0].end();
+  await settled(first, "the flush answered");
+
+  // The leader's failure is the follower's, typed.
+  const failing = assert.rejects(
+    b.coordinator.flushLeader(),
+    (err) => isCairnError(err, "E_IO") && /the disk is full/.test(err.message),
+  );
+  await waitFor(() => flushes.length === 2, "the leader asked again");
+  flushes[1].end(new CairnError("E_IO", "the disk is full"));
+  await settled(failing, "the failure answered");
+
+  // A leader closing while it flushes does not answer; the next one is asked.
+  const across = b.coordinator.flushLeader();
+  await waitFor(() => flushes.length === 3, "the leader asked a third time");
+  flushes[2].end(new CairnError("E_CLOSED", "the database is closing"));
+  await a.coordinator.close();
+  await waitFor(() => flushes.length === 4, "the next leader asked");
+  assert.equal(flushes[3].by, "b", "asked of b, now serving");
+  flushes[3].end();
+  await settled(across, "the flush answered by the next leader");
+
+  // Closing the tab ends a flush still waiting.
+  const waiting = assert.rejects(
+    b.coordinator.flushLeader(),
+    (err) => isCairnError(err, "E_CLOSED"),
+  );
+  await b.coordinator.close();
+  await waiting;
+  assert.deepEqual(fake.refused, []);
+  await stored.db.close();
+});
+
 /**
  * Tab a leads and never acknowledges (its persisting never ends); tab b, whose storage opens
  * by `openPersister` once it leads, follows with a write of `title` not yet acknowledged; then

@@ -33,6 +33,9 @@ const SAMPLES: TabMessage[] = [
   { type: "push", from: "tabC", repo: "/data/todos", id: 7, frames: [FRAME] },
   { type: "persisted", to: "tabC", repo: "/data/todos", id: 7, error: null },
   { type: "persisted", to: "tabC", repo: "/x", id: 8, error: "E_IO: disk full" },
+  { type: "flush", from: "tabB", id: 2 },
+  { type: "flushed", to: "tabB", id: 2, error: null },
+  { type: "flushed", to: "tabB", id: 3, error: "E_IO: disk full" },
   { type: "blocks", from: "tabC", repo: "/data/todos", frames: [FRAME] },
   { type: "sync-ask", from: "tabB", url: "ws://127.0.0.1:8787" },
   {

@@ -4,6 +4,8 @@
 // globalThis.cairnTabs:
 //   write(n)   creates n notes titled "<name> <i>" and resolves once flush() resolves, that is
 //              once the tab that leads has persisted them;
+//   flushAll() resolves once db.flush() does: in a follower, once the tab that leads has stored
+//              its writes and flushed all it stores;
 //   titles()   every title this tab sees, sorted, as JSON;
 //   session()  the session id this tab signs as;
 //   leaderLock() the browser's id of the client (page) holding the database's leader lock;
@@ -43,6 +45,10 @@ async function main() {
       for (let i = 0; i < count; i++) notes.create(Note, { title: `${name} ${written++}` });
       await notes.flush();
       return `tab ${name} wrote ${count} notes, acknowledged`;
+    },
+    async flushAll() {
+      await database.flush();
+      return `tab ${name}: the database is flushed`;
     },
     titles: () =>
       JSON.stringify([...notes.keys()].map((key) => notes.get(key, Note).get("title")).sort()),
