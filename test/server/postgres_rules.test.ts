@@ -3,12 +3,15 @@
  * on a fake pool: a malformed row is passed over without stopping the rows after it (a revoke
  * among them must still arrive), reads are retried for as long as the store is open and end once
  * it closes; and `retrying` itself: backoff while told to keep trying, never for a CairnError.
+ * On a real cluster: a change retried after its COMMIT's answer was lost is not made again.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CairnError } from "../../src/core/errors.ts";
 import type { RepositoryRules } from "../../src/sync/server/access.ts";
-import type { PostgresPool } from "../../src/sync/server/postgres_pool.ts";
+import { loadDriver, type PostgresPool } from "../../src/sync/server/postgres_pool.ts";
+import { migrate } from "../../src/sync/server/postgres_schema.ts";
+import { startPostgres } from "../../scripts/lib/postgres.ts";
 import { retrying } from "../../src/sync/server/postgres_retry.ts";
 import { PostgresRules } from "../../src/sync/server/postgres_rules.ts";
 import { waitFor } from "../harness/wait.ts";
@@ -98,4 +101,51 @@ test("retrying backs off while told to keep trying, and never retries a CairnErr
     (err) => err instanceof CairnError,
   );
   assert.equal(calls, 1);
+});
+
+test("a change retried after its COMMIT's answer was lost is not made twice over a change made in between", async () => {
+  await using cluster = await startPostgres();
+  const driver = await loadDriver();
+  const pool = driver.pool(cluster.url, 4);
+  try {
+    const client = await pool.connect();
+    await migrate(client, () => ({ serverId: "cairn-test", epoch: "e1" })).finally(() =>
+      client.release()
+    );
+    const elsewhere = new PostgresRules(pool); // another server on the same database
+    await elsewhere.update("/r", () => RULES);
+    const member = "M".repeat(43);
+    // The first COMMIT of this server's grant is made, then its answer lost; before the retry,
+    // the other server revokes the grant.
+    let lost = false;
+    const losing: PostgresPool = {
+      end: () => pool.end(),
+      query: (text, values) => pool.query(text, values),
+      connect: async () => {
+        const inner = await pool.connect();
+        return {
+          release: (err) => inner.release(err),
+          query: async (text, values) => {
+            const result = await inner.query(text, values);
+            if (text === "COMMIT" && !lost) {
+              lost = true;
+              await elsewhere.update("/r", (rules) => ({ ...rules, members: {} }));
+              throw new Error("Connection terminated unexpectedly");
+            }
+            return result;
+          },
+        };
+      },
+    };
+    const stored = await new PostgresRules(losing).update("/r", (rules) => ({
+      ...rules,
+      members: { ...rules.members, [member]: "write" },
+    }));
+    assert.ok(lost, "the answer to a COMMIT was lost");
+    assert.deepEqual(stored.members, {}, "the revoke made after the grant stands");
+    const { rows } = await pool.query("SELECT rules FROM cairn_rules WHERE repository = '/r'");
+    assert.deepEqual((rows[0].rules as RepositoryRules).members, {});
+  } finally {
+    await pool.end();
+  }
 });

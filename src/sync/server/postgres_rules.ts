@@ -4,6 +4,11 @@
  * servers changing one repository at once both count and one of two first writers becomes owner;
  * it notifies `cairn_rules` at commit, and every server reads the row again and applies it to
  * its open connections (postgres_listener.ts delivers the notification).
+ *
+ * A change is retried when PostgreSQL fails (postgres_retry.ts), also when the answer to its
+ * COMMIT was lost: it may have been made. Each change has an id, recorded with it, and a retry
+ * that finds its id makes nothing: made again, a grant could undo a revoke another server made
+ * in between.
  */
 import { CairnError } from "../../core/errors.ts";
 import { NO_RULES, type RepositoryRules, storedRules } from "./access.ts";
@@ -32,6 +37,7 @@ export class PostgresRules implements RulesStorage {
     repository: string,
     change: (current: RepositoryRules) => RepositoryRules,
   ): Promise<RepositoryRules> {
+    const id = crypto.randomUUID();
     return retrying(() =>
       inTransaction(this.#pool, async (client) => {
         await client.query(
@@ -42,11 +48,16 @@ export class PostgresRules implements RulesStorage {
           "SELECT repository, rules FROM cairn_rules WHERE repository = $1 FOR UPDATE",
           [repository],
         );
+        const made = await client.query("SELECT 1 FROM cairn_rule_changes WHERE id = $1", [id]);
+        if (made.rows.length > 0) return checked(rows[0]); // by the attempt whose COMMIT was lost
         const changed = change(checked(rows[0]));
         await client.query("UPDATE cairn_rules SET rules = $2 WHERE repository = $1", [
           repository,
           JSON.stringify(changed),
         ]);
+        // Retries end within a minute (postgres_retry.ts): an hour's ids are plenty.
+        await client.query("DELETE FROM cairn_rule_changes WHERE made < now() - interval '1 hour'");
+        await client.query("INSERT INTO cairn_rule_changes (id) VALUES ($1)", [id]);
         // Delivered to every server (this one too) when the transaction commits.
         await client.query("SELECT pg_notify($1, $2)", [RULES_CHANNEL, repository]);
         return changed;

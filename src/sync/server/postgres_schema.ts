@@ -8,7 +8,9 @@
  *   what orders pushes, so positions are gap-free and in commit order;
  * - cairn_blocks: the blocks, at most one per (repository, session, seq), one per position;
  * - cairn_writers: a repository's writers and the position of each one's first block;
- * - cairn_rules: the built-in access rules (owner, members and their rights, public read).
+ * - cairn_rules: the built-in access rules (owner, members and their rights, public read);
+ * - cairn_rule_changes (version 2): the ids of the rule changes made in the last hour, so that a
+ *   change retried after a COMMIT whose answer was lost is not made a second time.
  */
 import { CairnError } from "../../core/errors.ts";
 import type { PostgresClient } from "./postgres_pool.ts";
@@ -40,6 +42,11 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE TABLE cairn_rules (
       repository text PRIMARY KEY,
       rules jsonb NOT NULL)`,
+  ],
+  [
+    `CREATE TABLE cairn_rule_changes (
+      id text PRIMARY KEY,
+      made timestamptz NOT NULL DEFAULT now())`,
   ],
 ];
 
