@@ -165,7 +165,7 @@ export class Subscription implements RepositoryListener {
     const blocks = result.placed.filter((block) => block.position > this.#sent);
     if (blocks.length === 0) return;
     if (blocks[0].position !== this.#sent + 1) return this.#fallBehind();
-    if (!fromPusher && this.#outbox.bufferedAmount >= this.#limits.highWaterMark) {
+    if (!fromPusher && !this.#fitsLive(blocks)) {
       return this.#fallBehind(); // nothing more is queued for it, members included
     }
     const last = blocks[blocks.length - 1].position;
@@ -187,6 +187,21 @@ export class Subscription implements RepositoryListener {
     }
     for (const bytes of frames) this.#outbox.sendEncoded(bytes);
     this.#sent = last;
+  }
+
+  /**
+   * Whether `blocks` may be queued on the socket at once: its buffer is under the high-water
+   * mark and stays within one frame past it, as a lagging client's does. A larger result (what
+   * another server placed while this one's PostgreSQL listener was away, say) is read from the
+   * store as the socket drains instead.
+   */
+  #fitsLive(blocks: readonly PlacedBlock[]): boolean {
+    const { highWaterMark, maxFrame } = this.#limits;
+    const buffered = this.#outbox.bufferedAmount;
+    if (buffered >= highWaterMark) return false;
+    let bytes = 0;
+    for (const block of blocks) bytes += block.bytes.length;
+    return buffered + bytes <= highWaterMark + maxFrame;
   }
 
   failed(err: unknown): void {
