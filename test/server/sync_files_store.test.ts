@@ -7,22 +7,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdir, readFile, writeFile } from "node:fs/promises";
-import { decodeBlock } from "../../src/core/block.ts";
-import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { openBackend } from "../../src/storage/backends/select.ts";
 import type { StorageBackend } from "../../src/storage/backend.ts";
 import { openFilesStore } from "../../src/sync/server/files_store.ts";
-import type { AuthorizedBlock } from "../../src/sync/server/store.ts";
-import { asArrays, blocksOf, newSession } from "../harness/sync_client.ts";
+import { asArrays, authorized, blocksOf, newSession } from "../harness/sync_client.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
-
-async function authorized(frames: Uint8Array[]): Promise<AuthorizedBlock[]> {
-  const suite = await cryptoSuite();
-  return await Promise.all(frames.map(async (bytes) => {
-    const { block } = await decodeBlock(bytes, suite);
-    return { bytes, session: block.session, seq: block.seq, publicKey: block.publicKey };
-  }));
-}
 
 /** The real backend, calling `onLogSync` before each sync of a log file (it may throw). */
 function seeingLogSyncs(onLogSync: () => void) {

@@ -7,14 +7,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { decodeBlock } from "../../src/core/block.ts";
-import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { decodeFrame, encodeFrame, type Frame } from "../../src/sync/protocol.ts";
 import { openFilesStore } from "../../src/sync/server/files_store.ts";
 import { OpenRepository } from "../../src/sync/server/repositories.ts";
-import type { AuthorizedBlock } from "../../src/sync/server/store.ts";
 import { type Outbox, Subscription } from "../../src/sync/server/subscription.ts";
-import { asArrays, newSession, NOTE } from "../harness/sync_client.ts";
+import { asArrays, authorized, newSession, NOTE } from "../harness/sync_client.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
 import { waitFor } from "../harness/wait.ts";
 
@@ -44,14 +41,6 @@ class StalledOutbox implements Outbox {
   blocks(): Uint8Array[] {
     return this.frames.flatMap((f) => f.type === "live" || f.type === "blocks" ? f.frames : []);
   }
-}
-
-async function authorized(frames: Uint8Array[]): Promise<AuthorizedBlock[]> {
-  const suite = await cryptoSuite();
-  return await Promise.all(frames.map(async (bytes) => {
-    const { block } = await decodeBlock(bytes, suite);
-    return { bytes, session: block.session, seq: block.seq, publicKey: block.publicKey };
-  }));
 }
 
 test("a result larger than a live client's buffer has room for is read from the store as it drains", async () => {
