@@ -439,8 +439,12 @@ class SyncClient extends EventedLink implements SyncLink {
   }
 
   #send(connection: Connection, frame: Frame): void {
+    this.#sendEncoded(connection, encodeFrame(frame));
+  }
+
+  #sendEncoded(connection: Connection, bytes: Uint8Array): void {
     if (connection.ended || connection.socket.readyState !== SOCKET_OPEN) return;
-    connection.socket.send(encodeFrame(frame));
+    connection.socket.send(bytes);
   }
 
   // ── frames ───────────────────────────────────────────────────────────────────────────────
@@ -529,11 +533,15 @@ class SyncClient extends EventedLink implements SyncLink {
       cursor,
       versionVector: cursor === null ? link.repo.versionVector() : null,
     };
+    let bytes = encodeFrame(frame);
     // A vector of more sessions than a frame holds: subscribed with neither, this client is sent
     // every block (those it holds are duplicates) and pushes all it holds.
-    if (encodeFrame(frame).length > connection.sendLimit) frame = { ...frame, versionVector: null };
+    if (bytes.length > connection.sendLimit) {
+      frame = { ...frame, versionVector: null };
+      bytes = encodeFrame(frame);
+    }
     link.subscribed(frame.versionVector ?? (cursor === null ? "every" : undefined));
-    this.#send(connection, frame);
+    this.#sendEncoded(connection, bytes);
     this.#send(connection, { type: "credit", repo: link.path, bytes: CREDIT_BYTES });
     this.#updateStatus();
   }

@@ -253,7 +253,7 @@ export class Subscription implements RepositoryListener {
       const held = this.#vectorOf && await stored.versionVector();
       // Blocks placed during those awaits are caught up first; from here on, live sends them.
       if (this.#mode !== "catchup" || stored.head() > this.#sent) continue;
-      this.#outbox.send(this.#syncedFrame(held));
+      this.#outbox.sendEncoded(this.#syncedFrame(held));
       this.#mode = "live";
     }
   }
@@ -339,12 +339,12 @@ export class Subscription implements RepositoryListener {
   }
 
   /**
-   * `synced` with the entries of `held` the client asked for (see #vectorOf): they tell it what
-   * to push of what it held when it subscribed, so the frame grows with the sessions it holds,
-   * not with every session the repository has. Where even those do not fit in a frame, the
-   * vector is empty: the client then pushes all it held, and the server counts duplicates.
+   * `synced`, encoded, with the entries of `held` the client asked for (see #vectorOf): they
+   * tell it what to push of what it held when it subscribed, so the frame grows with the sessions
+   * it holds, not with every session the repository has. Where even those do not fit in a frame,
+   * the vector is empty: the client then pushes all it held, and the server counts duplicates.
    */
-  #syncedFrame(held: VersionVector | undefined): Frame {
+  #syncedFrame(held: VersionVector | undefined): Uint8Array {
     const { path, epoch } = this.repository.stored;
     let versionVector: VersionVector | null = null;
     if (held !== undefined) {
@@ -355,8 +355,9 @@ export class Subscription implements RepositoryListener {
       }
     }
     const frame: Frame = { type: "synced", repo: path, cursor: [epoch, this.#sent], versionVector };
-    if (versionVector === null || encodeFrame(frame).length <= this.#limits.maxFrame) return frame;
-    return { ...frame, versionVector: {} };
+    const bytes = encodeFrame(frame);
+    if (bytes.length <= this.#limits.maxFrame) return bytes;
+    return encodeFrame({ ...frame, versionVector: {} });
   }
 
   #sendMembers(writers: Uint8Array[]): void {
