@@ -263,7 +263,12 @@ test("after synced with a version vector, the client pushes what the server lack
   await link.close();
 });
 
-test("a server's vector names only the sessions the client named: blocks it sent in the catch-up are not pushed back", async () => {
+/**
+ * A client holding two offline writes subscribes; the server sends another session's three
+ * blocks and then `synced` with the vector `told` makes of that session's id: the client must
+ * push its own two blocks only.
+ */
+async function pushesOnlyWhatItHeld(told: (theirSession: string) => Record<string, number>) {
   const { db, notes, link, connection } = await linked({}, async (_db, notes) => {
     for (let i = 0; i < 2; i++) {
       notes.create(Note, { title: `offline ${i}` });
@@ -280,8 +285,7 @@ test("a server's vector names only the sessions the client named: blocks it sent
   const subscribe = await serveSubscription(connection, {
     writers: [keyOf(db), keyOf(other)],
     frames: await theirs.exportBlocks(),
-    // This client named its own session only, which the server lacks: an empty vector.
-    serverVector: {},
+    serverVector: told(other.session.id),
   });
   assert.deepEqual(subscribe.versionVector, { [db.session.id]: 2 });
   await connection.expect("credit"); // given back for the catch-up frame
@@ -293,6 +297,15 @@ test("a server's vector names only the sessions the client named: blocks it sent
   assert.equal(notes.count(), 5);
   await link.close();
   await other.close();
+}
+
+test("a server's vector names only the sessions the client named: blocks it sent in the catch-up are not pushed back", async () => {
+  // This client named its own session only, which the server lacks: an empty vector.
+  await pushesOnlyWhatItHeld(() => ({}));
+});
+
+test("a server's vector entry for a session the client did not name is ignored (a hostile 0 asks for nothing back)", async () => {
+  await pushesOnlyWhatItHeld((theirs) => ({ [theirs]: 0 }));
 });
 
 test("pushes waiting for their ack add up to at most PUSH_WINDOW_FRAMES frames; the rest go as acks come", async () => {
