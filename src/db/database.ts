@@ -534,7 +534,7 @@ export class Cairn {
       await files?.sync();
       await indexes?.settled();
     }));
-    if (this.#tabs && !this.#storage) await this.#tabs.flushLeader();
+    if (this.#follows) await this.#tabs!.flushLeader();
   }
 
   /**
@@ -668,11 +668,16 @@ export class Cairn {
     }
   }
 
+  /** Whether this is a tab that follows another: its database in memory, the leader's stored. */
+  get #follows(): boolean {
+    return this.#tabs !== undefined && this.#storage === undefined;
+  }
+
   async #openRepository(path: string): Promise<OpenRepository> {
     const storage = this.#storage;
     const [indexes, files] = storage ? await this.#openFiles(storage, path) : [];
     // A tab that follows another: loaded from the leader, acknowledged once the leader persisted.
-    const follows = this.#tabs !== undefined && storage === undefined;
+    const follows = this.#follows;
     let link: FollowerRepositoryLink | undefined;
     const repo = new Repository(path, {
       session: this.session.id,
