@@ -12,6 +12,7 @@ import { hlcToMillis, type HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
+import { CommitView } from "./author_view.ts";
 import type { CommitGraph } from "./commit_graph.ts";
 import type { HeldBackCommits } from "./held_back.ts";
 import { type BlockTextCheck, type TextFields, withEditsAsEmptyText } from "./text_fields.ts";
@@ -32,7 +33,9 @@ export interface VerifierHost {
   readonly heldBack: Pick<HeldBackCommits, "has" | "get">;
   /** The leaf `id` of the item `key`, if it is one: found without decoding history. */
   leaf(key: string, id: string): Commit | undefined;
-  readonly texts: Pick<TextFields, "check" | "fieldsOf">;
+  /** The leaves of the item `key` applied here. */
+  leaves(key: string): readonly Commit[];
+  readonly texts: Pick<TextFields, "check" | "fieldsOf" | "opsOf">;
 }
 
 export class BlockVerifier {
@@ -61,8 +64,9 @@ export class BlockVerifier {
 
   /**
    * Graph rules for incoming commits: known parents of the same key, stamped before the child;
-   * and values matching their schema — not checked again for blocks from our own storage
-   * (`stored`), whose values were checked when they first entered.
+   * values matching their schema; and text inserts placed between characters that were
+   * neighbours for their author (author_view.ts) — the last two not checked again for blocks
+   * from our own storage (`stored`), which were checked when they first entered.
    *
    * Returns the commits that must wait, each with a parent it waits for: a parent held back, or
    * — in a stored block only, after damage — a parent not held at all. Undefined when every
@@ -72,6 +76,8 @@ export class BlockVerifier {
     const host = this.#host;
     if (!stored) this.#checkClock(sealed);
     const inBlock = new Map<string, Commit>();
+    /** The commits of the block checked so far that apply with it (none waits). */
+    const applying = new Map<string, Commit>();
     let waits: Map<Commit, string> | undefined;
     let texts: BlockTextCheck | undefined;
     for (const commit of sealed.block.commits) {
@@ -97,10 +103,25 @@ export class BlockVerifier {
       }
       if (!stored) this.#checkValue(commit, id);
       // Text edits of a commit that waits are checked when what it waits for has come.
-      if (!waits?.has(commit)) host.texts.check(commit, texts ??= new Map());
+      if (!waits?.has(commit)) {
+        const view = stored ? undefined : this.viewOf(commit, applying);
+        host.texts.check(commit, texts ??= new Map(), view);
+        applying.set(id, commit);
+      }
       inBlock.set(id, commit);
     }
     return waits;
+  }
+
+  /** What the author of `commit` had seen of its item's text, `earlier` in its block included. */
+  viewOf(commit: Commit, earlier: ReadonlyMap<string, Commit> = new Map()): CommitView {
+    const host = this.#host;
+    return new CommitView(commit, {
+      leaves: (key) => host.leaves(key),
+      get: (id) => host.graph.get(id),
+      earlier,
+      opsOf: (commit, field) => host.texts.opsOf(commit, field),
+    });
   }
 
   /**

@@ -220,6 +220,7 @@ export class Repository {
       graph: this.#graph,
       heldBack: this.#heldBack,
       leaf: (key, id) => this.#heldLeaf(key, id),
+      leaves: (key) => this.#state(key)?.leaves ?? [],
       texts: this.#texts,
     });
   }
@@ -802,7 +803,7 @@ export class Repository {
    */
   #textsApply(commit: Commit): boolean {
     try {
-      this.#texts.check(commit, new Map());
+      this.#texts.check(commit, new Map(), this.#verifier.viewOf(commit));
       return true;
     } catch (err) {
       if (isCairnError(err)) return false;

@@ -20,6 +20,7 @@ import { ChunkedText } from "../core/text/chunked_text.ts";
 import { copyRecord, holdsField, readsLazily, setLazyText } from "../core/text/text_record.ts";
 import { type TextOp, textOpsFromWire, textOpsToWire } from "../core/text/text_ops.ts";
 import { textEdits } from "../core/merge/text.ts";
+import type { CommitView } from "./author_view.ts";
 
 /** What one commit changed in one text field, in the order the changes happened. */
 export interface TextFieldChange {
@@ -189,8 +190,10 @@ export class TextFields {
    * Throws E_BAD_COMMIT (or E_CORRUPT_ENCODING) unless the commit's text operations can apply
    * (TextDoc.check): well formed, naming characters that exist, in order, without splitting a
    * surrogate pair. `block` holds the text operations of the same block's earlier commits.
+   * Given `view`, what the commit's author had seen, its inserts must also stand between
+   * characters that were neighbours for it.
    */
-  check(commit: Commit, block: BlockTextCheck): void {
+  check(commit: Commit, block: BlockTextCheck, view?: CommitView): void {
     const record = changedRecord(commit);
     if (record === undefined) return;
     for (const field of this.#editedFields(commit.schema, record)) {
@@ -201,8 +204,16 @@ export class TextFields {
       const at = `${commit.key}\u0000${field}`;
       let pending = block.get(at);
       if (!pending) block.set(at, pending = new PendingEdits());
-      for (const op of ops) doc.check(op, commit.session, pending);
+      const author = view?.field(field);
+      for (const op of ops) doc.check(op, commit.session, pending, author);
     }
+  }
+
+  /** The commit's text operations on `field`: none when it does not edit it as text. */
+  opsOf(commit: Commit, field: string): readonly TextOp[] {
+    const wire = changedRecord(commit)?.[field];
+    if (!holdsTextEdits(wire)) return [];
+    return textOpsFromWire(wire!, commit.session, `commit ${commit.key}.${field}`);
   }
 
   /** Applies a checked commit's text operations; returns what they changed. */

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn, defineSchema, isCairnError, type ItemChange, type RepositoryHandle } from "cairndb";
 import { sealBlock } from "../../src/core/block.ts";
-import { makeCommit } from "../../src/core/commit.ts";
+import { type Commit, commitId, makeCommit } from "../../src/core/commit.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { envInteger } from "../harness/peers.ts";
 import { seededRandom } from "../harness/random.ts";
@@ -330,4 +330,81 @@ test("a trusted peer's edit that splits a surrogate pair, or whose origins are o
   }
   await exchange(b, a);
   assert.equal(a.get("d", Doc)?.get("body"), "a😀bXc");
+});
+
+test("a trusted peer's insert whose origins skip text its author had is refused on every peer; one between concurrent text only is accepted", async () => {
+  const { dbs, repos: [a, b] } = await peers(2);
+  a.create(Doc, { title: "t", body: "abc" }, { key: "d" });
+  await exchange(a, b);
+  const [base] = a.leaves("d");
+  // Concurrent with the blocks below (made on `base`): on b only, for now.
+  b.get("d", Doc)!.insertText("body", 2, "X");
+  const [bLeaf] = b.leaves("d");
+  const me = dbs[0].session.id; // a, b, c: 1, 2, 3
+  const them = dbs[1].session.id; // X: 1
+  const suite = await cryptoSuite();
+  const { sessionIdFromPublicKey, encodeBlockPayload } = await import("../../src/core/block.ts");
+  const { toBase64Url } = await import("../../src/core/bytes.ts");
+  /**
+   * A block by a new trusted session: commits given as [parents, text operations], a parent
+   * "first" being the block's first commit.
+   */
+  const block = async (...commits: [string[], unknown[]][]) => {
+    const author = await suite.ed25519.generate();
+    const session = await sessionIdFromPublicKey(author.publicKey, suite);
+    for (const db of dbs) await db.trust(toBase64Url(author.publicKey));
+    const made: Commit[] = [];
+    for (const [parents, ops] of commits) {
+      const named = parents.map((parent) => parent === "first" ? commitId(made[0]) : parent);
+      const hlc = Date.now() * 1024 + 5000 + made.length;
+      made.push(makeCommit(session, made.length + 1, "d", hlc, named, Doc.id, "delta", {
+        body: ops as never,
+      }, []));
+    }
+    const sealed = await sealBlock(
+      { session, publicKey: author.publicKey, seq: 1, prev: "", commits: made },
+      { key: author, ed25519: suite.ed25519 },
+      suite,
+    );
+    return { session, frame: encodeBlockPayload(sealed.body, sealed.block.signature) };
+  };
+  const refused = "E_BAD_COMMIT: text edit refused: an insert's origins were not neighbours: " +
+    "its author had seen text between them";
+  const tryOn = async (repo: RepositoryHandle, frame: Uint8Array) =>
+    (await repo.importBlocks([frame])).rejected.map((r) => r.error.message);
+
+  // Between a and c, skipping the b it had: refused by a (nothing else between) and by b (X too).
+  const skips = await block([[base], [[1, "!", [me, 1], [me, 3]]]]);
+  for (const repo of [a, b]) assert.deepEqual(await tryOn(repo, skips.frame), [refused]);
+  // Two commits of one block, the second following the first: it may not skip the first's "1".
+  const first = [[base], [[1, "1", [me, 1], [me, 2]]]] as [string[], unknown[]];
+  const skipsOwn = await block(first, [["first"], [[2, "2", [me, 1], [me, 2]]]]);
+  for (const repo of [a, b]) assert.deepEqual(await tryOn(repo, skipsOwn.frame), [refused]);
+  // Between "1" and b; or skipping "1" from a commit that did not follow the first.
+  const afterOwn = await block(first, [["first"], [[2, "2", 1, [me, 2]]]]);
+  const concurrentOwn = await block(first, [[base], [[2, "2", [me, 1], [me, 2]]]]);
+  for (const repo of [a, b]) {
+    assert.deepEqual(await tryOn(repo, afterOwn.frame), []);
+    assert.deepEqual(await tryOn(repo, concurrentOwn.frame), []);
+  }
+  // Neighbours for its author (b and c), with b's X between them on b only: accepted by both.
+  const between = await block([[base], [[1, "!", [me, 2], [me, 3]]]]);
+  for (const repo of [a, b]) {
+    assert.deepEqual(await tryOn(repo, between.frame), []);
+  }
+  assert.equal(a.get("d", Doc)!.get("body"), "a1212b!c");
+  await exchange(b, a);
+  await exchange(a, b);
+  assert.equal(a.get("d", Doc)!.get("body"), b.get("d", Doc)!.get("body"));
+  assert.equal(a.get("d", Doc)!.get("body")?.replace("X", ""), "a1212b!c");
+  // Made after b's X (its parent is b's commit), skipping it: refused by both, now both hold X.
+  const skipsSeen = await block([[bLeaf], [[1, "?", [me, 2], [me, 3]]]]);
+  // Made after b's X, between X and c: accepted by both.
+  const afterSeen = await block([[bLeaf], [[1, "?", [them, 1], [me, 3]]]]);
+  for (const repo of [a, b]) {
+    assert.deepEqual(await tryOn(repo, skipsSeen.frame), [refused]);
+    assert.deepEqual(await tryOn(repo, afterSeen.frame), []);
+  }
+  assert.equal(a.get("d", Doc)!.get("body"), b.get("d", Doc)!.get("body"));
+  for (const db of dbs) await db.close();
 });

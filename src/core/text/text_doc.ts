@@ -37,8 +37,23 @@ export interface TextChange {
   readonly inserted: string;
 }
 
+/**
+ * What the author of an edit had seen when it made it (the commits it followed, and its own
+ * earlier operations): whether it held any of `session`'s characters with clocks from `from` up
+ * to, not including, `end`.
+ */
+export interface AuthorView {
+  sawAny(session: string, from: number, end: number): boolean;
+}
+
 /** Runs a walk from the cursor passes, each way, before the index answers instead. */
 const NEAR = 32;
+
+/**
+ * Pending inserts beyond which a check that needs where they land copies the whole document
+ * rather than a part of it (TextDoc.#placed): working out the part costs each of them.
+ */
+const PART_LIMIT = 64;
 
 class Run {
   readonly session: string;
@@ -87,6 +102,18 @@ class Run {
   last(): CharId {
     return { session: this.session, clock: this.clock + this.length - 1 };
   }
+
+  stored(): StoredRun {
+    const { session, clock, length, left, right } = this;
+    return {
+      session,
+      clock,
+      length,
+      content: this.deleted ? undefined : this.content,
+      left,
+      right,
+    };
+  }
 }
 
 /** An insert checked but not applied yet: its characters' clocks, text and origins. */
@@ -108,12 +135,16 @@ export class PendingEdits {
   /** Per session, sorted by clock (a session's inserts take ever larger clocks). */
   readonly #inserts = new Map<string, PendingInsert[]>();
   readonly #ops: { op: TextOp; session: string }[] = [];
+  /** The inserts recorded, in order, each with the session its characters are named after. */
+  readonly #inserted: { op: InsertOp; session: string }[] = [];
+  #base = false;
   #applied: TextDoc | undefined;
 
   /** Records an operation TextDoc.check accepted. */
   add(op: TextOp, session: string): void {
     if (op.kind === "insert") this.#addInsert(session, op);
     else if (op.kind === "base") {
+      this.#base = true;
       const base = baseSession(op.text);
       if (this.insertHolding({ session: base, clock: 1 }) === undefined) {
         this.#addInsert(base, baseInsert(op.text));
@@ -123,7 +154,9 @@ export class PendingEdits {
     else this.#ops.push({ op, session });
   }
 
-  #addInsert(session: string, { clock: from, text, left, right }: InsertOp): void {
+  #addInsert(session: string, op: InsertOp): void {
+    const { clock: from, text, left, right } = op;
+    this.#inserted.push({ op, session });
     const insert = { from, end: from + text.length, text, left, right };
     const inserts = this.#inserts.get(session);
     if (inserts) inserts.push(insert);
@@ -132,6 +165,21 @@ export class PendingEdits {
 
   nextClock(session: string): number {
     return this.#inserts.get(session)?.at(-1)?.end ?? 0;
+  }
+
+  /** The inserts recorded, in order, each with the session its characters are named after. */
+  get inserted(): readonly { readonly op: InsertOp; readonly session: string }[] {
+    return this.#inserted;
+  }
+
+  /** Whether a base was recorded. */
+  get holdsBase(): boolean {
+    return this.#base;
+  }
+
+  /** The document applied() made, if it was called. */
+  get appliedCopy(): TextDoc | undefined {
+    return this.#applied;
   }
 
   /** The pending insert that holds character `id`, if any. */
@@ -203,10 +251,7 @@ export class TextDoc {
 
   /** Every run in document order (for a checkpoint). */
   *runs(): IterableIterator<StoredRun> {
-    for (let run = this.#head; run !== null; run = run.next) {
-      const { session, clock, length, left, right } = run;
-      yield { session, clock, length, content: run.deleted ? undefined : run.content, left, right };
-    }
+    for (let run = this.#head; run !== null; run = run.next) yield run.stored();
   }
 
   /** A document made of stored runs, in document order (checked by the caller). */
@@ -322,13 +367,20 @@ export class TextDoc {
    * session and its text (or a base's) is well-formed UTF-16, an insert's right origin stands after
    * its left one, and no edit splits a surrogate pair. Changes nothing; records `op` in `pending`.
    *
+   * Given `view`, what the edit's author had seen, an insert's origins must also have been
+   * neighbours for it: every character between them here must be one it had not seen (a
+   * concurrent insert). YATA places an insert correctly only then; one whose origins skip
+   * characters its author held would be placed differently by replicas that hold different
+   * concurrent text. The characters an author had seen stand in the same order on every replica,
+   * so every replica decides alike.
+   *
    * Every replica that checks an operation holds the characters it names, in the same order
    * (characters never change their order), so every replica decides the same way — with one
    * exception: a pair whose characters this replica already deleted cannot be split any more
    * (tombstones keep no text), so an edit at it is accepted here; one that has not deleted them
    * yet refuses it until the deletion arrives. Honest peers never send such an edit.
    */
-  check(op: TextOp, session: string, pending = new PendingEdits()): void {
+  check(op: TextOp, session: string, pending = new PendingEdits(), view?: AuthorView): void {
     if (op.kind === "insert") {
       const { left, right } = op;
       if (op.clock < Math.max(this.nextClock(session), pending.nextClock(session))) {
@@ -346,6 +398,14 @@ export class TextDoc {
       ) throw badEdit(`an insert splits a surrogate pair`);
       if (left !== null && right !== null && !this.#inOrder(left, right, pending)) {
         throw badEdit(`an insert's right origin does not stand after its left origin`);
+      }
+      if (view !== undefined) {
+        // The earlier operations of its block may stand between the origins too.
+        if (this.#placed(pending, left, right).#seenBetween(left, right, view)) {
+          throw badEdit(
+            `an insert's origins were not neighbours: its author had seen text between them`,
+          );
+        }
       }
     } else if (op.kind === "base") {
       // Its characters are new here, or this very text's already (their names come from it).
@@ -412,6 +472,88 @@ export class TextDoc {
     if (rightInsert !== undefined && sameChar(rightInsert.left, left)) return true;
     const applied = pending.applied(this);
     return applied.#precedes(applied.#find(left)!, left, applied.#find(right)!, right);
+  }
+
+  /**
+   * Whether `view` saw any character standing between `left` and `right` (null: the start, the
+   * end), which stand in that order. Runs between them are walked one by one, as integrating the
+   * insert walks them.
+   */
+  #seenBetween(left: CharId | null, right: CharId | null, view: AuthorView): boolean {
+    const rightRun = right === null ? null : this.#find(right)!;
+    let run: Run | null;
+    let from: number;
+    if (left === null) {
+      run = this.#head;
+      from = run?.clock ?? 0;
+    } else {
+      run = this.#find(left)!;
+      from = left.clock + 1;
+    }
+    for (; run !== null; run = run.next, from = run?.clock ?? 0) {
+      const end = run === rightRun ? right!.clock : run.end;
+      if (from < end && view.sawAny(run.session, from, end)) return true;
+      if (run === rightRun) return false;
+    }
+    return false;
+  }
+
+  /**
+   * The document as it will stand once `pending` applies, as far as a check needs to tell what
+   * stands between `left` and `right`: the runs from where `left` will stand to where `right`
+   * will (widened to the places of every pending insert that may land among them), as they stand
+   * here, with those inserts applied. An insert lands between its origins, placed by what stands
+   * between them alone, so the part orders its characters as the whole document would; and it
+   * costs what it holds, where a copy of the whole document cost all of its runs for every block
+   * of several edits (it doubled the time of a concurrent trace's exchanges, X02a). Many pending
+   * inserts, or a base (it lands at the start, with no neighbours), take the whole copy.
+   */
+  #placed(pending: PendingEdits, left: CharId | null, right: CharId | null): TextDoc {
+    if (pending.inserted.length === 0) return this;
+    const inserted = pending.inserted;
+    if (pending.appliedCopy || inserted.length > PART_LIMIT || pending.holdsBase) {
+      return pending.applied(this);
+    }
+    // Where a character will stand, bounded by characters held here (null: the start, the end).
+    const low = (id: CharId | null): CharId | null => {
+      if (id === null || this.#find(id) !== undefined) return id;
+      return low(pending.insertHolding(id)!.left);
+    };
+    const high = (id: CharId | null): CharId | null => {
+      if (id === null || this.#find(id) !== undefined) return id;
+      return high(pending.insertHolding(id)!.right);
+    };
+    const before = (a: CharId, b: CharId) => this.#precedes(this.#find(a)!, a, this.#find(b)!, b);
+    const opensBefore = (from: CharId | null, to: CharId | null) =>
+      from === null || to === null || before(from, to);
+    let from = low(left);
+    let to = high(right);
+    const landing = new Set<number>();
+    for (let grew = true; grew;) {
+      grew = false;
+      inserted.forEach(({ op }, i) => {
+        if (landing.has(i)) return;
+        const opFrom = low(op.left);
+        const opTo = high(op.right);
+        if (!opensBefore(opFrom, to) || !opensBefore(from, opTo)) return;
+        landing.add(i);
+        if (opFrom === null || (from !== null && before(opFrom, from))) from = opFrom;
+        if (opTo === null || (to !== null && before(to, opTo))) to = opTo;
+        grew = true;
+      });
+    }
+    if (from === null && to === null) return pending.applied(this);
+    const runs: StoredRun[] = [];
+    const last = to === null ? null : this.#find(to)!;
+    for (let run = from === null ? this.#head : this.#find(from)!; run !== null; run = run.next) {
+      runs.push(run.stored());
+      if (run === last) break;
+    }
+    const part = TextDoc.fromRuns(runs);
+    inserted.forEach(({ op, session }, i) => {
+      if (landing.has(i)) part.apply(op, session);
+    });
+    return part;
   }
 
   /** Whether character `a` (in run `aRun`) stands before character `b` (in `bRun`). */

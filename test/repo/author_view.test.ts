@@ -1,0 +1,107 @@
+/**
+ * CommitView against the definition: a character was seen by a commit's author exactly when the
+ * commit that inserted it is the commit itself or one of its ancestors (for a base text's
+ * characters: when the commit or an ancestor carries that base). Random histories of one item,
+ * random sets of commits held, each asked about every character held.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { type Commit, commitId, makeCommit } from "../../src/core/commit.ts";
+import { baseSession } from "../../src/core/text/text_doc.ts";
+import type { TextOp } from "../../src/core/text/text_ops.ts";
+import { CommitView } from "../../src/repo/author_view.ts";
+import { envInteger } from "../harness/peers.ts";
+import { seededRandom } from "../harness/random.ts";
+
+const ROUNDS = envInteger("CAIRN_VIEW_FUZZ") ?? 300;
+const SEED = envInteger("CAIRN_VIEW_FUZZ_SEED") ?? 20261128;
+const BASE = "old text";
+
+test(`CommitView: a character is seen exactly when its commit is an ancestor, in random histories (${ROUNDS} rounds, seed ${SEED})`, () => {
+  let seen = 0;
+  let unseen = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    const seed = SEED + round;
+    const random = seededRandom(seed);
+    const commits: Commit[] = [];
+    const ops = new Map<Commit, TextOp[]>();
+    const clocks = new Map<string, number>();
+    const size = 3 + Math.floor(random() * 40);
+    for (let i = 0; i < size; i++) {
+      const session = `s${Math.floor(random() * 3)}`;
+      const parents = new Set<string>();
+      for (let n = Math.floor(random() * 3); n > 0 && commits.length > 0; n--) {
+        parents.add(commitId(commits[Math.floor(random() * commits.length)]));
+      }
+      const seq = commits.filter((c) => c.session === session).length + 1;
+      // Stamps grow with i: a parent is always stamped before its child.
+      const commit = makeCommit(session, seq, "d", 1000 + i, [...parents], "x", "delta", {}, []);
+      const clock = clocks.get(session) ?? 1;
+      const text = "ab".slice(0, 1 + Math.floor(random() * 2));
+      clocks.set(session, clock + text.length);
+      const made: TextOp[] = [{ kind: "insert", clock, text, left: null, right: null }];
+      if (random() < 0.1) made.push({ kind: "base", text: BASE });
+      ops.set(commit, made);
+      commits.push(commit);
+    }
+    const byId = new Map(commits.map((c) => [commitId(c), c]));
+    const ancestors = (commit: Commit): Set<Commit> => {
+      const found = new Set<Commit>();
+      const queue = [...commit.parents];
+      while (queue.length > 0) {
+        const parent = byId.get(queue.pop()!)!;
+        if (found.has(parent)) continue;
+        found.add(parent);
+        queue.push(...parent.parents);
+      }
+      return found;
+    };
+    // The commit asked about, and a held set: its ancestors and any other commits whose parents
+    // are held (as a replica holds them), some of them the block's earlier commits.
+    const asked = commits[Math.floor(random() * commits.length)];
+    const followed = ancestors(asked);
+    const held = new Set<Commit>();
+    for (const commit of commits) {
+      if (commit === asked) continue;
+      const ready = commit.parents.every((p) => held.has(byId.get(p)!));
+      if (ready && (followed.has(commit) || random() < 0.6)) held.add(commit);
+    }
+    const earlier = new Map<string, Commit>();
+    const applied = new Set<Commit>();
+    for (const commit of held) {
+      if (random() < 0.2 && [...held].every((c) => !c.parents.includes(commitId(commit)))) {
+        earlier.set(commitId(commit), commit);
+      } else applied.add(commit);
+    }
+    const leaves = [...applied].filter((c) =>
+      ![...applied].some((child) => child.parents.includes(commitId(c)))
+    );
+    const view = new CommitView(asked, {
+      leaves: () => leaves,
+      get: (id) => [...applied].find((c) => commitId(c) === id),
+      earlier,
+      opsOf: (commit) => ops.get(byId.get(commitId(commit))!) ?? [],
+    }).field("body");
+    const where = `seed ${seed}`;
+    const carriesBase = (commit: Commit) => ops.get(commit)!.some((op) => op.kind === "base");
+    for (const commit of [...held, asked]) {
+      for (const op of ops.get(commit)!) {
+        if (op.kind !== "insert") continue;
+        const expected = commit === asked || followed.has(commit);
+        const end = op.clock + op.text.length;
+        assert.equal(
+          view.sawAny(commit.session, op.clock, end),
+          expected,
+          `${where}: ${commitId(commit)}`,
+        );
+        if (expected) seen++;
+        else unseen++;
+      }
+    }
+    if ([...held].some(carriesBase)) {
+      const sawBase = carriesBase(asked) || [...followed].some(carriesBase);
+      assert.equal(view.sawAny(baseSession(BASE), 1, 1 + BASE.length), sawBase, `${where}: base`);
+    }
+  }
+  assert.ok(seen > 0 && unseen > 0, `${seen} seen, ${unseen} unseen`);
+});
