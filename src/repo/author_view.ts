@@ -13,6 +13,11 @@
  * item's whole history. A character present here that no concurrent commit inserted was inserted
  * by an ancestor or by the commit: its author had seen it.
  *
+ * One writer's commits arriving one after another (each the only parent of the next) while nothing
+ * else of the item enters have the same concurrent commits: what was worked out for the item's last
+ * commit asked about is kept (ViewMemos) and taken over by the next, or a catch-up of N commits made
+ * beside N others would walk those N for each of them.
+ *
  * A base text's characters (text_ops.ts) are the exception: several commits may carry one base,
  * so that a concurrent commit carries it does not mean the author lacked it. For those the
  * commit's own operations and its ancestors are searched, all of them: a rare case (the first
@@ -35,6 +40,38 @@ export interface ViewSources {
   readonly earlier: ReadonlyMap<string, Commit>;
   /** A commit's text operations on `field` (none when it does not edit it). */
   opsOf(commit: Commit, field: string): readonly TextOp[];
+  /** What was worked out for earlier commits, per item. */
+  readonly memos: ViewMemos;
+}
+
+/** Per field, per session, the characters the concurrent commits inserted (sorted, merged). */
+type Unseen = Map<string, Map<string, Stretch[]>>;
+
+/** What was worked out for a commit: what it was asked with, and the answers. */
+interface ViewMemo {
+  readonly commit: Commit;
+  /** The item's leaves and the block's earlier commits of the item, by id, when it was asked. */
+  readonly tips: ReadonlySet<string>;
+  readonly concurrent: readonly Commit[];
+  readonly unseen: Unseen;
+}
+
+/** Items whose last view is kept: a few, for the items whose commits are entering now. */
+const MEMO_ITEMS = 64;
+
+/** The last view worked out per item, for the next commit of the item to take over. */
+export class ViewMemos {
+  readonly #byKey = new Map<string, ViewMemo>();
+
+  get(key: string): ViewMemo | undefined {
+    return this.#byKey.get(key);
+  }
+
+  set(key: string, memo: ViewMemo): void {
+    this.#byKey.delete(key);
+    this.#byKey.set(key, memo);
+    if (this.#byKey.size > MEMO_ITEMS) this.#byKey.delete(this.#byKey.keys().next().value!);
+  }
 }
 
 /** A stretch of one session's clocks, `from` up to (not including) `end`. */
@@ -50,7 +87,8 @@ const HELD = 2;
 export class CommitView {
   readonly #commit: Commit;
   readonly #sources: ViewSources;
-  #concurrent: Commit[] | undefined;
+  #concurrent: readonly Commit[] | undefined;
+  #unseenByField: Unseen | undefined;
   readonly #fields = new Map<string, AuthorView>();
 
   constructor(commit: Commit, sources: ViewSources) {
@@ -65,7 +103,11 @@ export class CommitView {
       let unseen: Map<string, Stretch[]> | undefined;
       view = {
         sawAny: (session, from, end) => {
-          unseen ??= this.#unseen(field);
+          if (unseen === undefined) {
+            this.#concurrentCommits();
+            unseen = this.#unseenByField!.get(field);
+            if (unseen === undefined) this.#unseenByField!.set(field, unseen = this.#unseen(field));
+          }
           if (!covers(unseen.get(session), from, end)) return true;
           return session.startsWith("~") && this.#carriesBase(field, session);
         },
@@ -92,13 +134,43 @@ export class CommitView {
         }
       }
     }
-    for (const stretches of unseen.values()) stretches.sort((a, b) => a.from - b.from);
+    for (const [session, stretches] of unseen) unseen.set(session, merged(stretches));
     return unseen;
   }
 
   /** The commits of the item held here, or earlier in the block, that the commit did not follow. */
-  #concurrentCommits(): Commit[] {
+  #concurrentCommits(): readonly Commit[] {
     if (this.#concurrent !== undefined) return this.#concurrent;
+    const { key, parents } = this.#commit;
+    const { memos, earlier } = this.#sources;
+    // What the item holds, by its newest commits: the leaves, and the block's earlier commits
+    // (each in place of its parents).
+    const tips = new Set<string>();
+    for (const leaf of this.#sources.leaves(key)) tips.add(commitId(leaf));
+    for (const [id, commit] of earlier) {
+      if (commit.key !== key) continue;
+      for (const parent of commit.parents) tips.delete(parent);
+      tips.add(id);
+    }
+    const memo = memos.get(key);
+    if (memo !== undefined && parents.length === 1 && onlyAdded(memo, tips, parents[0])) {
+      this.#concurrent = memo.concurrent;
+      this.#unseenByField = memo.unseen;
+    } else {
+      this.#concurrent = this.#walk();
+      this.#unseenByField = new Map();
+    }
+    memos.set(key, {
+      commit: this.#commit,
+      tips,
+      concurrent: this.#concurrent,
+      unseen: this.#unseenByField,
+    });
+    return this.#concurrent;
+  }
+
+  /** The concurrent commits, found by walking history (see the top of this file). */
+  #walk(): Commit[] {
     const { key, parents } = this.#commit;
     const marks = new Map<string, number>();
     const frontier = new StampHeap();
@@ -131,7 +203,7 @@ export class CommitView {
       }
       for (const parent of commit.parents) visit(this.#get(parent), mark);
     }
-    return this.#concurrent = concurrent;
+    return concurrent;
   }
 
   /** Whether the commit, or one it followed, carries the base text whose characters are `session`'s. */
@@ -160,15 +232,46 @@ export class CommitView {
   }
 }
 
-/** Whether `stretches` (sorted, not overlapping) hold every clock from `from` up to `end`. */
+/**
+ * Whether the item holds exactly what it held when `memo` was worked out, and its commit: the
+ * commit is `parent`, one of `tips`, and the other tips are those of the memo but the commit's
+ * parents. The commit's only parent being the memo's commit, both have the same concurrent
+ * commits.
+ */
+function onlyAdded(memo: ViewMemo, tips: ReadonlySet<string>, parent: string): boolean {
+  const added = commitId(memo.commit);
+  if (parent !== added || !tips.has(added)) return false;
+  for (const tip of tips) if (tip !== added && !memo.tips.has(tip)) return false;
+  for (const tip of memo.tips) {
+    if (!tips.has(tip) && !memo.commit.parents.includes(tip)) return false;
+  }
+  return true;
+}
+
+/** `stretches` sorted, with those that touch or overlap made one. */
+function merged(stretches: Stretch[]): Stretch[] {
+  stretches.sort((a, b) => a.from - b.from);
+  const joined: Stretch[] = [];
+  for (const stretch of stretches) {
+    const last = joined[joined.length - 1];
+    if (last !== undefined && stretch.from <= last.end) {
+      joined[joined.length - 1] = { from: last.from, end: Math.max(last.end, stretch.end) };
+    } else joined.push(stretch);
+  }
+  return joined;
+}
+
+/** Whether `stretches` (merged) hold every clock from `from` up to `end`. */
 function covers(stretches: readonly Stretch[] | undefined, from: number, end: number): boolean {
   if (stretches === undefined) return false;
-  let next = from;
-  for (const stretch of stretches) {
-    if (stretch.end <= next) continue;
-    if (stretch.from > next) return false;
-    next = stretch.end;
-    if (next >= end) return true;
+  // The last stretch starting at or before `from` is the only one that can hold it.
+  let low = 0;
+  let high = stretches.length - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (stretches[mid].from <= from) low = mid;
+    else high = mid - 1;
   }
-  return next >= end;
+  const stretch = stretches[low];
+  return stretch.from <= from && stretch.end >= end;
 }

@@ -12,7 +12,7 @@ import { hlcToMillis, type HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
-import { CommitView } from "./author_view.ts";
+import { CommitView, ViewMemos } from "./author_view.ts";
 import type { CommitGraph } from "./commit_graph.ts";
 import type { HeldBackCommits } from "./held_back.ts";
 import { type BlockTextCheck, type TextFields, withEditsAsEmptyText } from "./text_fields.ts";
@@ -40,6 +40,7 @@ export interface VerifierHost {
 
 export class BlockVerifier {
   readonly #host: VerifierHost;
+  readonly #views = new ViewMemos();
 
   constructor(host: VerifierHost) {
     this.#host = host;
@@ -121,6 +122,7 @@ export class BlockVerifier {
       get: (id) => host.graph.get(id),
       earlier,
       opsOf: (commit, field) => host.texts.opsOf(commit, field),
+      memos: this.#views,
     });
   }
 

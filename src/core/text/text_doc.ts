@@ -209,6 +209,21 @@ export class PendingEdits {
   }
 }
 
+/**
+ * A part of a document with a block's pending inserts applied (TextDoc.#placed): the runs from
+ * `from` to `to` (null: the start, the end), and how many of the pending inserts it has taken
+ * into account (applied, or found to land outside it).
+ */
+interface Part {
+  readonly from: CharId | null;
+  readonly to: CharId | null;
+  readonly doc: TextDoc;
+  applied: number;
+}
+
+/** The last part made for each block's pending edits. */
+const parts = new WeakMap<PendingEdits, Part>();
+
 /** One run as stored in a checkpoint (text_doc_codec.ts). */
 export interface StoredRun {
   readonly session: string;
@@ -502,11 +517,12 @@ export class TextDoc {
    * The document as it will stand once `pending` applies, as far as a check needs to tell what
    * stands between `left` and `right`: the runs from where `left` will stand to where `right`
    * will (widened to the places of every pending insert that may land among them), as they stand
-   * here, with those inserts applied. An insert lands between its origins, placed by what stands
-   * between them alone, so the part orders its characters as the whole document would; and it
-   * costs what it holds, where a copy of the whole document cost all of its runs for every block
-   * of several edits (it doubled the time of a concurrent trace's exchanges, X02a). Many pending
-   * inserts, or a base (it lands at the start, with no neighbours), take the whole copy.
+   * here (their text left out), with those inserts applied. An insert lands between its
+   * origins, placed by what stands between them alone, so the part orders its characters as the
+   * whole document would; and it costs the runs it holds, where a copy of the whole document cost
+   * all of its runs for every block of several edits (it doubled the time of a concurrent trace's
+   * exchanges, X02a). Many pending inserts, or a base (it lands at the start, with no
+   * neighbours), take the whole copy.
    */
   #placed(pending: PendingEdits, left: CharId | null, right: CharId | null): TextDoc {
     if (pending.inserted.length === 0) return this;
@@ -524,10 +540,30 @@ export class TextDoc {
       return high(pending.insertHolding(id)!.right);
     };
     const before = (a: CharId, b: CharId) => this.#precedes(this.#find(a)!, a, this.#find(b)!, b);
-    const opensBefore = (from: CharId | null, to: CharId | null) =>
-      from === null || to === null || before(from, to);
+    /** Whether the stretch from `a` to `b` and the one from `c` to `d` share a place. */
+    const overlap = (a: CharId | null, b: CharId | null, c: CharId | null, d: CharId | null) =>
+      (a === null || d === null || before(a, d)) && (c === null || b === null || before(c, b));
+    /** Whether the stretch from `a` to `b` lies within the part's. */
+    const within = (part: Part, a: CharId | null, b: CharId | null) =>
+      (part.from === null || (a !== null && (sameChar(a, part.from) || before(part.from, a)))) &&
+      (part.to === null || (b !== null && (sameChar(b, part.to) || before(b, part.to))));
     let from = low(left);
     let to = high(right);
+    // The part made for an earlier check of the block serves while it holds the stretch asked
+    // about and every insert recorded since lands wholly inside it or wholly outside.
+    const earlier = parts.get(pending);
+    if (earlier !== undefined && within(earlier, from, to)) {
+      let fits = true;
+      for (; fits && earlier.applied < inserted.length; earlier.applied++) {
+        const { op, session } = inserted[earlier.applied];
+        const opFrom = low(op.left);
+        const opTo = high(op.right);
+        if (!overlap(opFrom, opTo, earlier.from, earlier.to)) continue;
+        if (within(earlier, opFrom, opTo)) earlier.doc.apply(op, session);
+        else fits = false;
+      }
+      if (fits) return earlier.doc;
+    }
     const landing = new Set<number>();
     for (let grew = true; grew;) {
       grew = false;
@@ -535,7 +571,7 @@ export class TextDoc {
         if (landing.has(i)) return;
         const opFrom = low(op.left);
         const opTo = high(op.right);
-        if (!opensBefore(opFrom, to) || !opensBefore(from, opTo)) return;
+        if (!overlap(opFrom, opTo, from, to)) return;
         landing.add(i);
         if (opFrom === null || (from !== null && before(opFrom, from))) from = opFrom;
         if (opTo === null || (to !== null && before(to, opTo))) to = opTo;
@@ -545,15 +581,18 @@ export class TextDoc {
     if (from === null && to === null) return pending.applied(this);
     const runs: StoredRun[] = [];
     const last = to === null ? null : this.#find(to)!;
+    // As tombstones: the part orders characters, and copying their text cost as much as the
+    // check of a long stretch of concurrent text at one place, for each edit of a block there.
     for (let run = from === null ? this.#head : this.#find(from)!; run !== null; run = run.next) {
-      runs.push(run.stored());
+      runs.push({ ...run.stored(), content: undefined });
       if (run === last) break;
     }
-    const part = TextDoc.fromRuns(runs);
+    const doc = TextDoc.fromRuns(runs);
     inserted.forEach(({ op, session }, i) => {
-      if (landing.has(i)) part.apply(op, session);
+      if (landing.has(i)) doc.apply(op, session);
     });
-    return part;
+    parts.set(pending, { from, to, doc, applied: inserted.length });
+    return doc;
   }
 
   /** Whether character `a` (in run `aRun`) stands before character `b` (in `bRun`). */
