@@ -26,7 +26,7 @@
  */
 import { type Commit, commitId } from "../core/commit.ts";
 import type { AuthorView } from "../core/text/text_doc.ts";
-import { baseSession } from "../core/text/text_doc.ts";
+import { baseSession, isBaseSession } from "../core/text/text_doc.ts";
 import type { TextOp } from "../core/text/text_ops.ts";
 import { StampHeap } from "./stamp_heap.ts";
 
@@ -90,6 +90,8 @@ export class CommitView {
   #concurrent: readonly Commit[] | undefined;
   #unseenByField: Unseen | undefined;
   readonly #fields = new Map<string, AuthorView>();
+  /** #carriesBase's answers, by field and base. */
+  readonly #bases = new Map<string, boolean>();
 
   constructor(commit: Commit, sources: ViewSources) {
     this.#commit = commit;
@@ -109,7 +111,7 @@ export class CommitView {
             if (unseen === undefined) this.#unseenByField!.set(field, unseen = this.#unseen(field));
           }
           if (!covers(unseen.get(session), from, end)) return true;
-          return session.startsWith("~") && this.#carriesBase(field, session);
+          return isBaseSession(session) && this.#carriesBase(field, session);
         },
       };
       this.#fields.set(field, view);
@@ -206,8 +208,18 @@ export class CommitView {
     return concurrent;
   }
 
-  /** Whether the commit, or one it followed, carries the base text whose characters are `session`'s. */
+  /**
+   * Whether the commit, or one it followed, carries the base text whose characters are
+   * `session`'s. Asked once per field and base: the answer walks all the commit's history.
+   */
   #carriesBase(field: string, session: string): boolean {
+    const asked = `${field}\u0000${session}`;
+    let carries = this.#bases.get(asked);
+    if (carries === undefined) this.#bases.set(asked, carries = this.#findBase(field, session));
+    return carries;
+  }
+
+  #findBase(field: string, session: string): boolean {
     const carries = (commit: Commit) =>
       this.#sources.opsOf(commit, field).some((op) =>
         op.kind === "base" && baseSession(op.text) === session

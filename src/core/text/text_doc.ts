@@ -894,6 +894,9 @@ function isLow(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
+/** What starts the session of a base text's characters: no base64url digit, so no writer's. */
+const BASE_MARK = "~";
+
 /**
  * The session a base text's characters are named after (clocks from 1): "~" and the first 22
  * base64url digits of the SHA-256 of its UTF-8, as long as a session id (block.ts), and never one
@@ -901,7 +904,12 @@ function isLow(code: number): boolean {
  * give other characters the names of a text's.
  */
 export function baseSession(text: string): string {
-  return "~" + toBase64Url(sha256(new TextEncoder().encode(text))).slice(0, 22);
+  return BASE_MARK + toBase64Url(sha256(new TextEncoder().encode(text))).slice(0, 22);
+}
+
+/** Whether `session` names a base text's characters (baseSession), not a writer's. */
+export function isBaseSession(session: string): boolean {
+  return session.startsWith(BASE_MARK);
 }
 
 /** A base text as the insert of its characters: at the start, with no neighbours. */
