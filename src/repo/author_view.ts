@@ -13,10 +13,11 @@
  * item's whole history. A character present here that no concurrent commit inserted was inserted
  * by an ancestor or by the commit: its author had seen it.
  *
- * One writer's commits arriving one after another (each the only parent of the next) while nothing
- * else of the item enters have the same concurrent commits: what was worked out for the item's last
- * commit asked about is kept (ViewMemos) and taken over by the next, or a catch-up of N commits made
- * beside N others would walk those N for each of them.
+ * What was worked out for the item's last commit asked about is kept (ViewMemos) and taken over
+ * by the next commit when nothing but that one entered since: a commit whose only parent it is
+ * has the same concurrent commits (one writer's catch-up: N commits made beside N others walked
+ * those N each), and one with the same parents has those and that commit (many writers' edits of
+ * one version, X05: each walked all the others).
  *
  * A base text's characters (text_ops.ts) are the exception: several commits may carry one base,
  * so that a concurrent commit carries it does not mean the author lacked it. For those the
@@ -36,6 +37,10 @@ export interface ViewSources {
   leaves(key: string): readonly Commit[];
   /** An applied commit. */
   get(id: string): Commit | undefined;
+  /** Whether a commit is applied, or earlier in the block. */
+  holds(id: string): boolean;
+  /** How many commits entered so far (or are earlier in the block), of any item: ever growing. */
+  entered(): number;
   /** The commits of the block that come before this one and will apply with it, by id. */
   readonly earlier: ReadonlyMap<string, Commit>;
   /** A commit's text operations on `field` (none when it does not edit it). */
@@ -47,12 +52,15 @@ export interface ViewSources {
 /** Per field, per session, the characters the concurrent commits inserted (sorted, merged). */
 type Unseen = Map<string, Map<string, Stretch[]>>;
 
-/** What was worked out for a commit: what it was asked with, and the answers. */
+/**
+ * What was worked out for a commit: the answers, and how many commits had entered when it was
+ * asked. The next view that takes it over owns it and may add to it; the view it was made for
+ * is done by then (a view serves one commit's check).
+ */
 interface ViewMemo {
   readonly commit: Commit;
-  /** The item's leaves and the block's earlier commits of the item, by id, when it was asked. */
-  readonly tips: ReadonlySet<string>;
-  readonly concurrent: readonly Commit[];
+  readonly entered: number;
+  readonly concurrent: Commit[];
   readonly unseen: Unseen;
 }
 
@@ -87,7 +95,7 @@ const HELD = 2;
 export class CommitView {
   readonly #commit: Commit;
   readonly #sources: ViewSources;
-  #concurrent: readonly Commit[] | undefined;
+  #concurrent: Commit[] | undefined;
   #unseenByField: Unseen | undefined;
   readonly #fields = new Map<string, AuthorView>();
   /** #carriesBase's answers, by field and base. */
@@ -140,33 +148,50 @@ export class CommitView {
     return unseen;
   }
 
+  /** Adds what `commit` inserted to every field's unseen characters worked out so far. */
+  #addUnseen(commit: Commit): void {
+    for (const [field, unseen] of this.#unseenByField!) {
+      for (const op of this.#sources.opsOf(commit, field)) {
+        if (op.kind === "insert") {
+          insertStretch(unseen, commit.session, op.clock, op.clock + op.text.length);
+        } else if (op.kind === "base") {
+          insertStretch(unseen, baseSession(op.text), 1, 1 + op.text.length);
+        }
+      }
+    }
+  }
+
   /** The commits of the item held here, or earlier in the block, that the commit did not follow. */
   #concurrentCommits(): readonly Commit[] {
     if (this.#concurrent !== undefined) return this.#concurrent;
     const { key, parents } = this.#commit;
-    const { memos, earlier } = this.#sources;
-    // What the item holds, by its newest commits: the leaves, and the block's earlier commits
-    // (each in place of its parents).
-    const tips = new Set<string>();
-    for (const leaf of this.#sources.leaves(key)) tips.add(commitId(leaf));
-    for (const [id, commit] of earlier) {
-      if (commit.key !== key) continue;
-      for (const parent of commit.parents) tips.delete(parent);
-      tips.add(id);
-    }
+    const { memos } = this.#sources;
     const memo = memos.get(key);
-    if (memo !== undefined && parents.length === 1 && onlyAdded(memo, tips, parents[0])) {
+    const last = memo === undefined ? undefined : commitId(memo.commit);
+    if (
+      memo !== undefined && this.#sources.entered() === memo.entered + 1 &&
+      this.#sources.holds(last!)
+    ) {
+      // Only the memo's commit entered since it was worked out.
       this.#concurrent = memo.concurrent;
       this.#unseenByField = memo.unseen;
-    } else {
+      if (parents.length === 1 && parents[0] === last) {
+        // Its only parent: the same concurrent commits.
+      } else if (sameMembers(parents, memo.commit.parents)) {
+        // A sibling: that commit is concurrent to this one too.
+        this.#concurrent.push(memo.commit);
+        this.#addUnseen(memo.commit);
+      } else this.#concurrent = undefined;
+    }
+    if (this.#concurrent === undefined) {
       this.#concurrent = this.#walk();
       this.#unseenByField = new Map();
     }
     memos.set(key, {
       commit: this.#commit,
-      tips,
+      entered: this.#sources.entered(),
       concurrent: this.#concurrent,
-      unseen: this.#unseenByField,
+      unseen: this.#unseenByField!,
     });
     return this.#concurrent;
   }
@@ -244,20 +269,21 @@ export class CommitView {
   }
 }
 
-/**
- * Whether the item holds exactly what it held when `memo` was worked out, and its commit: the
- * commit is `parent`, one of `tips`, and the other tips are those of the memo but the commit's
- * parents. The commit's only parent being the memo's commit, both have the same concurrent
- * commits.
- */
-function onlyAdded(memo: ViewMemo, tips: ReadonlySet<string>, parent: string): boolean {
-  const added = commitId(memo.commit);
-  if (parent !== added || !tips.has(added)) return false;
-  for (const tip of tips) if (tip !== added && !memo.tips.has(tip)) return false;
-  for (const tip of memo.tips) {
-    if (!tips.has(tip) && !memo.commit.parents.includes(tip)) return false;
-  }
-  return true;
+/** Whether `a` and `b` (without repeats) hold the same ids. */
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id) => b.includes(id));
+}
+
+/** Adds the stretch of `session`'s clocks from `from` to `end` to `unseen`, kept merged. */
+function insertStretch(
+  unseen: Map<string, Stretch[]>,
+  session: string,
+  from: number,
+  end: number,
+): void {
+  const stretches = unseen.get(session);
+  if (stretches === undefined) unseen.set(session, [{ from, end }]);
+  else unseen.set(session, merged([...stretches, { from, end }]));
 }
 
 /** `stretches` sorted, with those that touch or overlap made one. */

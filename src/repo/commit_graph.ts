@@ -28,6 +28,15 @@ export class CommitGraph {
   #missing: ((session: string, seq: number) => Commit | undefined) | undefined;
   /** Values at delta commits lately asked for, oldest first (see #rememberDeltaValue). */
   readonly #deltaValues = new Map<string, FieldRecord>();
+  #added = 0;
+
+  /**
+   * How many commits were added so far, ever growing: a reader that kept the count knows whether
+   * anything entered since (repo/author_view.ts).
+   */
+  get added(): number {
+    return this.#added;
+  }
 
   has(id: string): boolean {
     const parsed = parseCommitId(id);
@@ -59,6 +68,7 @@ export class CommitGraph {
   }
 
   add(commit: Commit): void {
+    this.#added++;
     let commits = this.#bySession.get(commit.session);
     if (!commits) this.#bySession.set(commit.session, commits = []);
     commits[commit.seq - 1] = commit;
