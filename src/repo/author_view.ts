@@ -13,8 +13,8 @@
  * item's whole history. A character present here that no concurrent commit inserted was inserted
  * by an ancestor or by the commit: its author had seen it.
  *
- * What was worked out for the item's last commit asked about is kept (ViewMemos) and taken over
- * by the next commit when nothing but that one entered since: a commit whose only parent it is
+ * What was worked out for the item's last commit is kept (ViewMemos) and taken over by the next
+ * commit when nothing but that one entered since: a commit whose only parent it is
  * has the same concurrent commits (one writer's catch-up: N commits made beside N others walked
  * those N each), and one with the same parents has those and that commit (many writers' edits of
  * one version, X05: each walked all the others).
@@ -104,6 +104,7 @@ export class CommitView {
   constructor(commit: Commit, sources: ViewSources) {
     this.#commit = commit;
     this.#sources = sources;
+    this.#takeOver();
   }
 
   /** What the author had seen of `field`. */
@@ -163,37 +164,46 @@ export class CommitView {
 
   /** The commits of the item held here, or earlier in the block, that the commit did not follow. */
   #concurrentCommits(): readonly Commit[] {
-    if (this.#concurrent !== undefined) return this.#concurrent;
-    const { key, parents } = this.#commit;
-    const { memos } = this.#sources;
-    const memo = memos.get(key);
-    const last = memo === undefined ? undefined : commitId(memo.commit);
-    if (
-      memo !== undefined && this.#sources.entered() === memo.entered + 1 &&
-      this.#sources.holds(last!)
-    ) {
-      // Only the memo's commit entered since it was worked out.
-      this.#concurrent = memo.concurrent;
-      this.#unseenByField = memo.unseen;
-      if (parents.length === 1 && parents[0] === last) {
-        // Its only parent: the same concurrent commits.
-      } else if (sameMembers(parents, memo.commit.parents)) {
-        // A sibling: that commit is concurrent to this one too.
-        this.#concurrent.push(memo.commit);
-        this.#addUnseen(memo.commit);
-      } else this.#concurrent = undefined;
-    }
     if (this.#concurrent === undefined) {
       this.#concurrent = this.#walk();
       this.#unseenByField = new Map();
+      this.#remember();
     }
-    memos.set(key, {
+    return this.#concurrent;
+  }
+
+  /**
+   * Takes over the memo of the item's last commit when only that one entered since and this
+   * commit is its child or its sibling; done for every commit, asked or not, so that a run of
+   * them keeps it (a commit with no character between its origins asks nothing).
+   */
+  #takeOver(): void {
+    const { key, parents } = this.#commit;
+    const memo = this.#sources.memos.get(key);
+    if (memo === undefined || this.#sources.entered() !== memo.entered + 1) return;
+    const last = commitId(memo.commit);
+    if (!this.#sources.holds(last)) return;
+    if (parents.length === 1 && parents[0] === last) {
+      // Its only parent: the same concurrent commits.
+      this.#concurrent = memo.concurrent;
+      this.#unseenByField = memo.unseen;
+    } else if (sameMembers(parents, memo.commit.parents)) {
+      // A sibling: that commit is concurrent to this one too.
+      this.#concurrent = memo.concurrent;
+      this.#unseenByField = memo.unseen;
+      this.#concurrent.push(memo.commit);
+      this.#addUnseen(memo.commit);
+    } else return;
+    this.#remember();
+  }
+
+  #remember(): void {
+    this.#sources.memos.set(this.#commit.key, {
       commit: this.#commit,
       entered: this.#sources.entered(),
-      concurrent: this.#concurrent,
+      concurrent: this.#concurrent!,
       unseen: this.#unseenByField!,
     });
-    return this.#concurrent;
   }
 
   /** The concurrent commits, found by walking history (see the top of this file). */

@@ -69,8 +69,12 @@ test(`CommitView: a character is seen exactly when its commit is an ancestor, in
     const where = `seed ${seed}`;
     const carriesBase = (commit: Commit) => ops.get(commit)!.some((op) => op.kind === "base");
     const memos = new ViewMemos();
-    /** Asks a view of `commit` about every character `held` has, some held as its block's. */
-    const check = (commit: Commit, held: ReadonlySet<Commit>) => {
+    /**
+     * Asks a view of `commit` about every character `held` has, some held as its block's (or,
+     * not `asking`, only makes the view, as a commit with nothing between its origins does).
+     * Answers for the `field` asked about.
+     */
+    const check = (commit: Commit, held: ReadonlySet<Commit>, asking = true, field = "body") => {
       const followed = ancestors(commit);
       const earlier = new Map<string, Commit>();
       const applied = new Set<Commit>();
@@ -90,7 +94,8 @@ test(`CommitView: a character is seen exactly when its commit is an ancestor, in
         earlier,
         opsOf: (made) => ops.get(byId.get(commitId(made))!) ?? [],
         memos,
-      }).field("body");
+      }).field(field);
+      if (!asking) return;
       for (const made of [...held, commit]) {
         for (const op of ops.get(made)!) {
           if (op.kind !== "insert") continue;
@@ -139,8 +144,18 @@ test(`CommitView: a character is seen exactly when its commit is an ancestor, in
       const others = [...held];
       held.add(add([commitId(others[Math.floor(random() * others.length)])]));
     }
-    const next = random() < 0.5 ? [commitId(asked)] : [...asked.parents];
-    check(add(next), held);
+    // A child or a sibling of `last`.
+    const after = (last: Commit) => random() < 0.5 ? [commitId(last)] : [...last.parents];
+    let last = asked;
+    if (random() < 0.5) {
+      // One in between whose view asks nothing.
+      last = add(after(asked));
+      check(last, held, false);
+      held.add(last);
+    }
+    // Every commit edits both fields alike (opsOf ignores the field): the last one asks about a
+    // field no view asked about before, whose answer comes from the commits taken over.
+    check(add(after(last)), held, true, random() < 0.5 ? "body" : "note");
   }
   assert.ok(seen > 0 && unseen > 0, `${seen} seen, ${unseen} unseen`);
 });
