@@ -38,6 +38,13 @@ export interface VerifierHost {
   readonly texts: Pick<TextFields, "check" | "fieldsOf" | "opsOf">;
 }
 
+/** What checking a block found: the commits that must wait, and its text edits as checked. */
+export interface CheckedBlock {
+  /** Each commit that must wait, with a parent it waits for; undefined when none must. */
+  readonly waits: Map<Commit, string> | undefined;
+  readonly texts: BlockTextCheck | undefined;
+}
+
 export class BlockVerifier {
   readonly #host: VerifierHost;
   readonly #views = new ViewMemos();
@@ -70,10 +77,10 @@ export class BlockVerifier {
    * from our own storage (`stored`), which were checked when they first entered.
    *
    * Returns the commits that must wait, each with a parent it waits for: a parent held back, or
-   * — in a stored block only, after damage — a parent not held at all. Undefined when every
-   * commit can apply, the usual case.
+   * — in a stored block only, after damage — a parent not held at all (none, the usual case);
+   * and the block's text edits as checked, for applying them (TextFields.apply).
    */
-  check(sealed: SealedBlock, stored: boolean): Map<Commit, string> | undefined {
+  check(sealed: SealedBlock, stored: boolean): CheckedBlock {
     const host = this.#host;
     if (!stored) this.#checkClock(sealed);
     const inBlock = new Map<string, Commit>();
@@ -111,7 +118,7 @@ export class BlockVerifier {
       }
       inBlock.set(id, commit);
     }
-    return waits;
+    return { waits, texts };
   }
 
   /** What the author of `commit` had seen of its item's text, `earlier` in its block included. */

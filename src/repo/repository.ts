@@ -42,9 +42,9 @@ import { GeneratedKeys } from "./generated_keys.ts";
 import { isLive, ItemMap, type StoredPrefilter } from "./item_map.ts";
 import { HeldBackCommits } from "./held_back.ts";
 import { type HeldBlock, HeldBlocks } from "./held_blocks.ts";
-import { BlockVerifier } from "./block_verifier.ts";
+import { BlockVerifier, type CheckedBlock } from "./block_verifier.ts";
 import { SealPipeline } from "./seal_pipeline.ts";
-import { type TextFieldChange, TextFields } from "./text_fields.ts";
+import { type BlockTextCheck, type TextFieldChange, TextFields } from "./text_fields.ts";
 import type { TextChange } from "../core/text/text_doc.ts";
 import type { TextOp } from "../core/text/text_ops.ts";
 import { copyRecord, setLazyText } from "../core/text/text_record.ts";
@@ -756,19 +756,18 @@ export class Repository {
    * Applies a checked block's commits, except those that `waits` holds back; then the commits
    * that waited for any of them. `place` says where the block stands in its chain.
    */
-  #applyBlock(
-    sealed: SealedBlock,
-    waits: Map<Commit, string> | undefined,
-    place: ChainPlace,
-  ): void {
+  #applyBlock(sealed: SealedBlock, { waits, texts }: CheckedBlock, place: ChainPlace): void {
     let newest = 0;
+    // The documents the check copied may stand in for their originals only while nothing else
+    // edits them: no commit of the block waits, and none held back can be released in between.
+    const checked = waits === undefined && this.#heldBack.size === 0 ? texts : undefined;
     for (const commit of sealed.block.commits) {
       const parent = waits?.get(commit);
       if (parent !== undefined) {
         this.#heldBack.hold(commit, parent);
         continue;
       }
-      this.#applyCommit(commit);
+      this.#applyCommit(commit, checked);
       if (commit.hlc > newest) newest = commit.hlc;
     }
     this.#ctx.clock.observe(newest);
@@ -776,10 +775,13 @@ export class Repository {
     if (place === "gap" && this.isWhole()) this.#ctx.onRepaired?.();
   }
 
-  /** Applies a commit whose parents are all applied, then any commits held back for it. */
-  #applyCommit(commit: Commit): void {
+  /**
+   * Applies a commit whose parents are all applied, then any commits held back for it. `texts`:
+   * its block's text edits as checked (TextFields.apply).
+   */
+  #applyCommit(commit: Commit, texts?: BlockTextCheck): void {
     this.#graph.add(commit);
-    this.#applyRemoteCommit(commit);
+    this.#applyRemoteCommit(commit, true, texts);
     if (this.#heldBack.size === 0) return;
     const applied = [commitId(commit)];
     while (applied.length > 0) {
@@ -816,10 +818,10 @@ export class Repository {
     return this.#chains.whole && this.#heldBack.size === 0;
   }
 
-  #applyRemoteCommit(commit: Commit, applyText = true): void {
+  #applyRemoteCommit(commit: Commit, applyText = true, checked?: BlockTextCheck): void {
     const state = this.#state(commit.key);
     const key = state === undefined ? commit.key : heldKey(state);
-    const text = applyText ? this.#texts.apply(commit) : undefined;
+    const text = applyText ? this.#texts.apply(commit, checked) : undefined;
     const leaves = state ? leavesNotUnder(state.leaves, commit) : [];
     leaves.push(commit);
     this.#unresolved.delete(key);

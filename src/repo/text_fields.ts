@@ -201,7 +201,7 @@ export class TextFields {
       if (!Array.isArray(wire) || wire.length === 0) continue;
       const ops = textOpsFromWire(wire, commit.session, `commit ${commit.key}.${field}`);
       const doc = this.doc(commit.key, field) ?? EMPTY;
-      const at = `${commit.key}\u0000${field}`;
+      const at = checkedAt(commit.key, field);
       let pending = block.get(at);
       if (!pending) block.set(at, pending = new PendingEdits());
       const author = view?.field(field);
@@ -216,8 +216,13 @@ export class TextFields {
     return textOpsFromWire(wire!, commit.session, `commit ${commit.key}.${field}`);
   }
 
-  /** Applies a checked commit's text operations; returns what they changed. */
-  apply(commit: Commit): TextFieldChange[] {
+  /**
+   * Applies a checked commit's text operations; returns what they changed. `block`: what
+   * checking the commit's block made, when nothing has changed the documents since (its commits
+   * apply in order, and nothing else in between): a document the check copied with the block's
+   * operations applied is adopted instead of applying them again.
+   */
+  apply(commit: Commit, block?: BlockTextCheck): TextFieldChange[] {
     const record = changedRecord(commit);
     if (record === undefined) return [];
     const changes: TextFieldChange[] = [];
@@ -227,9 +232,15 @@ export class TextFields {
       let doc = this.doc(commit.key, field);
       if (!doc) this.#keep(commit.key, field, doc = new TextDoc());
       if (wire.length === 0) continue;
-      const fieldChanges: TextChange[] = [];
+      let fieldChanges: TextChange[] = [];
       const ops = textOpsFromWire(wire, commit.session, `commit ${commit.key}.${field}`);
-      for (const op of ops) fieldChanges.push(...doc.apply(op, commit.session));
+      const checked = block?.get(checkedAt(commit.key, field));
+      const copy = checked?.appliedCopy;
+      if (copy !== undefined) {
+        // The block's first commit on this field adopts it; the next find it in place.
+        if (doc !== copy) this.#keep(commit.key, field, copy);
+        fieldChanges = checked!.takeChanges(ops.length);
+      } else for (const op of ops) fieldChanges.push(...doc.apply(op, commit.session));
       if (fieldChanges.length > 0) changes.push({ field, changes: fieldChanges });
     }
     return changes;
@@ -280,6 +291,11 @@ export class TextFields {
 }
 
 const EMPTY = new TextDoc();
+
+/** Where a block's check keeps the pending edits of one item's text field. */
+function checkedAt(key: string, field: string): string {
+  return `${key}\u0000${field}`;
+}
 
 function changedRecord(commit: Commit): FieldRecord | undefined {
   return commit.kind === "value" ? commit.value : commit.kind === "delta" ? commit.set : undefined;

@@ -408,3 +408,39 @@ test("a trusted peer's insert whose origins skip text its author had is refused 
   assert.equal(a.get("d", Doc)!.get("body"), b.get("d", Doc)!.get("body"));
   for (const db of dbs) await db.close();
 });
+
+test(`a peer's block of hundreds of edits of one text, beside concurrent edits here, applies with events that replay to its text (seed ${SEED})`, async () => {
+  for (let round = 0; round < 10; round++) {
+    const seed = SEED + round;
+    const random = seededRandom(seed);
+    const { dbs, repos: [a, b] } = await peers(2);
+    a.create(Doc, { title: "t", body: "0123456789".repeat(10) }, { key: "d" });
+    await exchange(a, b);
+    // One tick of a's: hundreds of edits at random places, sealed as one block.
+    const mine = a.get("d", Doc)!;
+    for (let i = 0; i < 300; i++) {
+      const length = mine.get("body")!.length;
+      if (random() < 0.3 && length > 0) mine.deleteText("body", Math.floor(random() * length), 1);
+      else mine.insertText("body", Math.floor(random() * (length + 1)), "abc"[i % 3]);
+    }
+    // Concurrent edits on b, then b takes a's block in and follows its events.
+    const theirs = b.get("d", Doc)!;
+    for (let i = 0; i < 20; i++) {
+      theirs.insertText("body", Math.floor(random() * theirs.get("body")!.length), "XY"[i % 2]);
+    }
+    let followed = theirs.get("body")!;
+    theirs.on("change", (change) => {
+      for (const { changes } of change.text ?? []) {
+        for (const { index, deleted, inserted } of changes) {
+          followed = followed.slice(0, index) + inserted + followed.slice(index + deleted);
+        }
+      }
+    });
+    const imported = await b.importBlocks(await a.exportBlocks(b.versionVector()));
+    assert.equal(imported.rejected.length, 0, `seed ${seed}`);
+    assert.equal(followed, theirs.get("body"), `seed ${seed}: the events replay to the text`);
+    await exchange(b, a);
+    assert.equal(mine.get("body"), theirs.get("body"), `seed ${seed}: converged`);
+    for (const db of dbs) await db.close();
+  }
+});

@@ -139,6 +139,10 @@ export class PendingEdits {
   readonly #inserted: { op: InsertOp; session: string }[] = [];
   #base = false;
   #applied: TextDoc | undefined;
+  /** What each recorded operation changed in the copy applied() made, in order. */
+  readonly #changes: TextChange[][] = [];
+  /** How many of those were taken (takeChanges). */
+  #taken = 0;
 
   /** Records an operation TextDoc.check accepted. */
   add(op: TextOp, session: string): void {
@@ -150,7 +154,7 @@ export class PendingEdits {
         this.#addInsert(base, baseInsert(op.text));
       }
     }
-    if (this.#applied) this.#applied.apply(op, session);
+    if (this.#applied) this.#changes.push(this.#applied.apply(op, session));
     else this.#ops.push({ op, session });
   }
 
@@ -177,9 +181,20 @@ export class PendingEdits {
     return this.#base;
   }
 
-  /** The document applied() made, if it was called. */
+  /**
+   * The document applied() made, if it was called. It holds every recorded operation: once the
+   * block they came from is accepted, it can stand in for the document they were checked
+   * against, which then needs none of them applied again (TextFields.apply).
+   */
   get appliedCopy(): TextDoc | undefined {
     return this.#applied;
+  }
+
+  /** What the next `count` recorded operations changed in appliedCopy, in order. */
+  takeChanges(count: number): TextChange[] {
+    const taken = this.#changes.slice(this.#taken, this.#taken + count).flat();
+    this.#taken += count;
+    return taken;
   }
 
   /** The pending insert that holds character `id`, if any. */
@@ -202,7 +217,9 @@ export class PendingEdits {
   applied(doc: TextDoc): TextDoc {
     if (this.#applied === undefined) {
       this.#applied = doc.copy();
-      for (const { op, session } of this.#ops) this.#applied.apply(op, session);
+      for (const { op, session } of this.#ops) {
+        this.#changes.push(this.#applied.apply(op, session));
+      }
       this.#ops.length = 0;
     }
     return this.#applied;
