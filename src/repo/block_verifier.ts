@@ -12,7 +12,7 @@ import { hlcToMillis, type HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
-import { CommitView, ViewMemos } from "./author_view.ts";
+import { CommitView, ViewMemos, type ViewSources } from "./author_view.ts";
 import type { CommitGraph } from "./commit_graph.ts";
 import type { HeldBackCommits } from "./held_back.ts";
 import { type BlockTextCheck, type TextFields, withEditsAsEmptyText } from "./text_fields.ts";
@@ -86,6 +86,7 @@ export class BlockVerifier {
     const inBlock = new Map<string, Commit>();
     /** The commits of the block checked so far that apply with it (none waits). */
     const applying = new Map<string, Commit>();
+    let sources: ViewSources | undefined;
     let waits: Map<Commit, string> | undefined;
     let texts: BlockTextCheck | undefined;
     for (const commit of sealed.block.commits) {
@@ -112,7 +113,9 @@ export class BlockVerifier {
       if (!stored) this.#checkValue(commit, id);
       // Text edits of a commit that waits are checked when what it waits for has come.
       if (!waits?.has(commit)) {
-        const view = stored ? undefined : this.viewOf(commit, applying);
+        const view = stored
+          ? undefined
+          : new CommitView(commit, sources ??= this.#viewSources(applying));
         host.texts.check(commit, texts ??= new Map(), view);
         applying.set(id, commit);
       }
@@ -123,8 +126,13 @@ export class BlockVerifier {
 
   /** What the author of `commit` had seen of its item's text, `earlier` in its block included. */
   viewOf(commit: Commit, earlier: ReadonlyMap<string, Commit> = new Map()): CommitView {
+    return new CommitView(commit, this.#viewSources(earlier));
+  }
+
+  /** What views read, `earlier` being the block's commits checked so far (one per block). */
+  #viewSources(earlier: ReadonlyMap<string, Commit>): ViewSources {
     const host = this.#host;
-    return new CommitView(commit, {
+    return {
       leaves: (key) => host.leaves(key),
       get: (id) => host.graph.get(id),
       holds: (id) => earlier.has(id) || host.graph.has(id),
@@ -132,7 +140,7 @@ export class BlockVerifier {
       earlier,
       opsOf: (commit, field) => host.texts.opsOf(commit, field),
       memos: this.#views,
-    });
+    };
   }
 
   /**
