@@ -188,6 +188,22 @@ export function watchRepositories(db: Cairn, watcher: RepositoryWatcher): () => 
   return cairnInternals().watch(db, watcher);
 }
 
+/**
+ * @internal For src/sync's stores: the repository behind `db`'s open handle of `path` (its
+ * importBlocks takes blocks the store decoded already).
+ */
+export function repositoryOf(db: Cairn, path: string): Repository {
+  let found: Repository | undefined;
+  watchRepositories(db, {
+    opened: (repo) => {
+      if (repo.path === path) found = repo;
+    },
+    closed: () => {},
+  })();
+  if (!found) throw new CairnError("E_CLOSED", `repository ${path} is not open`);
+  return found;
+}
+
 interface Storage {
   readonly backend: StorageBackend;
   /** The stored session's secret: the session of a database open in one tab or process. */

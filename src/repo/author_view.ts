@@ -174,8 +174,9 @@ export class CommitView {
 
   /**
    * Takes over the memo of the item's last commit when only that one entered since and this
-   * commit is its child or its sibling; done for every commit, asked or not, so that a run of
-   * them keeps it (a commit with no character between its origins asks nothing).
+   * commit is its child or its sibling; done for every commit that edits text, asked or not, so
+   * that a run of them keeps it (a commit with no character between its origins asks nothing).
+   * A commit that edits no text has no view: the next one after it walks again.
    */
   #takeOver(): void {
     const { key, parents } = this.#commit;

@@ -92,10 +92,10 @@ export class BlockVerifier {
     for (const commit of sealed.block.commits) {
       const id = commitId(commit);
       if (host.graph.has(id) || host.heldBack.has(id)) throw badCommit(id, "is already held");
-      const seen = new Set<string>();
-      for (const parentId of commit.parents) {
-        if (seen.has(parentId)) throw badCommit(id, `names parent ${parentId} twice`);
-        seen.add(parentId);
+      const { parents } = commit;
+      for (let i = 0; i < parents.length; i++) {
+        const parentId = parents[i];
+        if (parents.indexOf(parentId) !== i) throw badCommit(id, `names parent ${parentId} twice`);
         const parent = inBlock.get(parentId) ?? host.leaf(commit.key, parentId) ??
           host.graph.get(parentId) ?? host.heldBack.get(parentId);
         if (!parent && !stored) throw badCommit(id, `names unknown parent ${parentId}`);
@@ -113,9 +113,10 @@ export class BlockVerifier {
       if (!stored) this.#checkValue(commit, id);
       // Text edits of a commit that waits are checked when what it waits for has come.
       if (!waits?.has(commit)) {
+        // Made only for a commit that edits text: one that does not costs nothing here.
         const view = stored
           ? undefined
-          : new CommitView(commit, sources ??= this.#viewSources(applying));
+          : () => new CommitView(commit, sources ??= this.#viewSources(applying));
         host.texts.check(commit, texts ??= new Map(), view);
         applying.set(id, commit);
       }

@@ -121,6 +121,22 @@ export interface ImportReport {
   }[];
 }
 
+/**
+ * A block its caller has decoded already (a sync server decodes each pushed block to authorize
+ * its author), with the bytes it came as: importBlocks then does not decode it again. A class,
+ * so that nothing handed to the public importBlocks passes for one: only code that imports this
+ * module makes them.
+ */
+export class DecodedBlock {
+  readonly bytes: Uint8Array;
+  readonly sealed: SealedBlock;
+
+  constructor(bytes: Uint8Array, sealed: SealedBlock) {
+    this.bytes = bytes;
+    this.sealed = sealed;
+  }
+}
+
 const NO_UNSET: readonly string[] = Object.freeze([]);
 
 /** Shared by every commit without parents (creates), so none allocates its own. */
@@ -663,14 +679,14 @@ export class Repository {
   }
 
   /**
-   * Imports encoded blocks from a peer, in order. Each block is decoded, checked (trust,
-   * signature, chain, commits) and applied whole, or refused whole with a typed error; a refused
-   * block does not stop the rest. `origin` is handed to block listeners with each applied block.
+   * Imports encoded blocks from a peer, in order. Each block is decoded (unless given as a
+   * DecodedBlock), checked (trust, signature, chain, commits) and applied whole, or refused whole
+   * with a typed error; a refused block does not stop the rest. `origin` is handed to block listeners with each applied block.
    * `trustAuthors` takes blocks by any session (their signatures are still verified): for blocks
    * from the database's own other tabs, which were trusted where they entered.
    */
   async importBlocks(
-    frames: Iterable<Uint8Array>,
+    frames: Iterable<Uint8Array | DecodedBlock>,
     origin?: unknown,
     { trustAuthors = false } = {},
   ): Promise<ImportReport> {
@@ -690,9 +706,10 @@ export class Repository {
     const take = (): boolean => {
       const next = iterator.next();
       if (next.done) return false;
+      const given = next.value;
       queue.push({
-        frame: next.value,
-        checked: this.#authenticated(next.value, trustAuthors, ahead > 0),
+        frame: given instanceof DecodedBlock ? given.bytes : given,
+        checked: this.#authenticated(given, trustAuthors, ahead > 0),
       });
       return true;
     };
@@ -729,13 +746,15 @@ export class Repository {
 
   /** A frame decoded and its author checked; never rejects (the error is in the result). */
   async #authenticated(
-    frame: Uint8Array,
+    frame: Uint8Array | DecodedBlock,
     trustAuthors: boolean,
     oneOfMany: boolean,
   ): Promise<Authenticated> {
     let sealed: SealedBlock | undefined;
     try {
-      sealed = await decodeBlock(frame, this.#ctx.suite);
+      sealed = frame instanceof DecodedBlock
+        ? frame.sealed
+        : await decodeBlock(frame, this.#ctx.suite);
       await this.#verifier.authenticate(sealed, trustAuthors, oneOfMany);
       return { sealed };
     } catch (error) {
@@ -805,7 +824,7 @@ export class Repository {
    */
   #textsApply(commit: Commit): boolean {
     try {
-      this.#texts.check(commit, new Map(), this.#verifier.viewOf(commit));
+      this.#texts.check(commit, new Map(), () => this.#verifier.viewOf(commit));
       return true;
     } catch (err) {
       if (isCairnError(err)) return false;
@@ -1016,9 +1035,16 @@ function changeEvent(
     : { key, source, deleted, text };
 }
 
-/** Whether a value has a field that may be text edits (a list), which only its schema tells. */
+/**
+ * Whether a value has a field that may be text edits, which only its schema tells: a list of
+ * lists, or an empty list (a text field created empty). A list of anything else, as a set's or
+ * a list field's values are, holds no edits.
+ */
 function mayHoldTextEdits(wire: FieldRecord | undefined): boolean {
-  for (const field in wire) if (Array.isArray(wire[field])) return true;
+  for (const field in wire) {
+    const value = wire[field];
+    if (Array.isArray(value) && (value.length === 0 || Array.isArray(value[0]))) return true;
+  }
   return false;
 }
 

@@ -190,10 +190,11 @@ export class TextFields {
    * Throws E_BAD_COMMIT (or E_CORRUPT_ENCODING) unless the commit's text operations can apply
    * (TextDoc.check): well formed, naming characters that exist, in order, without splitting a
    * surrogate pair. `block` holds the text operations of the same block's earlier commits.
-   * Given `view`, what the commit's author had seen, its inserts must also stand between
-   * characters that were neighbours for it.
+   * Given `view`, which makes what the commit's author had seen (asked only of a commit that
+   * edits text), its inserts must also stand between characters that were neighbours for it.
    */
-  check(commit: Commit, block: BlockTextCheck, view?: CommitView): void {
+  check(commit: Commit, block: BlockTextCheck, view?: () => CommitView): void {
+    let authorView: CommitView | undefined;
     const record = changedRecord(commit);
     if (record === undefined) return;
     for (const field of this.#editedFields(commit.schema, record)) {
@@ -204,7 +205,7 @@ export class TextFields {
       const at = checkedAt(commit.key, field);
       let pending = block.get(at);
       if (!pending) block.set(at, pending = new PendingEdits());
-      const author = view?.field(field);
+      const author = view && (authorView ??= view()).field(field);
       for (const op of ops) doc.check(op, commit.session, pending, author);
     }
   }
@@ -275,7 +276,9 @@ export class TextFields {
    */
   #editedFields(schemaId: string, record: FieldRecord): readonly string[] {
     if (this.#registry.get(schemaId)) return this.fieldsOf(schemaId);
-    return Object.keys(record).filter((field) => holdsTextEdits(record[field]));
+    let edited: string[] | undefined; // most records have none: nothing allocated for them
+    for (const field in record) if (holdsTextEdits(record[field])) (edited ??= []).push(field);
+    return edited ?? NONE;
   }
 
   /** Whether `field` of `key` is held as a document (its value merges as one, not by diff). */
@@ -291,6 +294,7 @@ export class TextFields {
 }
 
 const EMPTY = new TextDoc();
+const NONE: readonly string[] = Object.freeze([]);
 
 /** Where a block's check keeps the pending edits of one item's text field. */
 function checkedAt(key: string, field: string): string {

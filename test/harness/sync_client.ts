@@ -8,7 +8,7 @@ import { defineSchema } from "../../src/core/schema.ts";
 import { fromBase64Url } from "../../src/core/bytes.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { decodeBlock } from "../../src/core/block.ts";
-import type { AuthorizedBlock } from "../../src/sync/server/store.ts";
+import { type AuthorizedBlock, authorizedBlock } from "../../src/sync/server/store.ts";
 import {
   decodeFrame,
   DEFAULT_MAX_FRAME,
@@ -221,10 +221,9 @@ export async function blocksOf(
 /** Blocks as a server's store takes them once a connection has decoded and authorized them. */
 export async function authorized(frames: Uint8Array[]): Promise<AuthorizedBlock[]> {
   const suite = await cryptoSuite();
-  return await Promise.all(frames.map(async (bytes) => {
-    const { block } = await decodeBlock(bytes, suite);
-    return { bytes, session: block.session, seq: block.seq, publicKey: block.publicKey };
-  }));
+  return await Promise.all(
+    frames.map(async (bytes) => authorizedBlock(bytes, await decodeBlock(bytes, suite))),
+  );
 }
 
 export const NOTE = defineSchema({ ns: "note", version: 1, fields: { text: { type: "string" } } });

@@ -205,6 +205,39 @@ test("a checkpoint is written in the background once the log has grown enough", 
   });
 });
 
+test("a database without the schemas (a sync server's) checkpoints items with set fields; text waits for its schema", async () => {
+  await withDir(async (path) => {
+    const writer = await Cairn.open({ schemas: [Doc] });
+    const written = await writer.open("/docs");
+    for (let i = 0; i < 50; i++) {
+      written.create(Doc, { title: `d${i}`, tags: new Set(["a", `t${i}`]), n: i }, {
+        key: `d${i}`,
+      });
+    }
+    const server = await Cairn.open({ path, trust: [writer.session.publicKey] });
+    await (await server.open("/docs")).importBlocks(await written.exportBlocks());
+    await server.close();
+    // A set's values are a list, but not one of text edits: nothing waits for a schema.
+    assert.ok((await stat(join(path, "docs.ckpt"))).size > 0, "a checkpoint on close");
+
+    written.create(Doc, { title: "with text", body: "hello" }, { key: "text" });
+    const again = await Cairn.open({ path, trust: [writer.session.publicKey] });
+    const repo = await again.open("/docs");
+    await repo.importBlocks(await written.exportBlocks(repo.versionVector()));
+    const before = await readFile(join(path, "docs.ckpt"));
+    await again.close();
+    // An item whose text fields hold edits waits for its schema: no checkpoint can stand for it.
+    assert.deepEqual(
+      await readFile(join(path, "docs.ckpt")),
+      before,
+      "the checkpoint is unchanged",
+    );
+    const { held } = await reopen(path);
+    assert.equal(held.values.find((value) => value.title === "with text")?.body, "hello");
+    await writer.close();
+  });
+});
+
 test("the next checkpoint waits for 4 MiB of new log, or the last checkpoint's size if larger", () => {
   const MiB = 1024 * 1024;
   for (const last of [0, 1 * MiB, 4 * MiB]) {

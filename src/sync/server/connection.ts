@@ -37,7 +37,7 @@ import {
 import type { AuthorizeRequest, Right } from "./access.ts";
 import type { Repositories } from "./repositories.ts";
 import type { SocketHandlers, SyncSocket } from "./socket.ts";
-import type { AuthorizedBlock } from "./store.ts";
+import { type AuthorizedBlock, authorizedBlock } from "./store.ts";
 import { type Outbox, Subscription, type SubscriptionLimits } from "./subscription.ts";
 
 export interface ConnectionConfig extends SubscriptionLimits {
@@ -446,8 +446,7 @@ export class Connection implements SocketHandlers, Outbox {
           );
         }
         const sealed = await this.#decodePushed(bytes);
-        const { session, seq, publicKey } = sealed.block;
-        decoded.push({ index, block: { bytes, session, seq, publicKey }, sealed });
+        decoded.push({ index, block: authorizedBlock(bytes, sealed), sealed });
       } catch (err) {
         if (this.#notBlocks > MAX_NOT_BLOCKS) throw err;
         rejected.push(refusal(index, err));

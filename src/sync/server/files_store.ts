@@ -8,9 +8,8 @@
 import { toBase64Url } from "../../core/bytes.ts";
 import { decodeBlock } from "../../core/block.ts";
 import type { CryptoSuite } from "../../core/signing.ts";
-import { Cairn, openCairnOn } from "../../db/database.ts";
-import type { RepositoryHandle } from "../../db/repository_handle.ts";
-import type { VersionVector } from "../../repo/repository.ts";
+import { Cairn, openCairnOn, repositoryOf } from "../../db/database.ts";
+import { DecodedBlock, type Repository, type VersionVector } from "../../repo/repository.ts";
 import { cryptoSuite } from "../../runtime/crypto_suite.ts";
 import { openFsBackend } from "../../storage/backends/fs.ts";
 import { logFileName } from "../../storage/settings.ts";
@@ -116,7 +115,10 @@ class FilesStore implements SyncStore {
       return new FilesRepository(
         path,
         undefined,
-        () => this.#db.open(path),
+        async () => {
+          await this.#db.open(path);
+          return repositoryOf(this.#db, path);
+        },
         new BlockIndex(),
         this.#epochOf(path),
         (publicKey) => this.#trust(publicKey),
@@ -124,6 +126,7 @@ class FilesStore implements SyncStore {
       );
     }
     const handle = await this.#db.open(path);
+    const repository = repositoryOf(this.#db, path);
     const index = new BlockIndex();
     for (const bytes of await handle.exportBlocks()) {
       // Our own verified log: the canonical check (half of decoding) is not needed again.
@@ -134,8 +137,8 @@ class FilesStore implements SyncStore {
     const damaged = stats.damaged.length > 0 || handle.missingHistory().blocks.length > 0;
     return new FilesRepository(
       path,
-      handle,
-      () => Promise.resolve(handle),
+      repository,
+      () => Promise.resolve(repository),
       index,
       damaged ? await this.#freshEpoch(path) : this.#epochOf(path),
       (publicKey) => this.#trust(publicKey),
@@ -188,8 +191,8 @@ class FilesRepository extends IndexedReads implements StoredRepository {
   readonly path: string;
   readonly epoch: string;
   /** Opened on the first apply for a repository that had no files. */
-  #handle: RepositoryHandle | undefined;
-  readonly #openHandle: () => Promise<RepositoryHandle>;
+  #repository: Repository | undefined;
+  readonly #openRepository: () => Promise<Repository>;
   readonly #index: BlockIndex;
   readonly #trust: (publicKey: Uint8Array) => Promise<void>;
   readonly #close: () => Promise<void>;
@@ -200,8 +203,8 @@ class FilesRepository extends IndexedReads implements StoredRepository {
 
   constructor(
     path: string,
-    handle: RepositoryHandle | undefined,
-    openHandle: () => Promise<RepositoryHandle>,
+    repository: Repository | undefined,
+    openRepository: () => Promise<Repository>,
     index: BlockIndex,
     epoch: string,
     trust: (publicKey: Uint8Array) => Promise<void>,
@@ -209,8 +212,8 @@ class FilesRepository extends IndexedReads implements StoredRepository {
   ) {
     super();
     this.path = path;
-    this.#handle = handle;
-    this.#openHandle = openHandle;
+    this.#repository = repository;
+    this.#openRepository = openRepository;
     this.#index = index;
     this.epoch = epoch;
     this.#trust = trust;
@@ -249,15 +252,17 @@ class FilesRepository extends IndexedReads implements StoredRepository {
   }> {
     if (blocks.length === 0) return { rejected: new Map(), durable: Promise.resolve() };
     for (const block of blocks) await this.#trust(block.publicKey);
-    const handle = this.#handle ??= await this.#openHandle();
-    const report = await handle.importBlocks(blocks.map((block) => block.bytes));
+    const repository = this.#repository ??= await this.#openRepository();
+    const report = await repository.importBlocks(
+      blocks.map((block) => new DecodedBlock(block.bytes, block.sealed)),
+    );
     const rejected = new Map(
       report.rejected.map(({ index, error }) => [index, {
         code: error.code,
         message: error.message,
       }]),
     );
-    const durable = handle.flush();
+    const durable = repository.flush();
     durable.catch(() => {}); // awaited in #place, after the applies before it
     return { rejected, durable };
   }
@@ -302,6 +307,6 @@ class FilesRepository extends IndexedReads implements StoredRepository {
   }
 
   close(): Promise<void> {
-    return this.#handle ? this.#close() : Promise.resolve();
+    return this.#repository ? this.#close() : Promise.resolve();
   }
 }

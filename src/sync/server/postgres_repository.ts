@@ -15,9 +15,8 @@ import { toBase64Url } from "../../core/bytes.ts";
 import { decodeBlock } from "../../core/block.ts";
 import { CairnError } from "../../core/errors.ts";
 import type { CryptoSuite } from "../../core/signing.ts";
-import { Cairn } from "../../db/database.ts";
-import type { RepositoryHandle } from "../../db/repository_handle.ts";
-import type { VersionVector } from "../../repo/repository.ts";
+import { Cairn, repositoryOf } from "../../db/database.ts";
+import { DecodedBlock, type Repository, type VersionVector } from "../../repo/repository.ts";
 import { BlockIndex, IndexedReads } from "./block_index.ts";
 import { BLOCKS_CHANNEL } from "./postgres_listener.ts";
 import {
@@ -27,13 +26,14 @@ import {
   type PostgresPool,
 } from "./postgres_pool.ts";
 import { retrying } from "./postgres_retry.ts";
-import type {
-  ApplyResult,
-  AuthorizedBlock,
-  BlockOutcome,
-  PlacedBlock,
-  StoredRepository,
-  Writer,
+import {
+  type ApplyResult,
+  type AuthorizedBlock,
+  authorizedBlock,
+  type BlockOutcome,
+  type PlacedBlock,
+  type StoredRepository,
+  type Writer,
 } from "./store.ts";
 
 /** Blocks read per query when a cache catches up. */
@@ -44,7 +44,7 @@ const INSERT_ROWS = 1_000;
 /** The cache of one repository: a verifying in-memory Cairn repository and the index. */
 interface Cache {
   readonly db: Cairn;
-  readonly handle: RepositoryHandle;
+  readonly repository: Repository;
   readonly index: BlockIndex;
   readonly trusted: Set<string>;
 }
@@ -157,7 +157,9 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     const db = await Cairn.open({ onWarning: () => {} });
     let fresh: Cache;
     try {
-      fresh = { db, handle: await db.open(this.path), index: new BlockIndex(), trusted: new Set() };
+      await db.open(this.path);
+      const repository = repositoryOf(db, this.path);
+      fresh = { db, repository, index: new BlockIndex(), trusted: new Set() };
       await this.#readCommitted(this.#pool, fresh);
     } catch (err) {
       this.#stale = true;
@@ -203,8 +205,7 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
       for (const row of rows) {
         const bytes = new Uint8Array(row.payload as Uint8Array);
         // Verified by the server that placed it; the canonical check is not needed again.
-        const { block } = await decodeBlock(bytes, this.#suite, false);
-        blocks.push({ bytes, session: block.session, seq: block.seq, publicKey: block.publicKey });
+        blocks.push(authorizedBlock(bytes, await decodeBlock(bytes, this.#suite, false)));
       }
       const report = await this.#import(cache, blocks);
       if (report.rejected.length > 0) {
@@ -236,7 +237,9 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
       await cache.db.trust(key);
       cache.trusted.add(key);
     }
-    return await cache.handle.importBlocks(blocks.map((block) => block.bytes));
+    return await cache.repository.importBlocks(
+      blocks.map((block) => new DecodedBlock(block.bytes, block.sealed)),
+    );
   }
 
   /** One transaction for every queued apply; one result per apply. */
@@ -301,10 +304,9 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
       const values: unknown[] = [];
       const tuples = [];
       for (const { block, position } of chunk) {
-        const { hash } = await decodeBlock(block.bytes, this.#suite, false);
         const n = values.length;
         tuples.push(`($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6})`);
-        values.push(this.path, block.session, block.seq, hash, block.bytes, position);
+        values.push(this.path, block.session, block.seq, block.sealed.hash, block.bytes, position);
       }
       await client.query(
         "INSERT INTO cairn_blocks (repository, session, seq, hash, payload, position) " +

@@ -7,6 +7,7 @@
  * order the blocks became durable. The epoch names that sequence; a store that cannot keep it
  * (its history was damaged) starts a new epoch, so cursors of the old one are reset.
  */
+import type { SealedBlock } from "../../core/block.ts";
 import type { VersionVector } from "../../repo/repository.ts";
 import type { RepositoryRules } from "./access.ts";
 
@@ -63,12 +64,22 @@ export interface Writer {
   readonly position: number;
 }
 
-/** A block whose author the server has decoded and authorized. */
+/**
+ * A block whose author the server has decoded and authorized; `sealed` is what decoding made,
+ * so that the store verifies and applies it without decoding it again.
+ */
 export interface AuthorizedBlock {
   readonly bytes: Uint8Array;
   readonly session: string;
   readonly seq: number;
   readonly publicKey: Uint8Array;
+  readonly sealed: SealedBlock;
+}
+
+/** `bytes`, decoded as `sealed`, as a store takes it once its author is authorized. */
+export function authorizedBlock(bytes: Uint8Array, sealed: SealedBlock): AuthorizedBlock {
+  const { session, seq, publicKey } = sealed.block;
+  return { bytes, session, seq, publicKey, sealed };
 }
 
 export type BlockOutcome =
