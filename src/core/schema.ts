@@ -10,6 +10,7 @@ import type { FieldRecord, WireValue } from "./commit.ts";
 import { CairnError } from "./errors.ts";
 import { FIELD_TYPES, type FieldType, type MapScalar } from "./field_type.ts";
 import type {
+  AnySchema,
   CreateInputOf,
   FieldDef,
   FieldDefs,
@@ -57,6 +58,8 @@ interface TypeCodec {
   toWire(typed: unknown): WireValue;
   /** Typed value from an untrusted wire value, or REJECT. */
   fromWire(wire: unknown): unknown;
+  /** Whether fromWire takes an untrusted wire value, asked without making the typed value. */
+  isWire(wire: unknown): boolean;
 }
 
 /** Largest |ms| a Date can hold (ECMA-262 TimeClip). */
@@ -194,12 +197,17 @@ function sortStrings(strings: string[]): void {
   }
 }
 
+function isMapWire(wire: unknown): wire is { [key: string]: MapScalar } {
+  if (!isPlainObject(wire)) return false;
+  for (const key in wire) if (!isMapKey(key) || !isMapScalar(wire[key])) return false;
+  return true;
+}
+
 function mapFromWire(wire: unknown): ReadonlyMap<string, MapScalar> | Rejected {
-  if (!isPlainObject(wire)) return REJECT;
+  if (!isMapWire(wire)) return REJECT;
   const map = new Map<string, MapScalar>();
   for (const key in wire) {
     const entry = wire[key];
-    if (!isMapKey(key) || !isMapScalar(entry)) return REJECT;
     // Made well-formed, so the typed map is one a caller could write (see wellFormed).
     map.set(
       wellFormed(key),
@@ -209,11 +217,20 @@ function mapFromWire(wire: unknown): ReadonlyMap<string, MapScalar> | Rejected {
   return map;
 }
 
+function isStringSetWire(wire: unknown): wire is string[] {
+  if (!Array.isArray(wire)) return false;
+  for (let i = 0; i < wire.length; i++) if (typeof wire[i] !== "string") return false;
+  return true;
+}
+
 function stringSetFromWire(wire: unknown): ReadonlySet<string> | Rejected {
-  if (!Array.isArray(wire)) return REJECT;
-  for (const element of wire) if (typeof element !== "string") return REJECT;
   // Made well-formed, so the typed set is one a caller could write (see wellFormed).
-  return new Set(wire.map(wellFormed));
+  return isStringSetWire(wire) ? new Set(wire.map(wellFormed)) : REJECT;
+}
+
+/** isWire for the codecs whose fromWire makes no object: whether it takes the value. */
+function takenBy(fromWire: (wire: unknown) => unknown): (wire: unknown) => boolean {
+  return (wire) => fromWire(wire) !== REJECT;
 }
 
 const STRING_CODEC: TypeCodec = {
@@ -222,6 +239,7 @@ const STRING_CODEC: TypeCodec = {
   checkedWire: acceptString,
   toWire: (typed) => wellFormed(typed as string),
   fromWire: stringFromWire,
+  isWire: (wire) => typeof wire === "string",
 };
 
 const NUMBER_CODEC: TypeCodec = {
@@ -230,6 +248,7 @@ const NUMBER_CODEC: TypeCodec = {
   checkedWire: acceptFiniteNumber,
   toWire: (typed) => canonicalNumber(typed as number),
   fromWire: acceptFiniteNumber,
+  isWire: takenBy(acceptFiniteNumber),
 };
 
 const CODECS: Readonly<Record<FieldType, TypeCodec>> = {
@@ -243,6 +262,7 @@ const CODECS: Readonly<Record<FieldType, TypeCodec>> = {
     checkedWire: acceptBoolean,
     toWire: identity,
     fromWire: acceptBoolean,
+    isWire: takenBy(acceptBoolean),
   },
   date: {
     expected: "a valid Date",
@@ -250,6 +270,7 @@ const CODECS: Readonly<Record<FieldType, TypeCodec>> = {
     checkedWire: (value) => isValidDate(value) ? value.getTime() : REJECT,
     toWire: (typed) => (typed as Date).getTime(),
     fromWire: (wire) => isEpochMs(wire) ? new Date(wire) : REJECT,
+    isWire: isEpochMs,
   },
   set: {
     expected: "a Set of strings",
@@ -257,6 +278,7 @@ const CODECS: Readonly<Record<FieldType, TypeCodec>> = {
     checkedWire: stringSetWire,
     toWire: (typed) => stringSetWire(typed) as WireValue,
     fromWire: stringSetFromWire,
+    isWire: isStringSetWire,
   },
   map: {
     expected: 'a Map from string keys (not "__proto__") to string, finite number, boolean or null',
@@ -264,6 +286,7 @@ const CODECS: Readonly<Record<FieldType, TypeCodec>> = {
     checkedWire: (value) => isScalarMap(value) ? mapToWire(value) : REJECT,
     toWire: (typed) => mapToWire(typed as ReadonlyMap<string, MapScalar>),
     fromWire: mapFromWire,
+    isWire: isMapWire,
   },
 };
 
@@ -374,10 +397,12 @@ function defaultValue(field: CompiledField): unknown {
 
 function decodeField(field: CompiledField, wire: unknown): unknown {
   const typed = field.codec.fromWire(wire);
-  if (typed === REJECT) {
-    throw corrupt(`${field.label} expects the wire form of ${field.codec.expected}`);
-  }
+  if (typed === REJECT) throw notItsWire(field);
   return typed;
+}
+
+function notItsWire(field: CompiledField): CairnError {
+  return corrupt(`${field.label} expects the wire form of ${field.codec.expected}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -617,13 +642,35 @@ class CompiledSchema {
   }
 
   fromWire(record: unknown): Record<string, unknown> {
-    if (!isPlainObject(record)) throw corrupt(`${this.id}: expected a record of fields`);
+    const wire = this.#wireRecord(record);
     const values: Record<string, unknown> = {};
-    for (const name in record) values[name] = decodeField(this.#storedField(name), record[name]);
+    for (const name in wire) values[name] = decodeField(this.#storedField(name), wire[name]);
+    this.#checkRequired(values);
+    return values;
+  }
+
+  /** Throws as fromWire would, without making the typed values. */
+  checkWire(record: unknown): void {
+    const wire = this.#wireRecord(record);
+    for (const name in wire) this.checkFieldWireForm(name, wire[name]);
+    this.#checkRequired(wire);
+  }
+
+  /** Throws as fieldFromWire would, without making the typed value. */
+  checkFieldWireForm(name: string, wire: unknown): void {
+    const field = this.#storedField(name);
+    if (!field.codec.isWire(wire)) throw notItsWire(field);
+  }
+
+  #wireRecord(record: unknown): Record<string, unknown> {
+    if (!isPlainObject(record)) throw corrupt(`${this.id}: expected a record of fields`);
+    return record;
+  }
+
+  #checkRequired(values: Record<string, unknown>): void {
     for (const field of this.#requiredFields) {
       if (values[field.name] === undefined) throw corrupt(`${field.label} is missing`);
     }
-    return values;
   }
 
   fieldToWire(name: string, value: unknown): WireValue {
@@ -656,6 +703,22 @@ class CompiledSchema {
  */
 function fieldNameText(name: unknown): string {
   return typeof name === "string" ? JSON.stringify(name) : describe(name);
+}
+
+/**
+ * @internal Throws as `schema.fromWire(record)` would, without making its typed values: an
+ * import checks every commit's value so, and a Set or Date made per field and thrown away was
+ * most of that check's cost.
+ */
+export function checkWireRecord(schema: AnySchema, record: unknown): void {
+  if (schema instanceof CompiledSchema) schema.checkWire(record);
+  else schema.fromWire(record);
+}
+
+/** @internal `schema.fieldFromWire(name, wire)`'s check, without making the typed value. */
+export function checkWireField(schema: AnySchema, name: string, wire: unknown): void {
+  if (schema instanceof CompiledSchema) schema.checkFieldWireForm(name, wire);
+  else schema.fieldFromWire(name, wire);
 }
 
 /**

@@ -10,7 +10,7 @@ import { type Commit, commitId } from "../core/commit.ts";
 import { CairnError } from "../core/errors.ts";
 import { hlcToMillis, type HybridClock } from "../core/hlc.ts";
 import { compareStamps } from "../core/merge/types.ts";
-import type { SchemaRegistry } from "../core/schema.ts";
+import { checkWireField, checkWireRecord, type SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import { CommitView, ViewMemos, type ViewSources } from "./author_view.ts";
 import type { CommitGraph } from "./commit_graph.ts";
@@ -171,12 +171,13 @@ export class BlockVerifier {
     if (!schema) return;
     const text = this.#host.texts.fieldsOf(commit.schema);
     try {
-      if (commit.kind === "value") schema.fromWire(withEditsAsEmptyText(commit.value, text));
-      else if (commit.kind === "delta") {
+      if (commit.kind === "value") {
+        checkWireRecord(schema, withEditsAsEmptyText(commit.value, text));
+      } else if (commit.kind === "delta") {
         for (const field in commit.set) {
           // Text edits are checked against the field's document (TextFields.check).
           if (!text.includes(field) || !Array.isArray(commit.set[field])) {
-            schema.fieldFromWire(field, commit.set[field]);
+            checkWireField(schema, field, commit.set[field]);
           }
         }
         for (const field of commit.unset) {

@@ -1,7 +1,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { defineSchema, type FieldDefs, SchemaRegistry } from "../../src/core/schema.ts";
+import {
+  checkWireField,
+  checkWireRecord,
+  defineSchema,
+  type FieldDefs,
+  SchemaRegistry,
+} from "../../src/core/schema.ts";
 import { type CairnErrorCode, isCairnError } from "../../src/core/errors.ts";
 import { ALL_TYPES } from "../harness/schemas.ts";
 
@@ -415,6 +421,53 @@ test("wire records survive JSON and encode to the same text again", () => {
     }),
     { numRuns: 300 },
   );
+});
+
+test("checkWireRecord and checkWireField refuse exactly what fromWire and fieldFromWire refuse, with the same error", () => {
+  const outcome = (f: () => unknown) => {
+    try {
+      f();
+      return "taken";
+    } catch (err) {
+      assert.ok(isCairnError(err), String(err));
+      return `${err.code}: ${err.message}`;
+    }
+  };
+  // Each field's own wire form, mostly, or any other value: a record the import check may meet.
+  const fieldWire = fc.oneof(
+    { weight: 3, arbitrary: allInput.map((input) => All.toWire(All.create(input))) },
+    { weight: 2, arbitrary: fc.constant({}) },
+  ).chain((wire) =>
+    fc.dictionary(
+      fc.constantFrom(...Object.keys(ALL_TYPES.fields), "stray", "__proto__x"),
+      fc.oneof(fc.constant(undefined), fc.jsonValue(), scalar, fc.array(scalar, { maxLength: 3 })),
+      { maxKeys: 3, noNullPrototype: true },
+    ).map((changes) => {
+      const record: Record<string, unknown> = { ...wire };
+      for (const [field, value] of Object.entries(changes)) {
+        if (value === undefined) delete record[field];
+        else record[field] = value;
+      }
+      return record;
+    })
+  );
+  let refused = 0;
+  fc.assert(
+    fc.property(fc.oneof(fieldWire, fc.jsonValue()), (record) => {
+      const expected = outcome(() => All.fromWire(record));
+      assert.equal(outcome(() => checkWireRecord(All, record)), expected);
+      if (expected !== "taken") refused++;
+      if (typeof record !== "object" || record === null || Array.isArray(record)) return;
+      for (const [field, wire] of Object.entries(record)) {
+        assert.equal(
+          outcome(() => checkWireField(All, field, wire)),
+          outcome(() => All.fieldFromWire(field as never, wire)),
+        );
+      }
+    }),
+    { numRuns: 2_000, seed: 20261128 },
+  );
+  assert.ok(refused > 200 && refused < 1_800, `${refused} of 2,000 refused: both outcomes seen`);
 });
 
 test("fieldToWire and fieldFromWire convert one field", () => {
