@@ -28,7 +28,7 @@ export interface VerifierHost {
   /** Whether blocks by this session (other than the own one) may enter. */
   isTrusted(session: string, publicKey: Uint8Array): boolean;
   /** Commits applied. */
-  readonly graph: Pick<CommitGraph, "has" | "get" | "added">;
+  readonly graph: Pick<CommitGraph, "has" | "holds" | "get" | "added">;
   /** Commits held back for missing history. */
   readonly heldBack: Pick<HeldBackCommits, "has" | "get">;
   /** The leaf `id` of the item `key`, if it is one: found without decoding history. */
@@ -84,14 +84,27 @@ export class BlockVerifier {
     const host = this.#host;
     if (!stored) this.#checkClock(sealed);
     const inBlock = new Map<string, Commit>();
-    /** The commits of the block checked so far that apply with it (none waits). */
-    const applying = new Map<string, Commit>();
+    /**
+     * The commits of the block checked so far that apply with it (none waits), for the views:
+     * gathered once the first view is made (most blocks edit no text and make none).
+     */
+    let applying: Map<string, Commit> | undefined;
     let sources: ViewSources | undefined;
+    const viewSources = () => {
+      if (sources === undefined) {
+        applying = new Map();
+        for (const [id, commit] of inBlock) if (!waits?.has(commit)) applying.set(id, commit);
+        sources = this.#viewSources(applying);
+      }
+      return sources;
+    };
     let waits: Map<Commit, string> | undefined;
     let texts: BlockTextCheck | undefined;
     for (const commit of sealed.block.commits) {
       const id = commitId(commit);
-      if (host.graph.has(id) || host.heldBack.has(id)) throw badCommit(id, "is already held");
+      if (host.graph.holds(commit.session, commit.seq) || host.heldBack.has(id)) {
+        throw badCommit(id, "is already held");
+      }
       const { parents } = commit;
       for (let i = 0; i < parents.length; i++) {
         const parentId = parents[i];
@@ -114,11 +127,9 @@ export class BlockVerifier {
       // Text edits of a commit that waits are checked when what it waits for has come.
       if (!waits?.has(commit)) {
         // Made only for a commit that edits text: one that does not costs nothing here.
-        const view = stored
-          ? undefined
-          : () => new CommitView(commit, sources ??= this.#viewSources(applying));
+        const view = stored ? undefined : () => new CommitView(commit, viewSources());
         host.texts.check(commit, texts ??= new Map(), view);
-        applying.set(id, commit);
+        applying?.set(id, commit);
       }
       inBlock.set(id, commit);
     }

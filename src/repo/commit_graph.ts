@@ -40,9 +40,13 @@ export class CommitGraph {
 
   has(id: string): boolean {
     const parsed = parseCommitId(id);
-    if (!parsed) return false;
-    return this.#bySession.get(parsed.session)?.[parsed.seq - 1] !== undefined ||
-      this.#found(parsed.session, parsed.seq) !== undefined;
+    return parsed !== undefined && this.holds(parsed.session, parsed.seq);
+  }
+
+  /** has() for a commit at hand: its id is not written and parsed again. */
+  holds(session: string, seq: number): boolean {
+    return this.#bySession.get(session)?.[seq - 1] !== undefined ||
+      this.#found(session, seq) !== undefined;
   }
 
   get(id: string): Commit | undefined {
