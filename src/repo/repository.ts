@@ -960,15 +960,19 @@ export class Repository {
 
   /**
    * Merges again the items that waited for a schema; call after registering schemas. An item
-   * whose merge fails (an upgrade that throws on its values) keeps its state and waits on; the
-   * others are merged all the same, and so are the caller's other repositories.
+   * whose merge still fails (a leaf under a schema still unknown, an upgrade that throws on its
+   * values) waits on, in the state that merge gives now, as it would had the new schemas been
+   * registered before its commits came: its newest leaf's value, read now under a known schema
+   * (its text fields showing their documents, not their edits). Keeping the state made without
+   * the schema left such a field holding its edits, and reads of the item failed. One that
+   * waits on with the value it had is not announced as changed.
    */
   remergeUnresolved(): void {
     for (const key of [...this.#unresolved]) {
       const state = this.#state(key)!;
       this.#unresolved.delete(key);
       const next = this.#merged(key, state.leaves);
-      if (this.#unresolved.has(key)) continue; // still waiting
+      if (this.#unresolved.has(key) && sameValue(state, next)) continue;
       this.#setState(key, state, next);
       this.#listeners.emit({ key, source: "remote", deleted: next.wire === undefined });
     }
@@ -1033,6 +1037,11 @@ function changeEvent(
   return text === undefined || text.length === 0
     ? { key, source, deleted }
     : { key, source, deleted, text };
+}
+
+/** Whether two states of an item read alike: the same schema and wire value (texts read). */
+function sameValue(a: ItemState, b: ItemState): boolean {
+  return a.schema === b.schema && JSON.stringify(a.wire) === JSON.stringify(b.wire);
 }
 
 /**

@@ -49,6 +49,30 @@ test("a peer that imports concurrent versions before knowing their schema conver
   }
 });
 
+test("an item that still waits after a registration reads as it would with the schema known from the start", async () => {
+  const Other = defineSchema({ ns: "other", version: 1, fields: { size: { type: "number" } } });
+  const { dbs, repos: [alice, bob, late, early] } = await peers(4);
+  dbs[1].register(Other);
+  dbs[3].register(Note);
+  // Two first versions of one key: bob's under a schema nobody else knows, then alice's newer
+  // one, whose text field was created empty (its edits are an empty list).
+  bob.create(Other, { size: 3 }, { key: "k" });
+  await new Promise((resolve) => setTimeout(resolve, 2));
+  alice.create(Note, { title: "t", body: "" }, { key: "k" });
+  for (const repo of [late, early]) {
+    await exchange(alice, repo);
+    await exchange(bob, repo);
+  }
+  assert.equal(late.leaves("k").length, 2);
+
+  // Other is still unknown, so the item cannot merge and waits; its newest leaf's value stands,
+  // read under Note now that it is known, with its text showing as text.
+  dbs[2].register(Note);
+  const expected = { title: "t", body: "", tags: undefined };
+  assert.deepEqual({ tags: undefined, ...early.get("k", Note)!.toObject() }, expected);
+  assert.deepEqual({ tags: undefined, ...late.get("k", Note)!.toObject() }, expected);
+});
+
 test("reading with an explicit schema registers it, so the merge uses it", async () => {
   const { repos: [alice, bob] } = await peers(2);
   const note = alice.create(Note, { title: "t", tags: new Set(["x"]) });

@@ -140,16 +140,26 @@ test("an item whose merge fails waits on, and the other items merge", async () =
   const changed: string[] = [];
   alice.repo.onChange(({ key }) => changed.push(key));
   alice.repo.remergeUnresolved();
-  assert.deepEqual(changed, ["fine"]);
+  assert.deepEqual(changed, ["stuck", "fine"]);
   assert.deepEqual(read(alice, "fine"), {
     schema: PickyV2.id,
     value: { title: "fine", body: "hello!", tag: "fine" },
   });
-  assert.deepEqual(read(alice, "stuck"), stuck, "left as it was");
-  // Still waiting, not dropped: merged (and refused) again at the next registration.
+  // Its newest leaf's value stands, now read under a known schema: its text field shows the
+  // document, where it held the list of edits while the schema was unknown (a typed read of
+  // that failed).
+  assert.deepEqual(stuck.value.body, []);
+  assert.deepEqual(read(alice, "stuck"), {
+    schema: PickyV2.id,
+    value: { title: "stuck", body: "hello!", tag: "stuck" },
+  });
+  // Still waiting, not dropped: merged (and refused) again at the next registration, and not
+  // announced again, its value being the same.
   const refused = refusals;
+  changed.length = 0;
   alice.repo.remergeUnresolved();
   assert.equal(refusals, refused + 1);
+  assert.deepEqual(changed, []);
 });
 
 test("a block whose merge fails (an upgrade throws) applies whole, and its session syncs on", async () => {
