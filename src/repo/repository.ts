@@ -44,7 +44,12 @@ import { HeldBackCommits } from "./held_back.ts";
 import { type HeldBlock, HeldBlocks } from "./held_blocks.ts";
 import { BlockVerifier, type CheckedBlock } from "./block_verifier.ts";
 import { SealPipeline } from "./seal_pipeline.ts";
-import { type BlockTextCheck, type TextFieldChange, TextFields } from "./text_fields.ts";
+import {
+  type BlockTextCheck,
+  mayBeTextEdits,
+  type TextFieldChange,
+  TextFields,
+} from "./text_fields.ts";
 import type { TextChange } from "../core/text/text_doc.ts";
 import type { TextOp } from "../core/text/text_ops.ts";
 import { copyRecord, setLazyText } from "../core/text/text_record.ts";
@@ -1044,16 +1049,9 @@ function sameValue(a: ItemState, b: ItemState): boolean {
   return a.schema === b.schema && JSON.stringify(a.wire) === JSON.stringify(b.wire);
 }
 
-/**
- * Whether a value has a field that may be text edits, which only its schema tells: a list of
- * lists, or an empty list (a text field created empty). A list of anything else, as a set's or
- * a list field's values are, holds no edits.
- */
+/** Whether a value has a field that may be text edits (mayBeTextEdits). */
 function mayHoldTextEdits(wire: FieldRecord | undefined): boolean {
-  for (const field in wire) {
-    const value = wire[field];
-    if (Array.isArray(value) && (value.length === 0 || Array.isArray(value[0]))) return true;
-  }
+  for (const field in wire) if (mayBeTextEdits(wire[field])) return true;
   return false;
 }
 

@@ -271,13 +271,15 @@ export class TextFields {
 
   /**
    * The fields of `record` that carry text edits: the schema's text fields, or — under a schema
-   * not registered here — the fields shaped like edits (a list of lists; no other field type
-   * has that wire form), so a document is kept up to date before its schema is known.
+   * not registered here — the fields that may be edits (mayBeTextEdits), so a document is kept
+   * up to date before its schema is known, and made for a text created empty as it would be
+   * under its schema (without it, a merge once the schema came took that field for a plain
+   * string holding a list, and refused the value).
    */
   #editedFields(schemaId: string, record: FieldRecord): readonly string[] {
     if (this.#registry.get(schemaId)) return this.fieldsOf(schemaId);
     let edited: string[] | undefined; // most records have none: nothing allocated for them
-    for (const field in record) if (holdsTextEdits(record[field])) (edited ??= []).push(field);
+    for (const field in record) if (mayBeTextEdits(record[field])) (edited ??= []).push(field);
     return edited ?? NONE;
   }
 
@@ -303,6 +305,15 @@ function checkedAt(key: string, field: string): string {
 
 function changedRecord(commit: Commit): FieldRecord | undefined {
   return commit.kind === "value" ? commit.value : commit.kind === "delta" ? commit.set : undefined;
+}
+
+/**
+ * Whether a field's value may be text edits, which only its schema tells: a list of lists, or an
+ * empty list (a text created empty; an empty set's values are one too). A list of anything else,
+ * as a set's values are, holds no edits.
+ */
+export function mayBeTextEdits(value: WireValue | undefined): boolean {
+  return Array.isArray(value) && (value.length === 0 || Array.isArray(value[0]));
 }
 
 /** Whether a field's value has the form of text edits: a list of lists, no other type's form. */

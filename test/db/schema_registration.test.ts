@@ -73,6 +73,26 @@ test("an item that still waits after a registration reads as it would with the s
   assert.deepEqual({ tags: undefined, ...late.get("k", Note)!.toObject() }, expected);
 });
 
+test("a text created empty merges as text when its schema is registered after the import", async () => {
+  const { dbs, repos: [alice, bob, carol] } = await peers(3);
+  dbs[0].register(Note);
+  dbs[1].register(Note);
+  alice.create(Note, { title: "t", body: "" }, { key: "k" });
+  await exchange(alice, bob);
+  alice.get("k", Note)!.set("title", "by alice");
+  bob.get("k", Note)!.set("tags", new Set(["by bob"]));
+  await exchange(alice, bob);
+  await exchange(bob, alice);
+  await exchange(alice, carol);
+  await exchange(bob, carol);
+
+  dbs[2].register(Note);
+  const expected = { title: "by alice", body: "", tags: new Set(["by bob"]) };
+  for (const repo of [alice, bob, carol]) {
+    assert.deepEqual(repo.get("k", Note)!.toObject(), expected);
+  }
+});
+
 test("reading with an explicit schema registers it, so the merge uses it", async () => {
   const { repos: [alice, bob] } = await peers(2);
   const note = alice.create(Note, { title: "t", tags: new Set(["x"]) });
