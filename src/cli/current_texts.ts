@@ -10,21 +10,41 @@ import type { Repository } from "../repo/repository.ts";
 import { holdsTextEdits } from "../repo/text_fields.ts";
 
 export class CurrentTexts {
-  /** Item key → text field → its text. */
+  /** Item key → text field → its text: the documents an edit reached, which are surely text. */
   readonly #texts = new Map<string, Map<string, string>>();
+  /**
+   * Item key → the fields held as documents no edit reached: a text created empty, or an empty
+   * set (the repository cannot tell them apart without the schema).
+   */
+  readonly #unedited = new Map<string, Set<string>>();
 
   /** The texts `repository` holds now. */
   constructor(repository: Pick<Repository, "heldTexts">) {
-    for (const [key, field, text] of repository.heldTexts()) {
-      let fields = this.#texts.get(key);
-      if (!fields) this.#texts.set(key, fields = new Map());
-      fields.set(field, text);
+    for (const [key, field, text, edited] of repository.heldTexts()) {
+      if (edited) {
+        let fields = this.#texts.get(key);
+        if (!fields) this.#texts.set(key, fields = new Map());
+        fields.set(field, text);
+      } else {
+        let fields = this.#unedited.get(key);
+        if (!fields) this.#unedited.set(key, fields = new Set());
+        fields.add(field);
+      }
     }
   }
 
   /** The text of item `key`'s field `field`, if it is held as text (a deleted item's too). */
   text(key: string, field: string): string | undefined {
     return this.#texts.get(key)?.get(field);
+  }
+
+  /**
+   * The text a string written into item `key`'s field `field` is an edit of: its text, or "" for
+   * a document no edit reached (a string there can only be text). Undefined when the field is
+   * not held as a document: a string there is written whole.
+   */
+  editedFrom(key: string, field: string): string | undefined {
+    return this.text(key, field) ?? (this.#unedited.get(key)?.has(field) ? "" : undefined);
   }
 
   /** Every item key and field held as text. */
@@ -38,7 +58,8 @@ export class CurrentTexts {
    * `wire`, the value of item `key`, with each text field holding its current text, as an
    * application with the schema reads it. A field shaped like edits with no text followed is
    * one whose edits could not apply yet (they wait for lost history): it reads as "". Other
-   * fields stay as they are: an empty list may be an empty set as well as a text without edits.
+   * fields stay as they are: an empty list may be an empty set as well as a text never edited
+   * (whose document, if held, is no evidence either way).
    */
   valueOf(key: string, wire: FieldRecord): FieldRecord {
     const texts = this.#texts.get(key);

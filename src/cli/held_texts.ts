@@ -6,7 +6,9 @@
  * - A string written over it as a plain value would not replace its text: an application would
  *   go on reading the document's text (or the string, from a checkpoint — whichever it read
  *   last). So the field is written as present and unchanged (`[]`, edits of nothing), then
- *   edited from its text to the imported one, as an application's `set` does.
+ *   edited from its text to the imported one, as an application's `set` does. The same holds
+ *   for a text created empty and never edited, whose document the database holds too (it may
+ *   be an empty set's as well: a string there can only be text, a list only a set).
  * - A list there (as in an item of the same schema) would be taken for edits by an application
  *   reading it, and the block holding it refused whole: a field held as text takes a string, or
  *   `[]`, which an export writes for a text that was never edited.
@@ -93,7 +95,7 @@ export class HeldTexts {
     let written = value;
     const edited: [field: string, from: string, to: string][] = [];
     for (const field in value) {
-      const text = this.#texts?.text(key, field);
+      const text = this.#texts?.editedFrom(key, field);
       const to = value[field];
       if (text === undefined || typeof to !== "string") continue;
       if (written === value) written = { ...value };

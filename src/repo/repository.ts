@@ -640,10 +640,12 @@ export class Repository {
   }
 
   /**
-   * @internal Every text field held as a document, with its text now: for a tool that reads a
-   * repository without its schemas (the CLI), whose items' values hold such fields as edits.
+   * @internal Every text field held as a document, with its text now and whether an edit ever
+   * reached it: for a tool that reads a repository without its schemas (the CLI), whose items'
+   * values hold such fields as edits. A document never edited may be an empty set's: without
+   * the schema, a text created empty and an empty set look the same (`[]`).
    */
-  heldTexts(): IterableIterator<[key: string, field: string, text: string]> {
+  heldTexts(): IterableIterator<[key: string, field: string, text: string, edited: boolean]> {
     return this.#texts.texts();
   }
 

@@ -73,10 +73,15 @@ export class TextFields {
     return texts;
   }
 
-  /** Every document's text now, a restored checkpoint's too (made as they are asked for). */
-  *texts(): IterableIterator<[key: string, field: string, text: string]> {
+  /**
+   * Every document's text now, a restored checkpoint's too (made as they are asked for), and
+   * whether an edit ever reached it (TextDoc.edited).
+   */
+  *texts(): IterableIterator<[key: string, field: string, text: string, edited: boolean]> {
     for (const [key, field] of this.#stored?.texts() ?? []) this.doc(key, field);
-    for (const [key, field, doc] of this.all()) yield [key, field, doc.value.toString()];
+    for (const [key, field, doc] of this.all()) {
+      yield [key, field, doc.value.toString(), doc.edited];
+    }
   }
 
   doc(key: string, field: string): TextDoc | undefined {

@@ -254,3 +254,39 @@ test("cairndb import over text an application edited: the imported text is what 
     assert.deepEqual(await directoryContents(dir), before, "nothing imported, nothing written");
   });
 });
+
+test("cairndb import over fields created empty: a string over a text, a list over a set; an application reads both, from the log and from a checkpoint", async () => {
+  await withTempDirectory("cli-empty-fields", async (dir) => {
+    const file = JSON.stringify({
+      cairn: "items",
+      version: 1,
+      repositories: {
+        "/tasks": [{ key: "t", schema: "task@1", value: { title: "draft", notes: "hello" } }],
+        "/people": [{ key: "p", schema: "contact@1", value: { name: "ann", tags: ["a", "b"] } }],
+      },
+    });
+    for (const runtime of CLI_RUNTIMES) {
+      const path = join(dir, runtime);
+      const db = await Cairn.open({ path, schemas: [Task, Contact] });
+      (await db.open("/tasks")).create(Task, { title: "draft", notes: "" }, { key: "t" });
+      (await db.open("/people")).create(Contact, { name: "ann", tags: new Set() }, { key: "p" });
+      await db.close();
+      const read = async () => {
+        const app = await Cairn.open({ path, schemas: [Task, Contact] });
+        const notes = (await app.open("/tasks")).get("t", Task)!.get("notes");
+        const tags = (await app.open("/people")).get("p", Contact)!.get("tags");
+        await app.close();
+        return [notes, tags];
+      };
+      const run = await runCli(runtime, ["import", path], file);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout, "/tasks: 1 of 1 items written\n/people: 1 of 1 items written\n");
+      assert.deepEqual(await read(), ["hello", new Set(["a", "b"])]);
+      await rm(join(path, "tasks.ckpt"));
+      await rm(join(path, "people.ckpt"));
+      assert.deepEqual(await read(), ["hello", new Set(["a", "b"])]);
+      const again = await runCli(runtime, ["import", path], file);
+      assert.equal(again.stdout, "/tasks: 0 of 1 items written\n/people: 0 of 1 items written\n");
+    }
+  });
+});

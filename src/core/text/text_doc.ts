@@ -275,6 +275,11 @@ export class TextDoc {
     return this.#text;
   }
 
+  /** Whether any character was ever inserted, even one deleted since (false: made empty, never edited). */
+  get edited(): boolean {
+    return this.#head !== null;
+  }
+
   /** The clock a new insert by `session` starts at: after every character it has typed. */
   nextClock(session: string): number {
     const runs = this.#bySession.get(session);
