@@ -106,9 +106,11 @@ export class BlockVerifier {
         throw badCommit(id, "is already held");
       }
       const { parents } = commit;
-      for (let i = 0; i < parents.length; i++) {
-        const parentId = parents[i];
-        if (parents.indexOf(parentId) !== i) throw badCommit(id, `names parent ${parentId} twice`);
+      // A set, not a search of the list: a hostile commit may name any number of parents.
+      const named = parents.length > 1 ? new Set<string>() : undefined;
+      for (const parentId of parents) {
+        if (named?.has(parentId)) throw badCommit(id, `names parent ${parentId} twice`);
+        named?.add(parentId);
         const parent = inBlock.get(parentId) ?? host.leaf(commit.key, parentId) ??
           host.graph.get(parentId) ?? host.heldBack.get(parentId);
         if (!parent && !stored) throw badCommit(id, `names unknown parent ${parentId}`);
