@@ -818,6 +818,11 @@ export class SchemaRegistry {
     return this.#byId.get(id);
   }
 
+  /** How many schemas are registered (none: a sync server's database). */
+  get size(): number {
+    return this.#byId.size;
+  }
+
   /** Whether any registered schema declares a field named `name` (what `createIndex` accepts). */
   hasField(name: string): boolean {
     for (const schema of this.#byId.values()) {

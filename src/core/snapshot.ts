@@ -16,6 +16,12 @@ export interface RepositorySnapshot {
   readonly items: readonly (readonly [string, ItemState])[];
   /** Every text document (repo/text_fields.ts), its runs copied when the snapshot was taken. */
   readonly texts?: readonly TextSnapshot[];
+  /**
+   * The keys of items that wait for a schema not registered (their concurrent versions merge,
+   * or their text fields read as text, once it is): merged again when it is. "all": any item
+   * may (none was registered), and each is looked at when one is.
+   */
+  readonly unresolved?: ReadonlySet<string> | "all";
 }
 
 /** One item's text field as a document of character runs. */
@@ -62,12 +68,16 @@ export interface RestoredSnapshot {
    */
   leaf(session: string, seq: number): Commit | undefined;
   readonly texts: RestoredTexts;
+  /** The keys of items that waited for a schema, or "all" (RepositorySnapshot.unresolved). */
+  readonly unresolved: readonly string[] | "all";
 }
 
 /** The text documents of a snapshot read back from storage, each made when first asked for. */
 export interface RestoredTexts {
   /** The document of `key`'s `field`, made now; undefined when there is none. */
   text(key: string, field: string): TextDoc | undefined;
+  /** Whether there is a document of `key`'s `field` (none is made). */
+  has(key: string, field: string): boolean;
   /** Which documents there are: item key and field. */
   texts(): Iterable<readonly [string, string]>;
 }

@@ -44,12 +44,7 @@ import { HeldBackCommits } from "./held_back.ts";
 import { type HeldBlock, HeldBlocks } from "./held_blocks.ts";
 import { BlockVerifier, type CheckedBlock } from "./block_verifier.ts";
 import { SealPipeline } from "./seal_pipeline.ts";
-import {
-  type BlockTextCheck,
-  mayBeTextEdits,
-  type TextFieldChange,
-  TextFields,
-} from "./text_fields.ts";
+import { type BlockTextCheck, type TextFieldChange, TextFields } from "./text_fields.ts";
 import type { TextChange } from "../core/text/text_doc.ts";
 import type { TextOp } from "../core/text/text_ops.ts";
 import { copyRecord, setLazyText } from "../core/text/text_record.ts";
@@ -171,8 +166,17 @@ export class Repository {
   readonly #blockListeners = new BlockListeners();
   /** Public keys (base64url) trusted to write this repository only (see trustWriters). */
   #writers: ReadonlySet<string> = new Set();
-  /** Keys whose leaves could not be merged for want of a registered schema. */
+  /**
+   * Keys whose leaves could not be merged for want of a registered schema, or whose value may
+   * read otherwise once it is (#mayReadAsText).
+   */
   readonly #unresolved = new Set<string>();
+  /**
+   * Whether an item that may read otherwise once its schema is registered came while none was:
+   * then every item is looked at when one is. A sync server's database registers none, and so
+   * keeps no set of waiting keys as large as its repository.
+   */
+  #allMayWait = false;
   #liveCount = 0;
   #lastKey: string | undefined;
   #lastState: ItemState | undefined;
@@ -439,8 +443,10 @@ export class Repository {
    * held back until it comes back; every other commit applies.
    */
   async load(blocks: readonly SealedBlock[]): Promise<LoadReport> {
-    // Our own blocks after a snapshot only ever name leaves it holds; a peer's may need history.
-    if (blocks.some((sealed) => sealed.block.session !== this.#ctx.session)) {
+    // Our own blocks after a snapshot only ever name leaves it holds; a peer's may need history,
+    // and so may merging an item the snapshot left waiting for a schema.
+    const mayMerge = this.#allMayWait || this.#unresolved.size > 0;
+    if (mayMerge || blocks.some((sealed) => sealed.block.session !== this.#ctx.session)) {
       await this.#ensureHistory();
     }
     let applied = 0;
@@ -554,25 +560,29 @@ export class Repository {
 
   /**
    * The heads as plain data, taken synchronously; undefined unless every write is sealed (and
-   * handed to `persist`), no item waits for a schema, and no block is missing — a snapshot must
-   * match the log exactly, and a repository with history lost to damage is read from its log
-   * until repaired (a snapshot cannot carry held-back commits).
+   * handed to `persist`) and no block is missing — a snapshot must match the log exactly, and a
+   * repository with history lost to damage is read from its log until repaired (a snapshot
+   * cannot carry held-back commits). Items that wait for a schema are named in it: restored,
+   * they wait again (see restore).
    */
   snapshot(): RepositorySnapshot | undefined {
-    if (this.#seals.busy || this.#unresolved.size > 0 || !this.isWhole()) return undefined;
+    if (this.#seals.busy || !this.isWhole()) return undefined;
     // forEach, not a spread of the map's entries: a checkpoint of 100k items took ~20-40 ms
     // to copy them through the iterator, all of it a pause of the event loop.
     const items: [string, ItemState][] = [];
     this.#items.forEach((state, key) => items.push([key, state]));
     const texts = this.#texts.snapshot();
-    return { commitSeq: this.#commitSeq, tips: this.#chains.tips(), items, texts };
+    const unresolved = this.#allMayWait ? "all" : new Set(this.#unresolved);
+    return { commitSeq: this.#commitSeq, tips: this.#chains.tips(), items, texts, unresolved };
   }
 
   /**
    * Starts from a snapshot instead of replaying history. Nothing per item is made here: the
    * items map reads the snapshot's items on demand, and the commit graph finds its leaves there.
    * `history` reads the blocks the snapshot stands for, when an import, export or merge needs
-   * them. Call on an empty repository, before load().
+   * them. Call on an empty repository, before load(). Items the snapshot names as waiting for
+   * a schema wait again: load() then reads the history, which merging them needs once the
+   * schema comes (registering one is synchronous, and may come at any time).
    */
   restore(snapshot: RestoredSnapshot, history: () => Promise<readonly SealedBlock[]>): void {
     this.#items = new ItemMap(snapshot.items, this.#generatedKeys);
@@ -584,6 +594,8 @@ export class Repository {
     for (const [session, tip] of snapshot.tips) this.#chains.restoreTip(session, tip);
     this.#commitSeq = snapshot.commitSeq;
     this.#history = history;
+    if (snapshot.unresolved === "all") this.#allMayWait = true;
+    else for (const key of snapshot.unresolved) this.#unresolved.add(key);
   }
 
   /** Reads the history a snapshot stood for: commits into the graph, blocks and hashes. */
@@ -960,9 +972,26 @@ export class Repository {
    * again, with its texts, when the schema is registered.
    */
   #awaitSchemaForText(key: string, next: ItemState): void {
-    if (!this.#ctx.registry.get(next.schema) && mayHoldTextEdits(next.wire)) {
-      this.#unresolved.add(key);
+    const registry = this.#ctx.registry;
+    if (registry.get(next.schema)) return;
+    if (registry.size > 0) {
+      if (this.#mayReadAsText(key, next.wire)) this.#unresolved.add(key);
+    } else this.#allMayWait ||= this.#mayReadAsText(key, next.wire);
+  }
+
+  /**
+   * Whether `wire`, the value of `key`, may read otherwise once its schema says which fields are
+   * text: a text field reads as its document's text when it holds a list (its edits, or a list
+   * it cannot hold as text) or when the item has a document for it, whatever value a peer put
+   * there. (Only a list of lists or an empty list counted once: a text field given a set's
+   * values, or a record after its edits, read as text when the schema was registered first and
+   * failed to read when it came later.)
+   */
+  #mayReadAsText(key: string, wire: FieldRecord | undefined): boolean {
+    for (const field in wire) {
+      if (Array.isArray(wire[field]) || this.#texts.has(key, field)) return true;
     }
+    return false;
   }
 
   /**
@@ -975,8 +1004,20 @@ export class Repository {
    * waits on with the value it had is not announced as changed.
    */
   remergeUnresolved(): void {
+    const registry = this.#ctx.registry;
+    if (registry.size === 0) return;
+    if (this.#allMayWait) {
+      this.#allMayWait = false;
+      for (const [key, state] of this.#items) {
+        if (state.leaves.length > 1 || this.#mayReadAsText(key, state.wire)) {
+          this.#unresolved.add(key);
+        }
+      }
+    }
     for (const key of [...this.#unresolved]) {
       const state = this.#state(key)!;
+      // Merged again under schemas still unknown, it would come out the same.
+      if (!state.leaves.some((leaf) => registry.get(leaf.schema))) continue;
       this.#unresolved.delete(key);
       const next = this.#merged(key, state.leaves);
       if (this.#unresolved.has(key) && sameValue(state, next)) continue;
@@ -1049,12 +1090,6 @@ function changeEvent(
 /** Whether two states of an item read alike: the same schema and wire value (texts read). */
 function sameValue(a: ItemState, b: ItemState): boolean {
   return a.schema === b.schema && JSON.stringify(a.wire) === JSON.stringify(b.wire);
-}
-
-/** Whether a value has a field that may be text edits (mayBeTextEdits). */
-function mayHoldTextEdits(wire: FieldRecord | undefined): boolean {
-  for (const field in wire) if (mayBeTextEdits(wire[field])) return true;
-  return false;
 }
 
 /**

@@ -288,9 +288,12 @@ export class TextFields {
     return edited ?? NONE;
   }
 
-  /** Whether `field` of `key` is held as a document (its value merges as one, not by diff). */
+  /**
+   * Whether `field` of `key` is held as a document (its value merges as one, not by diff); a
+   * restored one is not made for the question.
+   */
   has(key: string, field: string): boolean {
-    return this.doc(key, field) !== undefined;
+    return this.#docs.get(key)?.has(field) === true || this.#stored?.has(key, field) === true;
   }
 
   #keep(key: string, field: string, doc: TextDoc): void {

@@ -17,7 +17,10 @@
  *   40  64 Ed25519 signature of that digest by the session, for this repository's path
  *   104 4  meta length, u32
  *   108 m  meta, MessagePack: [logLength, logCrc, commitSeq, tips, sessions, schemas,
- *          items, leaves, parents] (tips: [session, seq, hash, lastCommitSeq] rows)
+ *          items, leaves, parents, unresolved?] (tips: [session, seq, hash, lastCommitSeq]
+ *          rows; unresolved: the increasing indexes of the items that wait for a schema, or
+ *          true when any item may (written with no schema registered); left out when none
+ *          does, so such a file reads as it did before this entry was)
  *   columns (columns.ts: a width byte, then each entry in that width):
  *          per item: schema (index into schemas), deltas + 1 (0: unknown), leaf count;
  *          per leaf: session (index), seq, hlc, schema (index), body kind, parent count
@@ -122,8 +125,11 @@ function* checkpointSteps(
   log: LogPrefix,
 ): Generator<void, Uint8Array, void> {
   const writer = new CheckpointWriter();
+  const waiting = snapshot.unresolved;
+  const waitingIndexes: number[] = [];
   let added = 0;
   for (const [key, item] of snapshot.items) {
+    if (waiting !== "all" && waiting?.has(key)) waitingIndexes.push(added);
     writer.add(key, item);
     if (++added % ITEMS_PER_STEP === 0) yield;
   }
@@ -141,6 +147,7 @@ function* checkpointSteps(
     items,
     leaves,
     parents,
+    ...(waiting === "all" ? [true] : waitingIndexes.length > 0 ? [waitingIndexes] : []),
   ]);
   const out = new ByteWriter();
   out.u32(meta.length);
@@ -188,6 +195,9 @@ export async function decodeCheckpoint(
   const reader = new ByteReader(file, HEADER_LENGTH, "checkpoint");
   const meta = decodeMeta(unpackBytes(reader.take(reader.u32()), "checkpoint"));
   const { columns, live, texts } = readColumns(reader, meta);
+  if (meta.unresolved !== true && meta.unresolved.some((index) => index >= meta.items)) {
+    throw bad("unresolved items");
+  }
   const table = new CheckpointTable(columns, live);
   return {
     logLength: meta.logLength,
@@ -197,6 +207,9 @@ export async function decodeCheckpoint(
     items: table,
     leaf: (session, seq) => table.leaf(session, seq),
     texts,
+    unresolved: meta.unresolved === true
+      ? "all"
+      : meta.unresolved.map((index) => table.keyAt(index)),
   };
 }
 
@@ -337,14 +350,21 @@ interface Meta {
   readonly items: number;
   readonly leaves: number;
   readonly parents: number;
+  readonly unresolved: readonly number[] | true;
 }
 
 function decodeMeta(decoded: unknown): Meta {
-  if (!Array.isArray(decoded) || decoded.length !== 9) throw bad("layout");
+  if (!Array.isArray(decoded) || (decoded.length !== 9 && decoded.length !== 10)) {
+    throw bad("layout");
+  }
   const [logLength, logCrc, commitSeq, tipRows, sessions, schemas, items, leaves, parents] =
     decoded;
   for (const count of [logLength, logCrc, commitSeq, items, leaves, parents]) {
     if (!isCount(count)) throw bad("header fields");
+  }
+  const unresolved = decoded.length === 10 ? decoded[9] : [];
+  if (decoded.length === 10 && unresolved !== true && !isIncreasingIndexes(unresolved)) {
+    throw bad("unresolved items");
   }
   if (!Array.isArray(tipRows)) throw bad("layout");
   assertStringArray(sessions, "checkpoint sessions");
@@ -361,7 +381,14 @@ function decodeMeta(decoded: unknown): Meta {
     items,
     leaves,
     parents,
+    unresolved,
   };
+}
+
+/** A non-empty list of item indexes, each greater than the one before. */
+function isIncreasingIndexes(value: unknown): value is number[] {
+  return Array.isArray(value) && value.length > 0 &&
+    value.every((index, i) => isCount(index) && (i === 0 || index > value[i - 1]));
 }
 
 function decodeTips(rows: unknown[]): Map<string, ChainTip> {

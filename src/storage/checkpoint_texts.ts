@@ -60,6 +60,10 @@ export class StoredTexts implements RestoredTexts {
     }
   }
 
+  has(key: string, field: string): boolean {
+    return this.#entries.get(key)?.has(field) === true;
+  }
+
   text(key: string, field: string): TextDoc | undefined {
     const stored = this.#entries.get(key)?.get(field);
     return stored && TextDoc.fromRuns(runsOf(stored));

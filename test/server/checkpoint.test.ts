@@ -5,6 +5,7 @@ import { copyFile, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Cairn, defineSchema, type RepositoryHandle } from "cairndb";
 import { crc32c } from "../../src/storage/crc32c.ts";
+import { unpackBytes } from "../../src/core/commit_codec.ts";
 import { checkpointDue } from "../../src/db/repository_files.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 
@@ -205,36 +206,56 @@ test("a checkpoint is written in the background once the log has grown enough", 
   });
 });
 
-test("a database without the schemas (a sync server's) checkpoints items with set fields; text waits for its schema", async () => {
+test("a database without the schemas (a sync server's) checkpoints what waits for them: texts, concurrent versions; opened with the schemas, from that checkpoint or later, they read as from the log", async () => {
   await withDir(async (path) => {
-    const writer = await Cairn.open({ schemas: [Doc] });
-    const written = await writer.open("/docs");
-    for (let i = 0; i < 50; i++) {
-      written.create(Doc, { title: `d${i}`, tags: new Set(["a", `t${i}`]), n: i }, {
-        key: `d${i}`,
-      });
+    const a = await Cairn.open({ schemas: [Doc] });
+    const b = await Cairn.open({ schemas: [Doc], trust: [a.session.publicKey] });
+    await a.trust(b.session.publicKey);
+    const fromA = await a.open("/docs");
+    const fromB = await b.open("/docs");
+    for (let i = 0; i < 20; i++) {
+      fromA.create(Doc, { title: `d${i}`, tags: new Set(["a", `t${i}`]), n: i }, { key: `d${i}` });
     }
-    const server = await Cairn.open({ path, trust: [writer.session.publicKey] });
-    await (await server.open("/docs")).importBlocks(await written.exportBlocks());
+    fromA.create(Doc, { title: "with text", body: "hello" }, { key: "text" });
+    fromA.create(Doc, { title: "empty", body: "", tags: new Set() }, { key: "empty" });
+    await fromB.importBlocks(await fromA.exportBlocks());
+    // Concurrent versions, which only the schema merges.
+    fromA.get("text", Doc)!.insertText("body", 5, " world");
+    fromB.get("text", Doc)!.insertText("body", 0, ">");
+    fromA.get("d1", Doc)!.set("title", "one");
+    fromB.get("d1", Doc)!.set("n", 100);
+    const trust = [a.session.publicKey, b.session.publicKey];
+    const server = await Cairn.open({ path, trust });
+    const stored = await server.open("/docs");
+    for (const from of [fromA, fromB]) await stored.importBlocks(await from.exportBlocks());
     await server.close();
-    // A set's values are a list, but not one of text edits: nothing waits for a schema.
-    assert.ok((await stat(join(path, "docs.ckpt"))).size > 0, "a checkpoint on close");
-
-    written.create(Doc, { title: "with text", body: "hello" }, { key: "text" });
-    const again = await Cairn.open({ path, trust: [writer.session.publicKey] });
-    const repo = await again.open("/docs");
-    await repo.importBlocks(await written.exportBlocks(repo.versionVector()));
-    const before = await readFile(join(path, "docs.ckpt"));
-    await again.close();
-    // An item whose text fields hold edits waits for its schema: no checkpoint can stand for it.
-    assert.deepEqual(
-      await readFile(join(path, "docs.ckpt")),
-      before,
-      "the checkpoint is unchanged",
+    await fromA.importBlocks(await fromB.exportBlocks());
+    const expected = state(fromA);
+    assert.equal(
+      expected.values.find((value) => value.title === "with text")?.body,
+      ">hello world",
     );
-    const { held } = await reopen(path);
-    assert.equal(held.values.find((value) => value.title === "with text")?.body, "hello");
-    await writer.close();
+    assert.equal(expected.leaves[expected.keys.indexOf("d1")].length, 2, "two versions of d1");
+
+    // The checkpoint stands for the whole log and names the items that wait.
+    const file = await readFile(join(path, "docs.ckpt"));
+    const metaLength = new DataView(file.buffer, file.byteOffset).getUint32(104, true);
+    const meta = unpackBytes(file, "meta", 108, 108 + metaLength) as unknown[];
+    assert.equal(meta[0], (await stat(join(path, "docs.log"))).size);
+    // Any item may wait (a set's values and text edits are lists only the schema tells apart;
+    // concurrent versions only the schema merges): written with no schema, it says so.
+    assert.equal(meta[9], true, "every item is looked at when a schema is registered");
+
+    assert.deepEqual((await reopen(path)).held, expected, "the schema registered at open");
+    const late = await Cairn.open({ path });
+    const repo = await late.open("/docs");
+    late.register(Doc);
+    assert.deepEqual(state(repo), expected, "the schema registered after the open");
+    await late.close();
+    await rm(join(path, "docs.ckpt"));
+    assert.deepEqual((await reopen(path)).held, expected, "from the log alone");
+    await a.close();
+    await b.close();
   });
 });
 

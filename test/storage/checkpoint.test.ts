@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { isCairnError } from "../../src/core/errors.ts";
-import type { Commit, FieldRecord } from "../../src/core/commit.ts";
+import type { Commit, FieldRecord, WireValue } from "../../src/core/commit.ts";
 import type { ItemState } from "../../src/core/item_state.ts";
 import type { RepositorySnapshot } from "../../src/core/snapshot.ts";
 import { assertFieldRecord } from "../../src/core/wire_validation.ts";
@@ -14,6 +14,7 @@ import {
 } from "../../src/storage/checkpoint.ts";
 import type { CheckpointOwner } from "../../src/storage/checkpoint_seal.ts";
 import { crc32c } from "../../src/storage/crc32c.ts";
+import { packValue, unpackBytes } from "../../src/core/commit_codec.ts";
 import { defineSchema } from "../../src/core/schema.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { commit as commitArb, fieldRecord } from "../harness/arbitrary.ts";
@@ -76,7 +77,8 @@ const snapshotArb: fc.Arbitrary<RepositorySnapshot> = fc.record({
     { maxLength: 3 },
   ),
   items: fc.uniqueArray(itemArb, { selector: (item) => item.key, maxLength: 12 }),
-}, { noNullPrototype: true }).map(({ commitSeq, tips, items }) => ({
+  waiting: fc.oneof(fc.array(fc.boolean(), { maxLength: 12 }), fc.constant("all" as const)),
+}, { noNullPrototype: true }).map(({ commitSeq, tips, items, waiting }) => ({
   commitSeq,
   tips: new Map(tips.map(([session, seq, hash, lastCommitSeq]) => [session, {
     seq,
@@ -84,6 +86,9 @@ const snapshotArb: fc.Arbitrary<RepositorySnapshot> = fc.record({
     lastCommitSeq,
   }])),
   items: items.map(({ key, state }) => [key, state] as const),
+  unresolved: waiting === "all"
+    ? waiting
+    : new Set(items.filter((_, i) => waiting[i]).map(({ key }) => key)),
 }));
 
 /** An item as plain data to compare; `live` as the checkpoint tells it, or from its value. */
@@ -104,18 +109,23 @@ function contents(checkpoint: Checkpoint) {
       (_, i) => plain(items.keyAt(i), items.itemAt(i), items.isLive(i)),
     ),
     liveCount: items.liveCount,
+    unresolved: checkpoint.unresolved,
   };
 }
 
 /** What `contents` must give for a checkpoint of `snapshot`. */
 function expected(snapshot: RepositorySnapshot) {
   const items = snapshot.items.map(([key, state]) => plain(key, state));
+  const waiting = snapshot.unresolved;
   return {
     log: [LOG.length, LOG.crc],
     commitSeq: snapshot.commitSeq,
     tips: snapshot.tips,
     items,
     liveCount: items.filter((item) => item.live).length,
+    unresolved: waiting === "all"
+      ? waiting
+      : items.filter(({ key }) => waiting?.has(key)).map(({ key }) => key),
   };
 }
 
@@ -254,14 +264,16 @@ test("re-encoding restored items copies their bytes: the same file, read or not"
   await fc.assert(
     fc.asyncProperty(snapshotArb, fc.boolean(), async (snapshot, read) => {
       const file = await encode(snapshot);
-      const { items, tips, commitSeq } = await decode(file);
+      const { items, tips, commitSeq, unresolved } = await decode(file);
       const restored: [string, ItemState][] = [];
       for (let i = 0; i < items.count; i++) {
         const state = items.itemAt(i);
         if (read) void state.wire, state.leaves;
         restored.push([items.keyAt(i), state]);
       }
-      assert.deepEqual(await encode({ commitSeq, tips, items: restored }), file);
+      const waiting = unresolved === "all" ? unresolved : new Set(unresolved);
+      const again = { commitSeq, tips, items: restored, unresolved: waiting };
+      assert.deepEqual(await encode(again), file);
     }),
     { seed: 0xc097, numRuns: 200 },
   );
@@ -334,12 +346,14 @@ function sampleFile(): Promise<Uint8Array> {
     commitSeq: 40,
     tips: new Map([["s0", { seq: 3, hash: "h", lastCommitSeq: 40 }]]),
     items,
+    unresolved: new Set(["item-2", "item-6", "item-39"]),
   });
 }
 
 /** Decodes, then reads everything the way a repository would: it must all work. */
 async function readAll(file: Uint8Array): Promise<void> {
-  const { items, leaf } = await decode(file);
+  const { items, leaf, unresolved } = await decode(file);
+  for (const key of unresolved) assert.ok(items.indexOf(key) >= 0, `${key} waits`);
   const restored: [string, ItemState][] = [];
   for (let i = 0; i < items.count; i++) {
     const state = items.itemAt(i);
@@ -472,4 +486,35 @@ test("a checkpoint of another version is refused: it is rebuilt from the log", a
     decode(v2),
     (err) => isCairnError(err, "E_CORRUPT_ENCODING") && /version 2/.test((err as Error).message),
   );
+});
+
+test("the items waiting for a schema: a file without them reads as none, true as all; a list out of order, out of range or empty is refused", async () => {
+  const file = await sampleFile();
+  assert.deepEqual((await decode(file)).unresolved, ["item-2", "item-6", "item-39"]);
+  const metaLength = new DataView(file.buffer).getUint32(HEADER, true);
+  const meta = unpackBytes(file, "meta", HEADER + 4, HEADER + 4 + metaLength) as WireValue[];
+  assert.deepEqual(meta[9], [2, 6, 39]);
+  /** The sample file with its meta's list of waiting items replaced (none: left out), resealed. */
+  const withList = (list?: WireValue) => {
+    const packed = packValue(list === undefined ? meta.slice(0, 9) : [...meta.slice(0, 9), list]);
+    const rest = file.subarray(HEADER + 4 + metaLength);
+    const payload = new Uint8Array(4 + packed.length + rest.length);
+    new DataView(payload.buffer).setUint32(0, packed.length, true);
+    payload.set(packed, 4);
+    payload.set(rest, 4 + packed.length);
+    const header = file.slice(0, HEADER);
+    const rebuilt = new Uint8Array(HEADER + payload.length);
+    rebuilt.set(header);
+    return resealed(rebuilt, (target) => target.set(payload), OWNER);
+  };
+  assert.deepEqual((await decode(await withList())).unresolved, []);
+  assert.deepEqual((await decode(await withList([0, 39]))).unresolved, ["item-0", "item-39"]);
+  assert.equal((await decode(await withList(true))).unresolved, "all");
+  for (const list of [[], [6, 2], [2, 2], [40], [-1], [1.5], ["item-2"], 3, null, false]) {
+    await assert.rejects(
+      decode(await withList(list)),
+      (err) => isCairnError(err, "E_CORRUPT_ENCODING"),
+      JSON.stringify(list),
+    );
+  }
 });
