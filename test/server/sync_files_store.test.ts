@@ -47,13 +47,14 @@ function seeingLogSyncs(onLogSync: () => void) {
   };
 }
 
-test("files store: applies arriving together share fsyncs, and are placed in arrival order", async () => {
+test("files store: applies arriving together share fsyncs, and are placed in arrival order; reopened, the same blocks, positions and writers", async () => {
   await withTempDirectory("files-store", async (dir) => {
     const counter = { syncs: 0 };
     const store = await openFilesStore(dir, { openStorage: seeingLogSyncs(() => counter.syncs++) });
     const repository = await store.openRepository("/data/group");
+    const sessions = await Promise.all(Array.from({ length: 12 }, () => newSession()));
     const pushes = await Promise.all(
-      Array.from({ length: 12 }, async () => blocksOf(await newSession(), "/data/group", 1)),
+      sessions.map((session) => blocksOf(session, "/data/group", 1)),
     );
     const blocks = await Promise.all(pushes.map(authorized));
     const before = counter.syncs;
@@ -67,15 +68,22 @@ test("files store: applies arriving together share fsyncs, and are placed in arr
     assert.equal(repository.head(), 12);
     const again = await repository.apply(await authorized([...pushes[0], ...pushes[0]]));
     assert.deepEqual(again.outcomes, [{ status: "duplicate" }, { status: "duplicate" }]);
+    // Later blocks of a writer placed already.
+    const later = await blocksOf(sessions[3], "/data/group", 2, 1);
+    await repository.apply(await authorized(later));
+    const writers = await repository.writersAfter(0);
+    assert.equal(writers.length, 12);
     await store.close();
-    // Reopened: the same blocks at the same positions, the same epoch.
+    // Reopened: the same blocks at the same positions, the same writers, the same epoch.
     const reopened = await openFilesStore(dir);
     const same = await reopened.openRepository("/data/group");
     assert.equal(same.epoch, repository.epoch);
     assert.deepEqual(
       asArrays((await same.readAfter(0, 1 << 20)).map((block) => block.bytes)),
-      asArrays(pushes.flat()),
+      asArrays([...pushes.flat(), ...later]),
     );
+    assert.deepEqual(await same.writersAfter(0), writers);
+    assert.deepEqual((await same.writersAfter(3)).length, 9);
     await reopened.close();
   });
 });

@@ -33,18 +33,22 @@ export class BlockIndex {
     return this.#sessions.has(session);
   }
 
-  /** Places a block at the next position; returns the writer it adds, if it is its first. */
-  add(bytes: Uint8Array, session: string, seq: number, publicKey: Uint8Array): Writer | undefined {
-    this.#blocks.push(bytes);
-    const position = this.#blocks.length;
+  /**
+   * Places a block at the next position; returns the writer it adds, if it is its session's
+   * first (whose public key it needs: the key of a later one may be left out).
+   */
+  add(bytes: Uint8Array, session: string, seq: number, publicKey?: Uint8Array): Writer | undefined {
+    const position = this.#blocks.length + 1;
     let blocks = this.#sessions.get(session);
     let writer: Writer | undefined;
     if (!blocks) {
+      if (!publicKey) throw new Error(`the first block of ${session} needs its public key`);
       blocks = { seqs: [], positions: [] };
       this.#sessions.set(session, blocks);
       writer = { publicKey, position };
       this.#writers.push(writer);
     }
+    this.#blocks.push(bytes);
     blocks.seqs.push(seq);
     blocks.positions.push(position);
     return writer;
