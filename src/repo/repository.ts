@@ -1001,24 +1001,31 @@ export class Repository {
    * registered before its commits came: its newest leaf's value, read now under a known schema
    * (its text fields showing their documents, not their edits). Keeping the state made without
    * the schema left such a field holding its edits, and reads of the item failed. One that
-   * waits on with the value it had is not announced as changed.
+   * waits on with the value it had is not announced as changed, nor is a sole version whose
+   * value the schema reads as it was (no text field in it to read from a document): a database
+   * opened without its schemas looks at every item with a list when the first one comes, and
+   * most are a set's values, which merging again would only copy.
    */
   remergeUnresolved(): void {
     const registry = this.#ctx.registry;
     if (registry.size === 0) return;
-    if (this.#allMayWait) {
-      this.#allMayWait = false;
-      for (const [key, state] of this.#items) {
-        if (state.leaves.length > 1 || this.#mayReadAsText(key, state.wire)) {
+    const every = this.#allMayWait;
+    this.#allMayWait = false;
+    for (const key of every ? [...this.#items.keys()] : [...this.#unresolved]) {
+      const state = this.#state(key)!;
+      if (!state.leaves.some((leaf) => registry.get(leaf.schema))) {
+        // Merged again under schemas still unknown, it would come out the same: it waits on,
+        // now on its own (a schema is registered: items are no longer all looked at).
+        if (every && (state.leaves.length > 1 || this.#mayReadAsText(key, state.wire))) {
           this.#unresolved.add(key);
         }
+        continue;
       }
-    }
-    for (const key of [...this.#unresolved]) {
-      const state = this.#state(key)!;
-      // Merged again under schemas still unknown, it would come out the same.
-      if (!state.leaves.some((leaf) => registry.get(leaf.schema))) continue;
       this.#unresolved.delete(key);
+      // A sole version under a schema now known reads otherwise only where its text fields do.
+      if (soleLeaf(state) !== undefined && !this.#texts.overlays(key, state.schema, state.wire)) {
+        continue;
+      }
       const next = this.#merged(key, state.leaves);
       if (this.#unresolved.has(key) && sameValue(state, next)) continue;
       this.#setState(key, state, next);

@@ -263,15 +263,27 @@ export class TextFields {
     if (wire === undefined) return undefined;
     let overlaid: FieldRecord | undefined;
     for (const field of this.fieldsOf(schemaId)) {
-      const lazy = readsLazily(wire, field);
-      const value = lazy ? undefined : wire[field];
-      if (!lazy && value === undefined) continue;
-      const doc = this.doc(key, field);
-      if (doc === undefined && !lazy && !Array.isArray(value)) continue;
+      if (!this.#readsDocument(key, wire, field)) continue;
       overlaid ??= copyRecord(wire);
-      setLazyText(overlaid, field, doc?.value ?? ChunkedText.EMPTY);
+      setLazyText(overlaid, field, this.doc(key, field)?.value ?? ChunkedText.EMPTY);
     }
     return overlaid ?? wire;
+  }
+
+  /** Whether overlay would change `wire` (put a document's text in one of its fields). */
+  overlays(key: string, schemaId: string, wire: FieldRecord | undefined): boolean {
+    if (wire === undefined) return false;
+    return this.fieldsOf(schemaId).some((field) => this.#readsDocument(key, wire, field));
+  }
+
+  /**
+   * Whether text field `field` of `wire` reads as its document's text: it does already (lazily),
+   * or it holds a list (edits), or a value with a document beside it.
+   */
+  #readsDocument(key: string, wire: FieldRecord, field: string): boolean {
+    if (readsLazily(wire, field)) return true;
+    const value = wire[field];
+    return value !== undefined && (Array.isArray(value) || this.has(key, field));
   }
 
   /**

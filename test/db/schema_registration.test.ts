@@ -136,3 +136,23 @@ test("a query without a schema shows its items through a newer version once it i
   assert.ok(heard > 0);
   await db.close();
 });
+
+test("registering a schema announces the items whose value it changes, and only those", async () => {
+  const { dbs: [alice, bob], repos: [from, to] } = await peers(2);
+  from.create(Note, { title: "tagged", tags: new Set(["a", "b"]) }, { key: "tagged" });
+  from.create(Note, { title: "no tags yet", tags: new Set() }, { key: "empty" });
+  from.create(Note, { title: "plain" }, { key: "plain" });
+  from.create(Note, { title: "with text", body: "hello" }, { key: "text" });
+  from.create(Note, { title: "text created empty", body: "" }, { key: "blank" });
+  await exchange(from, to);
+  const changes: string[] = [];
+  to.on("change", (change) => changes.push(change.key));
+  bob.register(Note);
+  // Without the schema, a text field holds its edits: once it is known, it holds the text.
+  assert.deepEqual(changes.sort(), ["blank", "text"]);
+  for (const key of ["tagged", "empty", "plain", "text", "blank"]) {
+    assert.deepEqual(to.get(key, Note)!.toObject(), from.get(key, Note)!.toObject(), key);
+  }
+  await alice.close();
+  await bob.close();
+});
