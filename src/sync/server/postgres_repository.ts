@@ -49,6 +49,14 @@ interface Cache {
   readonly trusted: Set<string>;
 }
 
+/** A stored block as #indexStored reads it: what its row says, and its bytes. */
+interface StoredRow {
+  readonly position: number;
+  readonly session: string;
+  readonly seq: number;
+  readonly bytes: Uint8Array;
+}
+
 interface QueuedApply {
   readonly blocks: readonly AuthorizedBlock[];
   resolve(result: ApplyResult): void;
@@ -64,6 +72,8 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
   #cache: Cache | undefined;
   /** The cache's Cairn repository holds blocks PostgreSQL may not: load it again before use. */
   #stale = false;
+  /** Blocks the index holds and the cache's Cairn repository not yet: verified before use. */
+  #unverified: readonly StoredRow[] = [];
   /** Loads, catch-ups and transactions run one at a time. */
   #exclusive: Promise<unknown> = Promise.resolve();
   #queue: QueuedApply[] = [];
@@ -85,8 +95,18 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     this.#onClose = onClose;
   }
 
-  load(): Promise<void> {
-    return this.#run(() => retrying(() => this.#reload()));
+  /**
+   * The first time, opens the repository: its index is made from PostgreSQL's rows, no block
+   * decoded, so catch-up reads start at once. The blocks were verified by the server that placed
+   * them; they are verified again into the cache before the cache is first used to import (a
+   * push, other servers' blocks), and one that fails makes that use fail (E_IO), and every use
+   * after it. After the first time, loads the cache again.
+   */
+  async load(): Promise<void> {
+    if (this.#cache) return await this.#run(() => retrying(() => this.#reload()));
+    const { cache, rows } = await retrying(() => this.#indexStored());
+    this.#cache = cache;
+    this.#unverified = rows;
   }
 
   get #index(): BlockIndex {
@@ -107,8 +127,16 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     return () => this.#elsewhere.delete(listener);
   }
 
-  /** Reads what other servers committed since the cache's head, and tells the listeners. */
+  /**
+   * Reads what other servers committed since the cache's head, and tells the listeners. Asked at
+   * every subscribe, so it first asks PostgreSQL's head: only a head past the index's takes a
+   * turn and imports (verifying first what the open only indexed).
+   */
   async refresh(): Promise<void> {
+    const { rows } = await retrying(() =>
+      this.#pool.query("SELECT head FROM cairn_repositories WHERE path = $1", [this.path])
+    );
+    if (Number(rows[0]?.head ?? 0) <= this.head()) return;
     await this.#run(() => retrying(() => this.#catchUp(this.#pool)));
   }
 
@@ -154,19 +182,16 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
    */
   async #reload(): Promise<void> {
     const old = this.#cache;
-    const db = await Cairn.open({ onWarning: () => {} });
-    let fresh: Cache;
+    const fresh = await this.#emptyCache();
     try {
-      await db.open(this.path);
-      const repository = repositoryOf(db, this.path);
-      fresh = { db, repository, index: new BlockIndex(), trusted: new Set() };
       await this.#readCommitted(this.#pool, fresh);
     } catch (err) {
       this.#stale = true;
-      await db.close().catch(() => {});
+      await fresh.db.close().catch(() => {});
       throw err;
     }
     this.#cache = fresh;
+    this.#unverified = [];
     this.#stale = false;
     await old?.db.close().catch(() => {});
     // What other servers placed since the old cache's head is news to the listeners.
@@ -181,9 +206,90 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     }
   }
 
+  async #emptyCache(): Promise<Cache> {
+    const db = await Cairn.open({ onWarning: () => {} });
+    await db.open(this.path);
+    return {
+      db,
+      repository: repositoryOf(db, this.path),
+      index: new BlockIndex(),
+      trusted: new Set(),
+    };
+  }
+
+  /** A cache whose index holds every stored block, from their rows; its repository holds none. */
+  async #indexStored(): Promise<{ cache: Cache; rows: StoredRow[] }> {
+    const cache = await this.#emptyCache();
+    try {
+      const rows: StoredRow[] = [];
+      for (;;) {
+        const page = await this.#pool.query(
+          "SELECT position, session, seq, payload FROM cairn_blocks " +
+            "WHERE repository = $1 AND position > $2 ORDER BY position LIMIT $3",
+          [this.path, rows.length, READ_PAGE],
+        );
+        for (const row of page.rows) {
+          rows.push({
+            position: Number(row.position),
+            session: String(row.session),
+            seq: Number(row.seq),
+            bytes: new Uint8Array(row.payload as Uint8Array),
+          });
+        }
+        if (page.rows.length < READ_PAGE) break;
+      }
+      // Read after the blocks: each block's writer row was committed with it.
+      const writers = await this.#pool.query(
+        "SELECT public_key, position FROM cairn_writers WHERE repository = $1",
+        [this.path],
+      );
+      const keyAt = new Map(writers.rows.map((row) => [
+        Number(row.position),
+        new Uint8Array(row.public_key as Uint8Array),
+      ]));
+      for (const { position, session, seq, bytes } of rows) {
+        const { index } = cache;
+        if (position !== index.head + 1 || (!index.hasSession(session) && !keyAt.has(position))) {
+          throw new CairnError(
+            "E_IO",
+            `the stored blocks of ${this.path} are inconsistent at ${position}`,
+          );
+        }
+        index.add(bytes, session, seq, keyAt.get(position));
+      }
+      return { cache, rows };
+    } catch (err) {
+      await cache.db.close().catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Verifies into the cache's Cairn repository the blocks the open only indexed. */
+  async #verifyStored(): Promise<void> {
+    const rows = this.#unverified;
+    this.#unverified = [];
+    try {
+      for (let start = 0; start < rows.length; start += READ_PAGE) {
+        const blocks = [];
+        for (const { bytes, session, seq } of rows.slice(start, start + READ_PAGE)) {
+          const block = authorizedBlock(bytes, await decodeBlock(bytes, this.#suite, false));
+          if (block.session !== session || block.seq !== seq) {
+            throw new CairnError("E_IO", `a stored block of ${this.path} is not what its row says`);
+          }
+          blocks.push(block);
+        }
+        this.#refuseRejected(await this.#import(this.#cache!, blocks));
+      }
+    } catch (err) {
+      this.#stale = true;
+      throw err;
+    }
+  }
+
   /** Imports the blocks PostgreSQL has after the cache's head; tells the listeners if `tell`. */
   async #catchUp(client: PostgresClient, tell = true): Promise<ApplyResult | undefined> {
     if (this.#stale) await this.#reload();
+    await this.#verifyStored();
     const result = await this.#readCommitted(client, this.#cache!);
     if (result && tell) this.#tell(result);
     return result;
@@ -207,13 +313,11 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
         // Verified by the server that placed it; the canonical check is not needed again.
         blocks.push(authorizedBlock(bytes, await decodeBlock(bytes, this.#suite, false)));
       }
-      const report = await this.#import(cache, blocks);
-      if (report.rejected.length > 0) {
+      try {
+        this.#refuseRejected(await this.#import(cache, blocks));
+      } catch (err) {
         this.#stale = true;
-        const [{ error }] = report.rejected;
-        throw new CairnError("E_IO", `a stored block of ${this.path} fails verification`, {
-          cause: error,
-        });
+        throw err;
       }
       for (const { bytes, session, seq, publicKey } of blocks) {
         const writer = index.add(bytes, session, seq, publicKey);
@@ -224,6 +328,14 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     }
     if (placed.length === 0) return undefined;
     return { outcomes: [], placed, newWriters, head: index.head };
+  }
+
+  #refuseRejected(report: { rejected: readonly { error: CairnError }[] }): void {
+    if (report.rejected.length === 0) return;
+    const [{ error }] = report.rejected;
+    throw new CairnError("E_IO", `a stored block of ${this.path} fails verification`, {
+      cause: error,
+    });
   }
 
   #tell(result: ApplyResult): void {
@@ -245,6 +357,7 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
   /** One transaction for every queued apply; one result per apply. */
   async #place(batch: readonly QueuedApply[]): Promise<ApplyResult[]> {
     if (this.#stale) await this.#reload();
+    await this.#verifyStored(); // before the repository's row is locked, not while
     const { outcomes, rows } = await inTransaction(this.#pool, async (client) => {
       await this.#lockRepository(client);
       await this.#catchUp(client); // committed by other servers: told at once
