@@ -187,8 +187,11 @@ interface FuzzState {
   /** Peers in the same group can talk; `group[i]` for peer i. */
   group: number[];
   readonly trace: string[];
-  /** Per peer: local and remote change events seen. */
-  readonly events: { local: number; remote: number }[];
+  /**
+   * Per peer: local and remote change events seen, the keys of the remote ones, and events that
+   * said otherwise than a read in the listener saw.
+   */
+  readonly events: { local: number; remote: number; remoteKeys: Set<string>; wrong: string[] }[];
 }
 
 function write(state: FuzzState, p: number): void {
@@ -232,6 +235,7 @@ function write(state: FuzzState, p: number): void {
     }
   }
   assert.equal(state.events[p].local, before + (wrote ? 1 : 0), "one local event per write");
+  assert.deepEqual(state.events[p].wrong, [], "events say what a read in the listener sees");
   if (wrote) {
     assert.equal(peer.repo.leaves(key).length, 1, "a local write leaves one leaf");
   }
@@ -243,6 +247,8 @@ async function talk(state: FuzzState, x: number, y: number): Promise<void> {
   const from = peers[x];
   const to = peers[y];
   const remoteBefore = state.events[y].remote;
+  state.events[y].remoteKeys.clear();
+  const leavesBefore = state.keyPool.map((key) => leafIds(to, key));
   const roll = rng();
   let report;
   if (roll < 0.6) {
@@ -271,11 +277,19 @@ async function talk(state: FuzzState, x: number, y: number): Promise<void> {
   }
   coverage.refusedFrames += report.rejected.length;
   coverage.duplicateFrames += report.duplicates;
-  assert.equal(
-    state.events[y].remote - remoteBefore,
-    report.commits,
-    "one remote change event per imported commit",
-  );
+  // A block's chain of commits on one item is announced once: at most one event per commit,
+  // and every item whose leaves moved has one.
+  assert.deepEqual(state.events[y].wrong, [], "events say what a read in the listener sees");
+  const announced = state.events[y].remote - remoteBefore;
+  assert.ok(announced <= report.commits, "no more remote change events than imported commits");
+  state.keyPool.forEach((key, i) => {
+    if (leafIds(to, key) === leavesBefore[i]) return;
+    assert.ok(state.events[y].remoteKeys.has(key), `an import moved ${key}'s leaves unannounced`);
+  });
+}
+
+function leafIds(peer: Peer, key: string): string {
+  return [...peer.repo.leaves(key)].sort().join();
 }
 
 function repartition(state: FuzzState): void {
@@ -322,11 +336,20 @@ async function runSchedule(seed: number): Promise<void> {
     keyPool,
     group: peers.map(() => 0),
     trace: [`${count} peers, ${trusted ? "trusted" : "signed"}, keys ${keyPool}`],
-    events: peers.map(() => ({ local: 0, remote: 0 })),
+    events: peers.map(() => ({
+      local: 0,
+      remote: 0,
+      remoteKeys: new Set<string>(),
+      wrong: [] as string[],
+    })),
   };
   peers.forEach((peer, i) =>
     peer.repo.on("change", (change) => {
       state.events[i][change.source]++;
+      if (change.source === "remote") state.events[i].remoteKeys.add(change.key);
+      if (change.deleted === peer.repo.has(change.key)) {
+        state.events[i].wrong.push(`${change.source} ${change.key} deleted: ${change.deleted}`);
+      }
     })
   );
   try {
