@@ -894,7 +894,7 @@ export class Repository {
       ? undefined
       : run.length === 1
       ? this.#texts.apply(commit, checked)
-      : inOrder(run.map((each) => this.#texts.apply(each, checked)));
+      : changesInOrder(run.map((each) => this.#texts.apply(each, checked)));
     const leaves = state ? leavesNotUnder(state.leaves, first) : [];
     leaves.push(commit);
     this.#unresolved.delete(key);
@@ -1144,7 +1144,7 @@ function followsAlone(next: Commit, commit: Commit): boolean {
 }
 
 /** Several commits' text changes as one's: per field, every change in the order they happened. */
-function inOrder(perCommit: readonly TextFieldChange[][]): TextFieldChange[] {
+function changesInOrder(perCommit: readonly TextFieldChange[][]): TextFieldChange[] {
   const byField = new Map<string, TextChange[]>();
   for (const changes of perCommit) {
     for (const { field, changes: each } of changes) {
