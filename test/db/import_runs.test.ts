@@ -20,6 +20,7 @@ import {
   plain,
 } from "../harness/peers.ts";
 import { TASK } from "../harness/schemas.ts";
+import { replayTextChanges } from "../harness/text_changes.ts";
 
 const Task = defineSchema(TASK);
 const KEY = "k";
@@ -51,19 +52,6 @@ function edit(peer: Peer, rng: () => number, step: number): boolean {
   return false;
 }
 
-/** `text` with each change applied in order. */
-function replay(text: string, events: readonly ItemChange[]): string {
-  for (const event of events) {
-    for (const { field, changes } of event.text ?? []) {
-      if (field !== "notes") continue;
-      for (const { index, deleted, inserted } of changes) {
-        text = text.slice(0, index) + inserted + text.slice(index + deleted);
-      }
-    }
-  }
-  return text;
-}
-
 async function runSeed(seed: number): Promise<void> {
   const rng = seededRandom(seed);
   const [a, b] = await openPeers(2, { schemas: [Task] });
@@ -87,7 +75,11 @@ async function runSeed(seed: number): Promise<void> {
     assert.equal(events.at(-1)!.deleted, after === undefined);
     // (Text changes are the document's: an item deleted on either side read no text meanwhile.)
     if (!deletes) {
-      assert.equal(replay(notesBefore, events), after?.get("notes"), "the events' text changes");
+      assert.equal(
+        events.reduce((text, event) => replayTextChanges(text, event, "notes"), notesBefore),
+        after?.get("notes"),
+        "the events' text changes",
+      );
     }
 
     assertClean(await exchange(a, b), "a → b");

@@ -12,6 +12,7 @@ import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { envInteger } from "../harness/peers.ts";
 import { seededRandom } from "../harness/random.ts";
 import { TITLE_AND_BODY } from "../harness/schemas.ts";
+import { replayTextChanges } from "../harness/text_changes.ts";
 
 const Doc = defineSchema(TITLE_AND_BODY);
 
@@ -429,13 +430,7 @@ test(`a peer's block of hundreds of edits of one text, beside concurrent edits h
       theirs.insertText("body", Math.floor(random() * theirs.get("body")!.length), "XY"[i % 2]);
     }
     let followed = theirs.get("body")!;
-    theirs.on("change", (change) => {
-      for (const { changes } of change.text ?? []) {
-        for (const { index, deleted, inserted } of changes) {
-          followed = followed.slice(0, index) + inserted + followed.slice(index + deleted);
-        }
-      }
-    });
+    theirs.on("change", (change) => followed = replayTextChanges(followed, change));
     const imported = await b.importBlocks(await a.exportBlocks(b.versionVector()));
     assert.equal(imported.rejected.length, 0, `seed ${seed}`);
     assert.equal(followed, theirs.get("body"), `seed ${seed}: the events replay to the text`);
