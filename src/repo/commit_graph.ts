@@ -125,7 +125,7 @@ export class CommitGraph {
       if (known) break;
       deltas.push(commit);
       const first: string | undefined = commit.parents[0];
-      commit = first === undefined ? undefined : this.get(first);
+      commit = first === undefined ? undefined : this.#reached(first);
     }
     if (!known && deltas.length === 0) return commit?.kind === "value" ? commit.value : undefined;
     if (known && deltas.length === 0 && !copyKnown) return known;
@@ -137,6 +137,19 @@ export class CommitGraph {
     for (let i = deltas.length - 1; i >= 0; i--) value = applyDelta(value, deltas[i]);
     if (deltas.length > 0) this.#rememberDeltaValue(commitId(at), value);
     return value;
+  }
+
+  /**
+   * The first parent a walk to a delta's value reached. It must be held: started from an empty
+   * record instead, the value would silently lack every field set before (a repository restored
+   * from a snapshot reads its history before anything walks past the snapshot's leaves).
+   */
+  #reached(id: string): Commit {
+    const commit = this.get(id);
+    if (commit === undefined) {
+      throw new Error(`a value past commit ${id} needs history not read yet`);
+    }
+    return commit;
   }
 
   /**

@@ -446,8 +446,7 @@ export class Repository {
   async load(blocks: readonly SealedBlock[]): Promise<LoadReport> {
     // Our own blocks after a snapshot only ever name leaves it holds; a peer's may need history,
     // and so may merging an item the snapshot left waiting for a schema.
-    const mayMerge = this.#allMayWait || this.#unresolved.size > 0;
-    if (mayMerge || blocks.some((sealed) => sealed.block.session !== this.#ctx.session)) {
+    if (this.#anyWaits() || blocks.some((sealed) => sealed.block.session !== this.#ctx.session)) {
       await this.#ensureHistory();
     }
     let applied = 0;
@@ -466,7 +465,15 @@ export class Repository {
         unloadable.push({ session: sealed.block.session, seq: sealed.block.seq, error: err });
       }
     }
+    // Our own blocks may have left an item waiting (a text edit under a schema not registered):
+    // registering it, at any time, merges the item again, and that walks its history.
+    if (this.#anyWaits()) await this.#ensureHistory();
     return { blocks: applied, commits, unloadable };
+  }
+
+  /** Whether an item may read otherwise once a schema is registered (see remergeUnresolved). */
+  #anyWaits(): boolean {
+    return this.#allMayWait || this.#unresolved.size > 0;
   }
 
   /** After close, writes and imports fail with E_CLOSED; reads still see the last state. */
@@ -539,7 +546,12 @@ export class Repository {
       );
     this.#graph.add(commit);
     const deltas = kind === "delta" ? state!.deltas + 1 : 0;
-    this.#setState(key, state, new SoleLeafState(commit, next, schema, deltas));
+    const made = new SoleLeafState(commit, next, schema, deltas);
+    // A local write under a schema not registered here (the CLI's import) waits for it as an
+    // imported one does: a checkpoint must name it, or it would read otherwise than the log.
+    if (this.#unresolved.size > 0) this.#unresolved.delete(key);
+    this.#awaitSchemaForText(key, made);
+    this.#setState(key, state, made);
     this.#seals.add(commit);
     if (this.#listeners.active) {
       this.#listeners.emit(changeEvent(key, "local", next === undefined, text));

@@ -259,6 +259,55 @@ test("a database without the schemas (a sync server's) checkpoints what waits fo
   });
 });
 
+const Other = defineSchema({ ns: "other", version: 1, fields: { x: { type: "number" } } });
+
+/** How an app opened without Doc comes to register it: by name, or by its first typed read. */
+const LATE_REGISTRATIONS = [
+  { atOpen: [], register: (db: Cairn) => db.register(Doc) },
+  { atOpen: [Other], register: (db: Cairn) => db.register(Doc) },
+  { atOpen: [], register: () => {} }, // `get(key, Doc)` registers it
+];
+
+test("a checkpoint and the log after it, opened without the schema and then given it: the item reads as from the log, and the next checkpoint keeps that", async () => {
+  const tails: [string, (doc: ReturnType<RepositoryHandle["get"]> & object) => void][] = [
+    ["a text edit", (doc) => doc.insertText("body", 5, " world")],
+    ["a field set", (doc) => doc.set("n", 3)],
+    ["a set's values", (doc) => doc.set("tags", new Set(["b"]))],
+  ];
+  for (const [tailName, tail] of tails) {
+    for (const [i, { atOpen, register }] of LATE_REGISTRATIONS.entries()) {
+      await withDir(async (path) => {
+        const where = `${tailName}, registration ${i}`;
+        // The checkpoint's leaf is a delta (n set after the create), whose history is the log's.
+        const first = await Cairn.open({ path, schemas: [Doc] });
+        const created = (await first.open("/docs")).create(
+          Doc,
+          { title: "keep me", body: "hello", n: 1, tags: new Set(["a"]) },
+          { key: "d" },
+        );
+        created.set("n", 2);
+        await first.close();
+        await copyFile(join(path, "docs.ckpt"), join(path, "old.ckpt"));
+        // Written after it: the log's tail once the older checkpoint is put back.
+        const second = await Cairn.open({ path, schemas: [Doc] });
+        const doc = (await second.open("/docs")).get("d", Doc)!;
+        tail(doc);
+        const expected = doc.toObject();
+        await second.close();
+        await copyFile(join(path, "old.ckpt"), join(path, "docs.ckpt"));
+
+        const late = await Cairn.open({ path, schemas: atOpen });
+        const repo = await late.open("/docs");
+        register(late);
+        assert.deepEqual(repo.get("d", Doc)!.toObject(), expected, where);
+        await late.close();
+        const [reopened] = (await reopen(path)).held.values;
+        assert.deepEqual(reopened, expected, `${where}: from the checkpoint its close wrote`);
+      });
+    }
+  }
+});
+
 test("the next checkpoint waits for 4 MiB of new log, or the last checkpoint's size if larger", () => {
   const MiB = 1024 * 1024;
   for (const last of [0, 1 * MiB, 4 * MiB]) {

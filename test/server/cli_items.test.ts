@@ -290,3 +290,23 @@ test("cairndb import over fields created empty: a string over a text, a list ove
     }
   });
 });
+
+test("cairndb export → import of a text created empty, into a fresh database: an application reads it from the checkpoint the import wrote as from the log", async () => {
+  await withTempDirectory("cli-empty-text", async (dir) => {
+    const source = join(dir, "source");
+    const app = await Cairn.open({ path: source, schemas: [Task] });
+    (await app.open("/tasks")).create(Task, { title: "draft", notes: "" }, { key: "t" });
+    await app.close();
+    for (const runtime of CLI_RUNTIMES) {
+      const exported = await runCli(runtime, ["export", source]);
+      assert.equal(exported.code, 0, exported.stderr);
+      const target = join(dir, runtime);
+      const imported = await runCli(runtime, ["import", target], exported.stdout);
+      assert.equal(imported.code, 0, imported.stderr);
+      // Written without the schema, the empty text is `[]` in the checkpoint, as a set's values.
+      assert.deepEqual(await tasksOf(target), [["t", "draft", ""]], `${runtime}: checkpoint`);
+      await rm(join(target, "tasks.ckpt"));
+      assert.deepEqual(await tasksOf(target), [["t", "draft", ""]], `${runtime}: log`);
+    }
+  });
+});
