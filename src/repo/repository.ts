@@ -902,11 +902,7 @@ export class Repository {
     const commit = run[run.length - 1];
     const state = this.#state(commit.key);
     const key = state === undefined ? commit.key : heldKey(state);
-    const text = !applyText
-      ? undefined
-      : run.length === 1
-      ? this.#texts.apply(commit, checked)
-      : changesInOrder(run.map((each) => this.#texts.apply(each, checked)));
+    const text = applyText ? this.#texts.applyRun(run, checked) : undefined;
     const leaves = state ? leavesNotUnder(state.leaves, first) : [];
     leaves.push(commit);
     this.#unresolved.delete(key);
@@ -922,7 +918,7 @@ export class Repository {
       const wire = this.#texts.overlay(key, commit.schema, value);
       next = new SoleLeafState(commit, wire, commit.schema, state!.deltas + run.length);
     } else {
-      const deltas = commit.kind === "delta" ? Infinity : 0;
+      const deltas = deltasEnding(run);
       const wire = this.#texts.overlay(key, commit.schema, this.#graph.valueAt(commit));
       next = new SoleLeafState(commit, wire, commit.schema, deltas);
     }
@@ -1155,17 +1151,20 @@ function followsAlone(next: Commit, commit: Commit): boolean {
   return next.parents.length === 1 && next.parents[0] === commitId(commit);
 }
 
-/** Several commits' text changes as one's: per field, every change in the order they happened. */
-function changesInOrder(perCommit: readonly TextFieldChange[][]): TextFieldChange[] {
-  const byField = new Map<string, TextChange[]>();
-  for (const changes of perCommit) {
-    for (const { field, changes: each } of changes) {
-      const list = byField.get(field);
-      if (list === undefined) byField.set(field, [...each]);
-      else for (const change of each) list.push(change);
-    }
+/**
+ * How many deltas end a run on an item after its last full value (0 when it ends with a value or
+ * a delete), as applying its commits one by one counts them; Infinity when no full value comes
+ * before them in the run. A local write goes on from the count (writing a full value when it is
+ * unknown or large), so an item created and edited in one imported block is next written as a
+ * delta, not whole.
+ */
+function deltasEnding(run: readonly Commit[]): number {
+  let deltas = 0;
+  for (let i = run.length - 1; i >= 0; i--) {
+    if (run[i].kind !== "delta") return deltas === 0 || run[i].kind === "value" ? deltas : Infinity;
+    deltas++;
   }
-  return [...byField].map(([field, changes]) => ({ field, changes }));
+  return Infinity;
 }
 
 /**

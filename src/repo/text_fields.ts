@@ -223,12 +223,44 @@ export class TextFields {
   }
 
   /**
-   * Applies a checked commit's text operations; returns what they changed. `block`: what
-   * checking the commit's block made, when nothing has changed the documents since (its commits
-   * apply in order, and nothing else in between): a document the check copied with the block's
-   * operations applied is adopted instead of applying them again.
+   * Applies the text operations of `run`, checked commits of one item applied together (one
+   * commit, or a chain from one block: see Repository.#applyRemoteRun); returns what they
+   * changed, per field in order. `block`: what checking their block made. Where its check copied
+   * a field's document with the block's operations applied, the copy is adopted instead of
+   * applying them again — when this run holds every operation of the block on that field not yet
+   * applied, and nothing has edited the document since it was copied (a change listener may, between
+   * runs). Otherwise the operations apply to the document as it is now: adopted, the copy would
+   * drop that edit, or show a later commit's text before that commit applied.
    */
-  apply(commit: Commit, block?: BlockTextCheck): TextFieldChange[] {
+  applyRun(run: readonly Commit[], block?: BlockTextCheck): TextFieldChange[] {
+    const adopted = block && this.#adoptable(run, block);
+    const perCommit = run.map((commit) => this.#apply(commit, adopted));
+    return perCommit.length === 1 ? perCommit[0] : changesInOrder(perCommit);
+  }
+
+  /** The fields whose checked copy `run` adopts (see applyRun), with their pending edits. */
+  #adoptable(run: readonly Commit[], block: BlockTextCheck): Map<string, PendingEdits> {
+    const opsByField = new Map<string, number>();
+    for (const commit of run) {
+      const record = changedRecord(commit);
+      if (record === undefined) continue;
+      for (const field of this.#editedFields(commit.schema, record)) {
+        const wire = record[field];
+        if (Array.isArray(wire)) opsByField.set(field, (opsByField.get(field) ?? 0) + wire.length);
+      }
+    }
+    const adopted = new Map<string, PendingEdits>();
+    const key = run[0].key;
+    for (const [field, ops] of opsByField) {
+      const checked = block.get(checkedAt(key, field));
+      if (checked?.appliedCopy === undefined || checked.untaken !== ops) continue;
+      if (checked.standsFor(this.doc(key, field) ?? EMPTY)) adopted.set(field, checked);
+    }
+    return adopted;
+  }
+
+  /** Applies one commit's text operations, adopting the copies in `adopted` (see applyRun). */
+  #apply(commit: Commit, adopted?: Map<string, PendingEdits>): TextFieldChange[] {
     const record = changedRecord(commit);
     if (record === undefined) return [];
     const changes: TextFieldChange[] = [];
@@ -240,12 +272,12 @@ export class TextFields {
       if (wire.length === 0) continue;
       let fieldChanges: TextChange[] = [];
       const ops = textOpsFromWire(wire, commit.session, `commit ${commit.key}.${field}`);
-      const checked = block?.get(checkedAt(commit.key, field));
-      const copy = checked?.appliedCopy;
-      if (copy !== undefined) {
-        // The block's first commit on this field adopts it; the next find it in place.
+      const checked = adopted?.get(field);
+      if (checked !== undefined) {
+        // The run's first commit on this field adopts the copy; the next find it in place.
+        const copy = checked.appliedCopy!;
         if (doc !== copy) this.#keep(commit.key, field, copy);
-        fieldChanges = checked!.takeChanges(ops.length);
+        fieldChanges = checked.takeChanges(ops.length);
       } else for (const op of ops) fieldChanges.push(...doc.apply(op, commit.session));
       if (fieldChanges.length > 0) changes.push({ field, changes: fieldChanges });
     }
@@ -317,6 +349,19 @@ export class TextFields {
 
 const EMPTY = new TextDoc();
 const NONE: readonly string[] = Object.freeze([]);
+
+/** Several commits' text changes as one's: per field, every change in the order they happened. */
+function changesInOrder(perCommit: readonly TextFieldChange[][]): TextFieldChange[] {
+  const byField = new Map<string, TextChange[]>();
+  for (const changes of perCommit) {
+    for (const { field, changes: each } of changes) {
+      const list = byField.get(field);
+      if (list === undefined) byField.set(field, [...each]);
+      else for (const change of each) list.push(change);
+    }
+  }
+  return [...byField].map(([field, changes]) => ({ field, changes }));
+}
 
 /** Where a block's check keeps the pending edits of one item's text field. */
 function checkedAt(key: string, field: string): string {

@@ -104,3 +104,83 @@ test("a block's chain on an item with a concurrent leaf merges as the writer's c
     }
   }
 });
+
+test("an item created and edited in one imported block is next written here as a delta, as after the writer's commits one by one", async () => {
+  const [a, b] = await openPeers(2, { schemas: [Task] });
+  try {
+    const long = "x".repeat(4000);
+    const item = a.repo.create(Task, { title: long, rank: 0 }, { key: KEY });
+    item.set("rank", 1);
+    item.set("rank", 2);
+    assertClean(await exchange(a, b), "a → b");
+    const before = b.repo.versionVector();
+    b.repo.get(KEY, Task)!.set("rank", 3);
+    const written = await b.repo.exportBlocks(before);
+    const bytes = written.reduce((sum, frame) => sum + frame.length, 0);
+    // The title whole would be over 4,000 bytes; the delta carries the rank alone.
+    assert.ok(bytes < 1000, `the edit's block is ${bytes} bytes`);
+    assertClean(await exchange(b, a), "b → a");
+    assert.equal(a.repo.get(KEY, Task)!.get("rank"), 3);
+  } finally {
+    await closePeers([a, b]);
+  }
+});
+
+/** Two items on a and b, then b's one block: `write` on b in one tick, more than 64 inserts in B. */
+async function blockOfEdits(write: (b: Peer) => void) {
+  const [a, b] = await openPeers(2, { schemas: [Task] });
+  a.repo.create(Task, { title: "A", notes: "" }, { key: "A" });
+  a.repo.create(Task, { title: "B", notes: "hello" }, { key: "B" });
+  assertClean(await exchange(a, b), "a → b");
+  write(b);
+  return { a, b };
+}
+
+function typeInto(peer: Peer, key: string, count: number): void {
+  const item = peer.repo.get(key, Task)!;
+  for (let i = 0; i < count; i++) item.insertText("notes", item.get("notes")!.length, `${i % 10}`);
+}
+
+test("a change listener that edits a text during an import keeps its edit when that text's edits come later in the block, and the peers agree", async () => {
+  const { a, b } = await blockOfEdits((b) => {
+    b.repo.get("A", Task)!.set("title", "A2");
+    typeInto(b, "B", 80);
+  });
+  try {
+    let edited = false;
+    a.repo.on("change", (change) => {
+      if (change.key !== "A" || edited) return;
+      edited = true;
+      a.repo.get("B", Task)!.insertText("notes", 0, "[listener]");
+    });
+    assertClean(await exchange(b, a), "b → a");
+    assert.ok(edited);
+    assertClean(await exchange(a, b), "a → b");
+    const notes = [a, b].map((peer) => peer.repo.get("B", Task)!.get("notes"));
+    assert.ok(notes[0]!.startsWith("[listener]hello"), String(notes[0]));
+    assert.equal(notes[1], notes[0]);
+  } finally {
+    await closePeers([a, b]);
+  }
+});
+
+test("a text edited twice in one block with another item between: a listener reads it as each change left it", async () => {
+  const seen: string[] = [];
+  const { a, b } = await blockOfEdits((b) => {
+    typeInto(b, "B", 70);
+    seen.push(b.repo.get("B", Task)!.get("notes")!);
+    b.repo.get("A", Task)!.set("title", "A2");
+    typeInto(b, "B", 70);
+    seen.push(b.repo.get("B", Task)!.get("notes")!);
+  });
+  try {
+    const read: string[] = [];
+    a.repo.on("change", (change) => {
+      if (change.key === "B") read.push(a.repo.get("B", Task)!.get("notes")!);
+    });
+    assertClean(await exchange(b, a), "b → a");
+    assert.deepEqual(read, seen);
+  } finally {
+    await closePeers([a, b]);
+  }
+});

@@ -139,6 +139,9 @@ export class PendingEdits {
   readonly #inserted: { op: InsertOp; session: string }[] = [];
   #base = false;
   #applied: TextDoc | undefined;
+  /** The document applied() copied, and its text then (a new value per edit: see standsFor). */
+  #source: TextDoc | undefined;
+  #sourceText: ChunkedText | undefined;
   /** What each recorded operation changed in the copy applied() made, in order. */
   readonly #changes: TextChange[][] = [];
   /** How many of those were taken (takeChanges). */
@@ -190,6 +193,19 @@ export class PendingEdits {
     return this.#applied;
   }
 
+  /** How many recorded operations takeChanges has not handed out yet. */
+  get untaken(): number {
+    return (this.#applied ? this.#changes.length : this.#ops.length) - this.#taken;
+  }
+
+  /**
+   * Whether appliedCopy can stand in for `doc`: it was copied from `doc`, and nothing has edited
+   * `doc` since (a change listener may have, between a block's commits).
+   */
+  standsFor(doc: TextDoc): boolean {
+    return doc === this.#source && doc.value === this.#sourceText;
+  }
+
   /** What the next `count` recorded operations changed in appliedCopy, in order. */
   takeChanges(count: number): TextChange[] {
     const taken = this.#changes.slice(this.#taken, this.#taken + count).flat();
@@ -216,6 +232,8 @@ export class PendingEdits {
   /** `doc` with every recorded operation applied: a copy, made on the first call. */
   applied(doc: TextDoc): TextDoc {
     if (this.#applied === undefined) {
+      this.#source = doc;
+      this.#sourceText = doc.value;
       this.#applied = doc.copy();
       for (const { op, session } of this.#ops) {
         this.#changes.push(this.#applied.apply(op, session));
