@@ -31,7 +31,7 @@ export const PROBE_AFTER_MS = 700;
 export type Role = "follower" | "leader" | "closed";
 
 export interface ElectionHooks {
-  /** This tab became the leader; `term` is greater than any term heard before. */
+  /** This tab became the leader; `term` is greater than any term heard before, and than the clock's reading before it. */
   becameLeader(term: number): void;
   /** This tab lost the lead (stolen while it was frozen or slow). */
   lostLead(): void;
@@ -159,8 +159,12 @@ export class Election {
     }
     this.#lock = lock;
     this.#role = "leader";
-    this.#term = Math.min(this.#term + 1, MAX_TERM);
-    this.#lastHeard = this.#environment.now();
+    // Past every term heard here, and past the clock: a tab that steals before it heard anyone
+    // (the leader frozen as it opened) must still serve in a term above the one the other tabs
+    // follow, or they would ignore it.
+    const now = this.#environment.now();
+    this.#term = Math.min(Math.max(this.#term + 1, now), MAX_TERM);
+    this.#lastHeard = now;
     // Watched before the hooks run, so a steal is noticed whatever they do.
     void lock.lost.then(() => {
       if (this.#lock !== lock) return;

@@ -116,13 +116,22 @@ function post(options: RepositoryLinkOptions, message: TabMessage): void {
   options.channel.post(encodeTabMessage(message));
 }
 
+/** Tells the follower that sent `message` (a `load` or `push`) that it cannot be served. */
+export function unserved(channel: TabChannel, message: TabMessage, err: unknown): void {
+  if (message.type !== "load" && message.type !== "push") return;
+  const { from: to, repo, id } = message;
+  channel.post(encodeTabMessage({ type: "unserved", to, repo, id, error: describeFailure(err) }));
+}
+
 /** The leader's side: serves loads, persists pushes, sends every new block to all tabs. */
 export class LeaderRepositoryLink {
   #options: RepositoryLinkOptions;
   #persist: () => Promise<void>;
   #reopen: ((message: TabMessage) => void) | undefined;
-  #closed = false;
-  #stop: (() => void)[];
+  /** The leader is leaving (stopAnswering, close): a push that finds the repository closed is left for the next leader. */
+  #leaving = false;
+  readonly #stopListening: () => void;
+  readonly #stopSending: () => void;
 
   /**
    * `reopen` takes a push that found the repository closed by the leader's own page (not by the
@@ -138,12 +147,10 @@ export class LeaderRepositoryLink {
     this.#persist = persist;
     this.#reopen = reopen;
     const { repo, tab } = options;
-    this.#stop = [
-      listenTo(options, (message) => this.#handle(message)),
-      repo.onBlock((block) => {
-        post(options, { type: "blocks", from: tab, repo: repo.path, frames: [block.bytes()] });
-      }),
-    ];
+    this.#stopListening = listenTo(options, (message) => this.#handle(message));
+    this.#stopSending = repo.onBlock((block) => {
+      post(options, { type: "blocks", from: tab, repo: repo.path, frames: [block.bytes()] });
+    });
   }
 
   /** A message about this repository that arrived before the link was made (see TabLeader). */
@@ -154,7 +161,14 @@ export class LeaderRepositoryLink {
   async #handle(message: TabMessage): Promise<void> {
     const { repo } = this.#options;
     if (message.type === "load") {
-      const chunks = inChunks(await repo.exportBlocks());
+      let frames: Uint8Array[];
+      try {
+        frames = await repo.exportBlocks();
+      } catch (err) {
+        if (!repo.closed) unserved(this.#options.channel, message, err);
+        throw err;
+      }
+      const chunks = inChunks(frames);
       chunks.forEach((frames, i) => {
         post(this.#options, {
           type: "loaded",
@@ -175,9 +189,9 @@ export class LeaderRepositoryLink {
         error = describeFailure(err);
       }
       if (repo.closed) {
-        // The leader leaving (this link closed first): no answer, so the follower sends it to
-        // the next leader. The page closing the repository: opened again for the push.
-        if (!this.#closed) this.#reopen?.(message);
+        // The leader leaving: no answer, so the follower sends it to the next leader. The page
+        // closing the repository: opened again for the push (this link retired meanwhile).
+        if (!this.#leaving) this.#reopen?.(message);
         return;
       }
       post(this.#options, {
@@ -190,27 +204,58 @@ export class LeaderRepositoryLink {
     }
   }
 
+  /**
+   * Answers nothing more, but still sends the tabs every block that enters: what the closing
+   * page's flush stores (its last writes, a push being written) must reach them, or they would
+   * refuse every later block built on it.
+   */
+  stopAnswering(): void {
+    if (this.#leaving) return;
+    this.#leaving = true;
+    this.#stopListening();
+  }
+
+  /**
+   * Replaced by a link on the repository the leader's page opened again: hears and sends nothing
+   * more, and hands the pushes it was importing to the new link (`reopen`).
+   */
+  retire(): void {
+    this.#stopListening();
+    this.#stopSending();
+  }
+
   close(): void {
-    this.#closed = true;
-    for (const stop of this.#stop) stop();
+    this.stopAnswering();
+    this.#stopSending();
   }
 }
 
 interface UnacknowledgedPush {
   readonly frames: Uint8Array[];
-  readonly waiters: { resolve(): void; reject(err: unknown): void }[];
+  waiters: { resolve(): void; reject(err: unknown): void }[];
+  /** The leader answered that it could not persist it: sent again by the next flush. */
+  failed: boolean;
 }
+
+/**
+ * The id of a follower's next `load` or `push`, shared by every link of the page: a link made
+ * when the page opens a repository again must not take an id an answer to the link before it
+ * still carries (that answer would acknowledge a push never persisted).
+ */
+let nextMessageId = 1;
 
 /** A follower's side: loads from the leader, pushes what it seals, imports everyone's blocks. */
 export class FollowerRepositoryLink {
   #options: RepositoryLinkOptions;
-  #nextId = 1;
   #unacknowledged = new Map<number, UnacknowledgedPush>();
   /**
    * Loads asked for, with the blocks their `loaded` messages brought so far; `resolve` is handed
    * the import of them all.
    */
-  #loads = new Map<number, { frames: Uint8Array[]; resolve(imported: Promise<void>): void }>();
+  #loads = new Map<
+    number,
+    { frames: Uint8Array[]; resolve(imported: Promise<void>): void; reject(err: unknown): void }
+  >();
   /** The imports queued so far: each starts once the one before it is done. */
   #imports: Promise<unknown> = Promise.resolve();
   /** Blocks other tabs sent while a load was waiting for its answer, in arrival order. */
@@ -224,9 +269,9 @@ export class FollowerRepositoryLink {
       listenTo(options, (message) => this.#handle(message)),
       repo.onBlock((block) => {
         if (block.origin === FROM_CHANNEL) return;
-        const id = this.#nextId++;
+        const id = nextMessageId++;
         const frames = [block.bytes()];
-        this.#unacknowledged.set(id, { frames, waiters: [] });
+        this.#unacknowledged.set(id, { frames, waiters: [], failed: false });
         post(options, { type: "push", from: tab, repo: repo.path, id, frames });
       }),
     ];
@@ -242,9 +287,9 @@ export class FollowerRepositoryLink {
    * applied; call again (after `resend`) when the leader changed before it answered.
    */
   async load(): Promise<void> {
-    const id = this.#nextId++;
-    await new Promise<void>((resolve) => {
-      this.#loads.set(id, { frames: [], resolve });
+    const id = nextMessageId++;
+    await new Promise<void>((resolve, reject) => {
+      this.#loads.set(id, { frames: [], resolve, reject });
       this.#postLoad(id);
     });
   }
@@ -284,9 +329,16 @@ export class FollowerRepositoryLink {
 
   /**
    * Resolves when every block pushed so far is persisted by the leader; rejects if it refused
-   * one. What a tab's repository waits for after sealing (its `persisted`).
+   * one. What a tab's repository waits for after sealing (its `persisted`). A push the leader
+   * could not persist is sent again first, as one tab's flush writes again what failed.
    */
   async acknowledged(): Promise<void> {
+    const { tab, repo } = this.#options;
+    for (const [id, push] of this.#unacknowledged) {
+      if (!push.failed) continue;
+      push.failed = false;
+      post(this.#options, { type: "push", from: tab, repo: repo.path, id, frames: push.frames });
+    }
     const waiting = [...this.#unacknowledged.values()].map((push) =>
       new Promise<void>((resolve, reject) => push.waiters.push({ resolve, reject }))
     );
@@ -334,7 +386,7 @@ export class FollowerRepositoryLink {
         type: "push",
         from: tab,
         repo: repo.path,
-        id: this.#nextId++,
+        id: nextMessageId++,
         frames: [],
       });
     }
@@ -358,19 +410,40 @@ export class FollowerRepositoryLink {
         ),
       );
     } else if (message.type === "persisted" && message.to === tab) {
-      const push = this.#unacknowledged.get(message.id);
-      if (!push) return;
-      this.#unacknowledged.delete(message.id);
-      for (const waiter of push.waiters) {
-        if (message.error === null) waiter.resolve();
-        else {waiter.reject(
-            new CairnError("E_IO", `the leader tab did not persist: ${message.error}`),
-          );}
-      }
+      this.#answered(message.id, message.error, "did not persist");
+    } else if (message.type === "unserved" && message.to === tab) {
+      const load = this.#loads.get(message.id);
+      if (load) {
+        this.#loads.delete(message.id);
+        load.reject(
+          new CairnError("E_IO", `the leader tab could not open ${repo.path}: ${message.error}`),
+        );
+      } else {this.#answered(
+          message.id,
+          message.error ?? "unknown",
+          "could not open the repository",
+        );}
     } else if (message.type === "blocks" && message.from !== tab && !repo.closed) {
       if (this.#loads.size > 0) this.#held.push(message.frames);
       else await this.#importSent(message.frames);
     }
+  }
+
+  /** The leader's answer to push `id`: persisted (`error` null), or not and kept to send again. */
+  #answered(id: number, error: string | null, failure: string): void {
+    const push = this.#unacknowledged.get(id);
+    if (!push) return;
+    const waiters = push.waiters;
+    push.waiters = [];
+    if (error === null) {
+      this.#unacknowledged.delete(id);
+      for (const waiter of waiters) waiter.resolve();
+      return;
+    }
+    // Kept: until the leader persists it, the block is in no storage.
+    push.failed = true;
+    const err = new CairnError("E_IO", `the leader tab ${failure}: ${error}`);
+    for (const waiter of waiters) waiter.reject(err);
   }
 
   close(): void {

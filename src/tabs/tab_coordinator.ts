@@ -88,6 +88,8 @@ export class TabCoordinator {
   #granted: ((value: undefined) => void) | undefined;
   /** Serving from the database the caller opened (led at open). */
   #ledAtOpen: TabLeader | undefined;
+  /** The leader stopServing stopped: it sends the tabs what the closing database stores. */
+  #leaving: TabLeader | undefined;
   /** Serving after a promotion, from a persister, over a channel object of its own. */
   #promotion: Promise<Promotion> | undefined;
   /** The promotion once it serves. */
@@ -220,9 +222,13 @@ export class TabCoordinator {
     };
   }
 
-  /** Stops serving from the database the caller opened (it is closing): followers wait for the next. */
+  /**
+   * Stops serving from the database the caller opened (it is closing): followers wait for the
+   * next leader. Blocks its close stores still go to them, until close().
+   */
   stopServing(): void {
-    this.#ledAtOpen?.close();
+    this.#ledAtOpen?.stopAnswering();
+    this.#leaving = this.#ledAtOpen;
     this.#ledAtOpen = undefined;
   }
 
@@ -236,6 +242,7 @@ export class TabCoordinator {
     for (const link of this.#links) link.close();
     this.#links.clear();
     this.#ledAtOpen?.close();
+    this.#leaving?.close();
     await this.#endPromotion();
     this.#election.close();
     this.#keyLock.release();

@@ -7,7 +7,12 @@
  */
 import { isCairnError } from "../core/errors.ts";
 import type { Repository } from "../repo/repository.ts";
-import { LeaderRepositoryLink, listenForMessages, type TabChannel } from "./repository_link.ts";
+import {
+  LeaderRepositoryLink,
+  listenForMessages,
+  type TabChannel,
+  unserved,
+} from "./repository_link.ts";
 import { describeFailure, encodeTabMessage, type TabMessage } from "./tab_messages.ts";
 
 /** A repository of the stored database, and what persists it under its durability mode. */
@@ -55,7 +60,8 @@ export class TabLeader {
     this.#stop = listenForMessages(channel, (message) => this.#receive(message), onRefused);
   }
 
-  #receive(message: TabMessage): void {
+  /** `forwarded`: a push a retired link was importing (see LeaderRepositoryLink.retire). */
+  #receive(message: TabMessage, forwarded = false): void {
     if (message.type === "join") {
       this.#channel.post(encodeTabMessage({
         type: "welcome",
@@ -70,10 +76,14 @@ export class TabLeader {
     let served = this.#served.get(message.repo);
     // A repository the leader's own page closed is opened again for the followers.
     if (served?.repo?.closed) {
-      served.link?.close();
+      served.link?.retire();
       served = undefined;
     }
-    if (served?.link) return; // the link heard it too
+    if (served?.link) {
+      // The link heard it too, unless a link retired since was importing it.
+      if (forwarded) served.link.receive(message).catch(this.#onRefused);
+      return;
+    }
     if (served) {
       served.early.push(message);
       return;
@@ -81,8 +91,10 @@ export class TabLeader {
     served = { early: [message] };
     this.#served.set(message.repo, served);
     this.#open(message.repo, served).catch((err) => {
-      if (this.#served.get(message.repo) === served) this.#served.delete(message.repo);
+      if (this.#served.get(message.repo) !== served) return;
+      this.#served.delete(message.repo); // the next message tries again
       this.#onRefused(err);
+      for (const early of served.early) unserved(this.#channel, early, err);
     });
   }
 
@@ -111,16 +123,23 @@ export class TabLeader {
     served.link = new LeaderRepositoryLink(
       { tab: this.#tab, channel: this.#channel, repo, onRefused: this.#onRefused },
       persist,
-      (message) => this.#receive(message),
+      (message) => this.#receive(message, true),
     );
     for (const message of served.early.splice(0)) {
       served.link.receive(message).catch(this.#onRefused);
     }
   }
 
-  close(): void {
+  /** Its page is closing: answers no tab from now on, but sends them what the close stores. */
+  stopAnswering(): void {
+    if (this.#closed) return;
     this.#closed = true;
     this.#stop();
+    for (const served of this.#served.values()) served.link?.stopAnswering();
+  }
+
+  close(): void {
+    this.stopAnswering();
     for (const served of this.#served.values()) served.link?.close();
     this.#served.clear();
   }

@@ -3,18 +3,18 @@
  * tabs"). A channel is open to every script of the origin, so whatever arrives is hostile: a
  * message is a structured-clone value that `decodeTabMessage` checks field by field (exact keys,
  * exact types, bounded sizes) before anything else sees it. Whatever does not match is a
- * CairnError E_PROTOCOL (E_TOO_LARGE for oversize blocks), never another exception, so the tab
- * drops the message and carries on.
+ * CairnError E_PROTOCOL, never another exception, so the tab drops the message and carries on.
  *
  * Blocks travel as the same sealed bytes as on the network; the receiving repository verifies
- * them again (importBlocks), so a forged block is refused there, not here.
+ * them again (importBlocks), so a forged block is refused there, not here. A block may be as
+ * large as any the database seals and stores (one commit is one block, whatever its size): a
+ * bound here below that left a tab's big write, and any load of a repository holding one,
+ * waiting for good.
  */
 import { CairnError } from "../core/errors.ts";
 import { isPlainObject } from "../core/wire_validation.ts";
 import { checkRepositoryPath } from "../core/repository_path.ts";
 
-/** Largest block a tab accepts from the channel (the sync protocol's default frame size). */
-export const MAX_TAB_BLOCK_BYTES = 1 << 20;
 /** Most blocks one message may carry. */
 export const MAX_TAB_BLOCKS = 4096;
 /** An Ed25519 secret seed. */
@@ -55,9 +55,13 @@ export type TabMessage =
   /** A follower that has not heard the leader for a while asks it to answer (a heartbeat). */
   | { type: "probe"; from: string }
   /**
+   * The leader could not open the repository a `load` or `push` (`id`) was for, or read its
+   * blocks: the follower's open fails with `error`, or its flush, as in one tab.
+   */
+  | { type: "unserved"; to: string; repo: string; id: number; error: string | null }
+  /**
    * The leader persisted a push under the database's durability mode (or could not: `error`).
-   * `repo` is the push's: each repository's link numbers its pushes from 1, so `id` alone would
-   * also answer another repository's push of the same number.
+   * `repo` is the push's (and `id` is unique among the page's pushes: see repository_link.ts).
    */
   | { type: "persisted"; to: string; repo: string; id: number; error: string | null }
   /**
@@ -115,6 +119,7 @@ const FIELDS: { [T in TabMessageType]: Record<string, (value: unknown, where: st
   loaded: { to: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames, last: checkFlag },
   push: { from: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames },
   persisted: { to: checkTabId, repo: checkRepo, id: checkCount, error: checkError },
+  unserved: { to: checkTabId, repo: checkRepo, id: checkCount, error: checkError },
   flush: { from: checkTabId, id: checkCount },
   flushed: { to: checkTabId, id: checkCount, error: checkError },
   blocks: { from: checkTabId, repo: checkRepo, frames: checkFrames },
@@ -137,7 +142,7 @@ function protocol(message: string): CairnError {
 
 /**
  * Checks a value received from the channel and returns it typed. Throws E_PROTOCOL for anything
- * that is not exactly one of the messages above, E_TOO_LARGE for a block over the limit.
+ * that is not exactly one of the messages above.
  */
 export function decodeTabMessage(value: unknown): TabMessage {
   if (!isPlainObject(value)) throw protocol("not a plain object");
@@ -233,12 +238,6 @@ function checkFrames(value: unknown, where: string): void {
     const frame = value[i];
     if (!(frame instanceof Uint8Array) || frame.length === 0) {
       throw protocol(`${where}[${i}] is not a non-empty Uint8Array`);
-    }
-    if (frame.length > MAX_TAB_BLOCK_BYTES) {
-      throw new CairnError(
-        "E_TOO_LARGE",
-        `tab message: ${where}[${i}] is ${frame.length} bytes, over ${MAX_TAB_BLOCK_BYTES}`,
-      );
     }
   }
 }

@@ -1,6 +1,11 @@
 /**
  * A BroadcastChannel for fake tabs: every `end` is one channel object; what one posts reaches
  * every other end (as structured clones, asynchronously, as the real one does), never itself.
+ * As with the real one, a message is one event per channel object, dispatched in a task of its
+ * own to the listeners the object has then, and not to an object closed (or dropped) by then: a
+ * listener added after the post but before the dispatch hears it. (Each listener had a task of
+ * its own, taken at the post: a link made between two of them missed a message its leader took
+ * for heard.)
  */
 import type { TabChannel } from "../../src/tabs/repository_link.ts";
 import type { TabMessage } from "../../src/tabs/tab_messages.ts";
@@ -24,7 +29,19 @@ export class FakeBroadcast {
       for (const other of this.#ends) {
         if (other === end) continue;
         const copy = structuredClone(value);
-        for (const listener of other.listeners) setTimeout(() => listener(copy), 0);
+        setTimeout(() => {
+          if (!this.#ends.has(other)) return;
+          for (const listener of [...other.listeners]) {
+            try {
+              listener(copy);
+            } catch (err) {
+              // Reported as the real one does, without keeping the next listeners from it.
+              setTimeout(() => {
+                throw err;
+              }, 0);
+            }
+          }
+        }, 0);
       }
     };
     return {

@@ -46,9 +46,9 @@ export interface Opened {
   repo: Repository;
 }
 
-/** An in-memory database, its handle of PATH and the Repository behind it. */
-export async function openDatabase(secretKey?: Uint8Array): Promise<Opened> {
-  const db = await Cairn.open({ schemas: [Note], secretKey });
+/** A database (in memory, or stored at `path`), its handle of PATH and the Repository behind it. */
+export async function openDatabase(secretKey?: Uint8Array, path?: string): Promise<Opened> {
+  const db = await Cairn.open({ schemas: [Note], secretKey, path });
   let repo: Repository | undefined;
   watchRepositories(db, { opened: (r) => repo ??= r, closed: () => {} });
   const notes = await db.open(PATH);

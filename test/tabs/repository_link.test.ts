@@ -4,13 +4,16 @@
  * at once converge, a follower's flush resolves only once the leader persisted its blocks, a new
  * leader receives every unacknowledged push (or, with none, hears of the repository and opens it),
  * hostile messages are dropped without harm, an acknowledgement settles only its own repository's
- * push, and blocks sent while a follower loads are imported after the loaded ones.
+ * push (and only the push of the link that sent it), blocks sent while a follower loads are
+ * imported after the loaded ones, a push the leader could not persist is sent again by the next
+ * flush, a block over 1 MiB crosses, and a repository the leader cannot open fails the follower's
+ * load and flush with E_IO until it can.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn, watchRepositories } from "../../src/db/database.ts";
 import type { RepositoryHandle } from "../../src/db/repository_handle.ts";
-import { isCairnError } from "../../src/core/errors.ts";
+import { CairnError, isCairnError } from "../../src/core/errors.ts";
 import type { Repository } from "../../src/repo/repository.ts";
 import { FollowerRepositoryLink, LeaderRepositoryLink } from "../../src/tabs/repository_link.ts";
 import { MAX_TAB_BLOCKS, type TabMessage } from "../../src/tabs/tab_messages.ts";
@@ -41,6 +44,30 @@ async function openTabs(names: string[]): Promise<Tab[]> {
   return tabs;
 }
 
+/** `leader` serving `others` over `channel` (`persist`: its log flush), every refusal kept. */
+function linked(
+  channel: FakeBroadcast,
+  leader: Tab,
+  others: readonly Tab[],
+  persist: () => Promise<void>,
+) {
+  const refusals: unknown[] = [];
+  const onRefused = (err: unknown) => refusals.push(err);
+  const leading = new LeaderRepositoryLink(
+    { tab: leader.name, channel: channel.end(leader.name), repo: leader.repo, onRefused },
+    persist,
+  );
+  const followers = others.map((tab) =>
+    new FollowerRepositoryLink({
+      tab: tab.name,
+      channel: channel.end(tab.name),
+      repo: tab.repo,
+      onRefused,
+    })
+  );
+  return { leading, followers, refusals };
+}
+
 async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setTimeout(resolve, 0));
 }
@@ -56,23 +83,10 @@ test("three tabs writing at once converge; followers load what the leader held",
   leader.notes.create(Note, { title: "before" });
   await leader.notes.flush();
   let persists = 0;
-  const refusals: unknown[] = [];
-  const onRefused = (err: unknown) => refusals.push(err);
-  const leading = new LeaderRepositoryLink(
-    { tab: "leader", channel: channel.end("leader"), repo: leader.repo, onRefused },
-    () => {
-      persists++;
-      return leader.notes.flush();
-    },
-  );
-  const followers = [b, c].map((tab) =>
-    new FollowerRepositoryLink({
-      tab: tab.name,
-      channel: channel.end(tab.name),
-      repo: tab.repo,
-      onRefused,
-    })
-  );
+  const { leading, followers, refusals } = linked(channel, leader, [b, c], () => {
+    persists++;
+    return leader.notes.flush();
+  });
   await Promise.all(followers.map((f) => f.load()));
   assert.deepEqual(titles(b), ["before"]);
   for (let i = 0; i < 10; i++) {
@@ -314,7 +328,8 @@ test("each persisted reaches only its repository's link: another repository's re
   assert.equal(followers[1].unacknowledged, 1);
   release();
   await flushB;
-  assert.deepEqual(followers.map((f) => f.unacknowledged), [0, 0]);
+  // /a's push, which the leader could not persist, waits to be sent again by the next flush.
+  assert.deepEqual(followers.map((f) => f.unacknowledged), [1, 0]);
   for (const link of [...leading, ...followers]) link.close();
   for (const tab of [leader, b]) await tab.db.close();
 });
@@ -361,4 +376,128 @@ test("blocks sent while a follower loads are imported after the loaded ones, in 
   leading.close();
   follower.close();
   for (const tab of [leader, b]) await tab.db.close();
+});
+
+test("a late answer to a push of a link the page closed since acknowledges no push of the link that replaced it", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b] = await openTabs(["leader", "b"]);
+  const flushes: (() => void)[] = [];
+  const leading = new LeaderRepositoryLink(
+    { tab: "leader", channel: channel.end("leader"), repo: leader.repo },
+    () => new Promise<void>((resolve) => flushes.push(resolve)), // the log flush, in progress
+  );
+  // b's link loads, and a new leader's `serving` has it push nothing (it is open here).
+  const first = new FollowerRepositoryLink({ tab: "b", channel: channel.end("b"), repo: b.repo });
+  await first.load();
+  first.resend();
+  await settle();
+  assert.equal(flushes.length, 1, "the leader persists the empty push");
+  // The page closes the repository and opens it again: a new link loads and pushes a write.
+  first.close();
+  const second = new FollowerRepositoryLink({ tab: "b", channel: channel.end("b"), repo: b.repo });
+  await second.load();
+  b.notes.create(Note, { title: "not persisted yet" });
+  let acknowledged = false;
+  const flushed = second.flush().then(() => acknowledged = true);
+  await settle();
+  assert.equal(flushes.length, 2, "the leader persists the new push");
+  flushes[0](); // the empty push's answer comes
+  await settle();
+  assert.equal(acknowledged, false, "the new push waits for its own answer");
+  flushes[1]();
+  await flushed;
+  leading.close();
+  second.close();
+  for (const { db } of [leader, b]) await db.close();
+});
+
+test("a push the leader could not persist is kept: the follower's flush rejects, and the next flush sends it again and waits for it", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b] = await openTabs(["leader", "b"]);
+  let persists = 0;
+  let diskFull = true;
+  const leading = new LeaderRepositoryLink(
+    { tab: "leader", channel: channel.end("leader"), repo: leader.repo },
+    () => {
+      persists++;
+      return diskFull ? Promise.reject(new Error("the disk is full")) : Promise.resolve();
+    },
+  );
+  const follower = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+  });
+  b.notes.create(Note, { title: "x" });
+  await assert.rejects(follower.flush(), (err) => isCairnError(err, "E_IO"));
+  assert.equal(follower.unacknowledged, 1, "the push waits on");
+  // Still full: the retried flush fails again rather than resolving over a block not stored.
+  await assert.rejects(follower.flush(), (err) => isCairnError(err, "E_IO"));
+  diskFull = false;
+  await follower.flush();
+  assert.equal(persists, 3);
+  assert.equal(follower.unacknowledged, 0);
+  assert.deepEqual(titles(leader), ["x"]);
+  leading.close();
+  follower.close();
+  for (const { db } of [leader, b]) await db.close();
+});
+
+test("a block over the sync protocol's 1 MiB frame crosses the tabs: loaded, pushed and acknowledged, sent on to every tab", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b, c] = await openTabs(["leader", "b", "c"]);
+  const big = (name: string) => name + "x".repeat(3 << 19); // 1.5 MiB: one commit, one block
+  leader.notes.create(Note, { title: big("leader") });
+  await leader.notes.flush();
+  const { leading, followers, refusals } = linked(
+    channel,
+    leader,
+    [b, c],
+    () => leader.notes.flush(),
+  );
+  await Promise.all(followers.map((f) => f.load()));
+  b.notes.create(Note, { title: big("b") });
+  await followers[0].flush();
+  await settle();
+  const expected = [big("b"), big("leader")];
+  for (const tab of [leader, b, c]) assert.deepEqual(titles(tab), expected, tab.name);
+  assert.deepEqual(refusals, []);
+  leading.close();
+  for (const f of followers) f.close();
+  for (const tab of [leader, b, c]) await tab.db.close();
+});
+
+test("a repository the leader cannot open: the follower's open fails with E_IO, its flush too, and both work once the leader can", async () => {
+  const channel = new FakeBroadcast();
+  const [b, c] = await openTabs(["b", "c"]);
+  let broken = true;
+  const refusals: unknown[] = [];
+  const leader = new TabLeader("c", channel.end("c"), {
+    storedSecret: new Uint8Array(32),
+    repository: () =>
+      broken
+        ? Promise.reject(new CairnError("E_IO", "the settings file is unreadable"))
+        : Promise.resolve({ repo: c.repo, persist: () => c.notes.flush() }),
+    flush: () => c.db.flush(),
+  }, (err) => refusals.push(err));
+  const follower = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+  });
+  await assert.rejects(
+    follower.load(),
+    (err) => isCairnError(err, "E_IO") && err.message.includes("settings file is unreadable"),
+  );
+  b.notes.create(Note, { title: "written meanwhile" });
+  await assert.rejects(follower.flush(), (err) => isCairnError(err, "E_IO"));
+  assert.equal(follower.unacknowledged, 1, "kept to send again");
+  broken = false;
+  await follower.flush();
+  await follower.load();
+  assert.deepEqual(titles(c), ["written meanwhile"]);
+  assert.equal(refusals.length, 2, "each failed open reported on the leader's side");
+  leader.close();
+  follower.close();
+  for (const tab of [b, c]) await tab.db.close();
 });

@@ -5,8 +5,8 @@
  * that arrive before the leader's, change nothing), loads from the leader and is acknowledged once the leader
  * persisted; when the leader's tab crashes with a write unacknowledged, the next tab opens the
  * storage (waiting while it is still locked, or while it fails) and that write reaches it; a push
- * that finds its repository closed by the leader's own page is stored once it is opened again; a
- * tab that led since
+ * that finds its repository closed by the leader's own page is stored once it is opened again,
+ * and so are two pushes in flight then; a tab that led since
  * its open and loses the lead to a steal is told so; a reloaded page whose old self holds the
  * lead a moment longer leads itself rather than taking over; a tab past the pool's size gets
  * E_LOCKED; heartbeats and servings with forged huge terms throw nothing and stop no takeover;
@@ -226,6 +226,35 @@ test("a push that finds its repository closed by the leader's own page is stored
   await b.coordinator.close();
   await a.coordinator.close();
   await Promise.all([stored.db.close(), front.db.close()]);
+});
+
+test("two pushes being persisted when the leader's own page closes the repository are both stored and acknowledged", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  const gates: (() => void)[] = [];
+  let persists = 0;
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db, async () => {
+    if (persists++ < 2) await new Promise<void>((resolve) => gates.push(resolve));
+    await stored.db.flush();
+  }));
+  const b = await TabCoordinator.join(environment(fake, "b"));
+  const front = await openDatabase(await tabSecret(await cryptoSuite(), b.storedSecret!, 1));
+  const link = await b.coordinator.follow(front.repo);
+  front.notes.create(Note, { title: "one" });
+  await waitFor(() => gates.length === 1, "the first push being persisted");
+  front.notes.create(Note, { title: "two" });
+  await waitFor(() => gates.length === 2, "both pushes being persisted");
+  const flushed = link.flush();
+  await stored.db.close(PATH); // the leading page closes the repository
+  for (const open of gates) open();
+  await settled(flushed, "both writes acknowledged once the repository was opened again");
+  const reopened = await stored.db.open(PATH);
+  const storedTitles = [...reopened.keys()].map((key) => reopened.get(key, Note)!.get("title"));
+  assert.deepEqual(storedTitles.sort(), ["one", "two"]);
+  await b.coordinator.close();
+  await a.coordinator.close();
+  for (const { db } of [stored, front]) await db.close();
 });
 
 test("a tab that led since its open and loses the lead to a steal is told to close", async () => {

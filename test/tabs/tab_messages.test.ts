@@ -10,7 +10,6 @@ import { isCairnError } from "../../src/core/errors.ts";
 import {
   decodeTabMessage,
   encodeTabMessage,
-  MAX_TAB_BLOCK_BYTES,
   MAX_TAB_BLOCKS,
   MAX_TERM,
   type TabMessage,
@@ -64,6 +63,7 @@ const SAMPLES: TabMessage[] = [
     id: 4,
     error: "E_FORBIDDEN: may not write /notes",
   },
+  { type: "unserved", to: "tabB", repo: "/notes", id: 9, error: "E_IO: settings unreadable" },
 ];
 
 function refused(value: unknown, code = "E_PROTOCOL"): void {
@@ -139,10 +139,6 @@ test("tab ids, terms, repository paths and block counts are bounded", () => {
     repo: "/a",
     frames: new Array(MAX_TAB_BLOCKS + 1).fill(FRAME),
   });
-  refused(
-    { type: "blocks", from: "t", repo: "/a", frames: [new Uint8Array(MAX_TAB_BLOCK_BYTES + 1)] },
-    "E_TOO_LARGE",
-  );
   refused({ type: "blocks", from: "t", repo: "/a", frames: [new Uint16Array(2)] });
   refused({ type: "persisted", to: "t", repo: "/x", id: 1, error: "e".repeat(4097) });
   refused({ type: "welcome", to: "t", id: 1, secret: new Uint8Array(31) });
