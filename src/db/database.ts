@@ -15,6 +15,7 @@ import { cryptoSuite } from "../runtime/crypto_suite.ts";
 import { hasNodeModules } from "../runtime/platform.ts";
 import type { StorageBackend } from "../storage/backend.ts";
 import { openBackend } from "../storage/backends/select.ts";
+import { opfsDirectory } from "../storage/backends/opfs_directory.ts";
 import { LOG_FORMATS, logFormatNamed } from "../storage/log_convert.ts";
 import type { Durability } from "../storage/repository_log.ts";
 import {
@@ -378,7 +379,8 @@ export class Cairn {
     suite: CryptoSuite,
     locks: LockManagerLike,
   ): Promise<Cairn> {
-    const directory = options.path!;
+    // As the storage names it: "app" and "/app/" are one database, with one election.
+    const directory = opfsDirectory(options.path!);
     let opened: Cairn | undefined;
     const warn = options.onWarning ?? warnOnConsole;
     const environment: TabEnvironment = {

@@ -130,6 +130,8 @@ export class LeaderRepositoryLink {
   #reopen: ((message: TabMessage) => void) | undefined;
   /** The leader is leaving (stopAnswering, close): a push that finds the repository closed is left for the next leader. */
   #leaving = false;
+  /** The pushes' imports, one after another in the order the pushes came. */
+  #imports: Promise<unknown> = Promise.resolve();
   readonly #stopListening: () => void;
   readonly #stopSending: () => void;
 
@@ -182,7 +184,13 @@ export class LeaderRepositoryLink {
     } else if (message.type === "push") {
       let error: string | null = null;
       try {
-        const report = await repo.importBlocks(message.frames, FROM_CHANNEL, TAB_TRUST);
+        // In turn: a push whose signature checks ended before the one before it in its chain
+        // would be refused (E_CHAIN_GAP), and that follower's flush would fail.
+        const imported = this.#imports.then(() =>
+          repo.importBlocks(message.frames, FROM_CHANNEL, TAB_TRUST)
+        );
+        this.#imports = imported.catch(() => {});
+        const report = await imported;
         if (report.rejected.length > 0) error = describeFailure(report.rejected[0].error);
         else await this.#persist();
       } catch (err) {

@@ -123,6 +123,22 @@ test("two databases on one OPFS directory share it as two tabs: the second follo
   }
 });
 
+test('one OPFS directory spelled two ways ("x/y", "/x/y/") is one database: the second tab follows the first', async () => {
+  const path = uniquePath();
+  try {
+    const first = await Cairn.open({ path });
+    (await first.open("/notes")).create(Note, { title: "first" }, { key: "a" });
+    const second = await Cairn.open({ path: `/${path}/` });
+    const notes = await second.open("/notes");
+    assert.equal(notes.get("a", Note)?.get("title"), "first", "loaded from the leader");
+    assert.notEqual(second.session.id, first.session.id, "a key of its own from the pool");
+    await second.close();
+    await first.close();
+  } finally {
+    await removeDirectory(path);
+  }
+});
+
 test("OPFS: a damaged log record costs only what depends on it; a peer repairs it and the log is written anew", async () => {
   const path = uniquePath();
   const logFile = async () => {

@@ -501,3 +501,30 @@ test("a repository the leader cannot open: the follower's open fails with E_IO, 
   follower.close();
   for (const tab of [b, c]) await tab.db.close();
 });
+
+test("the leader imports one follower's pushes in the order they came, however long each import takes", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b] = await openTabs(["leader", "b"]);
+  // The first import is slow (its signature checks, say): the second must wait for it.
+  const importBlocks = leader.repo.importBlocks.bind(leader.repo);
+  let calls = 0;
+  leader.repo.importBlocks = async (...args: Parameters<Repository["importBlocks"]>) => {
+    if (calls++ === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    return await importBlocks(...args);
+  };
+  const { leading, followers: [follower], refusals } = linked(
+    channel,
+    leader,
+    [b],
+    () => leader.notes.flush(),
+  );
+  b.notes.create(Note, { title: "first" });
+  await settle(1); // a tick later: a block of its own
+  b.notes.create(Note, { title: "second" });
+  await follower.flush();
+  assert.deepEqual(titles(leader), ["first", "second"]);
+  assert.deepEqual(refusals, []);
+  leading.close();
+  follower.close();
+  for (const { db } of [leader, b]) await db.close();
+});

@@ -10,6 +10,7 @@
  */
 import { CairnError } from "../../core/errors.ts";
 import type { AppendFile, FileRange, StorageBackend } from "../backend.ts";
+import { opfsDirectory } from "./opfs_directory.ts";
 import { opfsWorkerUrl } from "./opfs_worker_url.ts";
 import type {
   Op,
@@ -54,7 +55,7 @@ export async function openOpfsBackend(
   directory: string,
   options: OpfsBackendOptions = {},
 ): Promise<OpfsBackend> {
-  const normalized = normalizeDirectory(directory);
+  const normalized = opfsDirectory(directory);
   if (typeof Worker === "undefined") {
     throw new CairnError("E_IO", "the OPFS backend needs Web Workers, which this runtime lacks");
   }
@@ -74,17 +75,6 @@ export async function openOpfsBackend(
     throw err;
   }
   return new Backend(client, normalized);
-}
-
-function normalizeDirectory(directory: string): string {
-  const parts = typeof directory === "string" ? directory.split("/").filter((p) => p !== "") : [];
-  if (parts.length === 0 || parts.some((p) => p === "." || p === ".." || p.includes("\\"))) {
-    throw new CairnError(
-      "E_BAD_ARGUMENT",
-      `not an OPFS directory path: ${JSON.stringify(directory)} (expected e.g. "cairn/mydb")`,
-    );
-  }
-  return parts.join("/");
 }
 
 function checkFileName(name: string): void {
