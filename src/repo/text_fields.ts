@@ -228,9 +228,9 @@ export class TextFields {
    * changed, per field in order. `block`: what checking their block made. Where its check copied
    * a field's document with the block's operations applied, the copy is adopted instead of
    * applying them again — when this run holds every operation of the block on that field not yet
-   * applied, and nothing has edited the document since it was copied (a change listener may, between
-   * runs). Otherwise the operations apply to the document as it is now: adopted, the copy would
-   * drop that edit, or show a later commit's text before that commit applied.
+   * applied, and nothing has edited the document since it was copied (a change listener may,
+   * between runs). Otherwise the operations apply to the document as it is now: adopted, the copy
+   * would drop that edit, or show a later commit's text before that commit applied.
    */
   applyRun(run: readonly Commit[], block?: BlockTextCheck): TextFieldChange[] {
     const adopted = block && this.#adoptable(run, block);

@@ -31,7 +31,10 @@ export const PROBE_AFTER_MS = 700;
 export type Role = "follower" | "leader" | "closed";
 
 export interface ElectionHooks {
-  /** This tab became the leader; `term` is greater than any term heard before, and than the clock's reading before it. */
+  /**
+   * This tab became the leader; `term` is greater than any term heard before, and than the
+   * clock's reading before it.
+   */
   becameLeader(term: number): void;
   /** This tab lost the lead (stolen while it was frozen or slow). */
   lostLead(): void;

@@ -128,7 +128,10 @@ export class LeaderRepositoryLink {
   #options: RepositoryLinkOptions;
   #persist: () => Promise<void>;
   #reopen: ((message: TabMessage) => void) | undefined;
-  /** The leader is leaving (stopAnswering, close): a push that finds the repository closed is left for the next leader. */
+  /**
+   * The leader is leaving (stopAnswering, close): a push that finds the repository closed is
+   * left for the next leader.
+   */
   #leaving = false;
   /** The pushes' imports, one after another in the order the pushes came. */
   #imports: Promise<unknown> = Promise.resolve();
