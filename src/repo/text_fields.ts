@@ -233,7 +233,7 @@ export class TextFields {
    * would drop that edit, or show a later commit's text before that commit applied.
    */
   applyRun(run: readonly Commit[], block?: BlockTextCheck): TextFieldChange[] {
-    const adopted = block && this.#adoptable(run, block);
+    const adopted = block && block.size > 0 ? this.#adoptable(run, block) : undefined;
     const perCommit = run.map((commit) => this.#apply(commit, adopted));
     return perCommit.length === 1 ? perCommit[0] : changesInOrder(perCommit);
   }

@@ -112,6 +112,24 @@ function inChunks(frames: readonly Uint8Array[]): Uint8Array[][] {
   return chunks;
 }
 
+/** Imports blocks from the channel into a repository one batch at a time, in the order asked. */
+class ImportsInTurn {
+  readonly #repo: Repository;
+  #last: Promise<unknown> = Promise.resolve();
+
+  constructor(repo: Repository) {
+    this.#repo = repo;
+  }
+
+  import(frames: Uint8Array[]): Promise<ImportReport> {
+    const imported = this.#last.then(() =>
+      this.#repo.importBlocks(frames, FROM_CHANNEL, TAB_TRUST)
+    );
+    this.#last = imported.catch(() => {});
+    return imported;
+  }
+}
+
 function post(options: RepositoryLinkOptions, message: TabMessage): void {
   options.channel.post(encodeTabMessage(message));
 }
@@ -134,7 +152,7 @@ export class LeaderRepositoryLink {
    */
   #leaving = false;
   /** The pushes' imports, one after another in the order the pushes came. */
-  #imports: Promise<unknown> = Promise.resolve();
+  readonly #imports: ImportsInTurn;
   readonly #stopListening: () => void;
   readonly #stopSending: () => void;
 
@@ -152,6 +170,7 @@ export class LeaderRepositoryLink {
     this.#persist = persist;
     this.#reopen = reopen;
     const { repo, tab } = options;
+    this.#imports = new ImportsInTurn(repo);
     this.#stopListening = listenTo(options, (message) => this.#handle(message));
     this.#stopSending = repo.onBlock((block) => {
       post(options, { type: "blocks", from: tab, repo: repo.path, frames: [block.bytes()] });
@@ -189,11 +208,7 @@ export class LeaderRepositoryLink {
       try {
         // In turn: a push whose signature checks ended before the one before it in its chain
         // would be refused (E_CHAIN_GAP), and that follower's flush would fail.
-        const imported = this.#imports.then(() =>
-          repo.importBlocks(message.frames, FROM_CHANNEL, TAB_TRUST)
-        );
-        this.#imports = imported.catch(() => {});
-        const report = await imported;
+        const report = await this.#imports.import(message.frames);
         if (report.rejected.length > 0) error = describeFailure(report.rejected[0].error);
         else await this.#persist();
       } catch (err) {
@@ -268,14 +283,15 @@ export class FollowerRepositoryLink {
     { frames: Uint8Array[]; resolve(imported: Promise<void>): void; reject(err: unknown): void }
   >();
   /** The imports queued so far: each starts once the one before it is done. */
-  #imports: Promise<unknown> = Promise.resolve();
+  readonly #imports: ImportsInTurn;
   /** Blocks other tabs sent while a load was waiting for its answer, in arrival order. */
   #held: Uint8Array[][] = [];
   #stop: (() => void)[];
 
   constructor(options: RepositoryLinkOptions) {
     this.#options = options;
-    const { repo, tab } = options;
+    const { repo } = options;
+    this.#imports = new ImportsInTurn(repo);
     this.#stop = [
       listenTo(options, (message) => this.#handle(message)),
       repo.onBlock((block) => {
@@ -283,7 +299,7 @@ export class FollowerRepositoryLink {
         const id = nextMessageId++;
         const frames = [block.bytes()];
         this.#unacknowledged.set(id, { frames, waiters: [], failed: false });
-        post(options, { type: "push", from: tab, repo: repo.path, id, frames });
+        this.#push(id, frames);
       }),
     ];
   }
@@ -305,18 +321,10 @@ export class FollowerRepositoryLink {
     });
   }
 
-  /** Imports `frames` once every import queued before is done. */
-  #import(frames: Uint8Array[]): Promise<ImportReport> {
-    const { repo } = this.#options;
-    const imported = this.#imports.then(() => repo.importBlocks(frames, FROM_CHANNEL, TAB_TRUST));
-    this.#imports = imported.catch(() => {});
-    return imported;
-  }
-
   /** Imports blocks another tab sent, in turn; reports those refused. Never rejects. */
   async #importSent(frames: Uint8Array[]): Promise<void> {
     try {
-      const report = await this.#import(frames);
+      const report = await this.#imports.import(frames);
       for (const { error } of report.rejected) refused(this.#options, error);
     } catch (err) {
       if (!this.#options.repo.closed) refused(this.#options, err);
@@ -344,11 +352,10 @@ export class FollowerRepositoryLink {
    * could not persist is sent again first, as one tab's flush writes again what failed.
    */
   async acknowledged(): Promise<void> {
-    const { tab, repo } = this.#options;
     for (const [id, push] of this.#unacknowledged) {
       if (!push.failed) continue;
       push.failed = false;
-      post(this.#options, { type: "push", from: tab, repo: repo.path, id, frames: push.frames });
+      this.#push(id, push.frames);
     }
     const waiting = [...this.#unacknowledged.values()].map((push) =>
       new Promise<void>((resolve, reject) => push.waiters.push({ resolve, reject }))
@@ -387,20 +394,14 @@ export class FollowerRepositoryLink {
    * the repository is open here, so it opens it too (and syncs it, when it syncs).
    */
   resend(): void {
-    const { tab, repo } = this.#options;
-    for (const [id, push] of this.#unacknowledged) {
-      post(this.#options, { type: "push", from: tab, repo: repo.path, id, frames: push.frames });
-    }
+    for (const [id, push] of this.#unacknowledged) this.#push(id, push.frames);
     for (const id of this.#loads.keys()) this.#postLoad(id);
-    if (this.#unacknowledged.size === 0 && this.#loads.size === 0) {
-      post(this.#options, {
-        type: "push",
-        from: tab,
-        repo: repo.path,
-        id: nextMessageId++,
-        frames: [],
-      });
-    }
+    if (this.#unacknowledged.size === 0 && this.#loads.size === 0) this.#push(nextMessageId++, []);
+  }
+
+  #push(id: number, frames: Uint8Array[]): void {
+    const { tab, repo } = this.#options;
+    post(this.#options, { type: "push", from: tab, repo: repo.path, id, frames });
   }
 
   async #handle(message: TabMessage): Promise<void> {
@@ -411,7 +412,7 @@ export class FollowerRepositoryLink {
       load.frames.push(...message.frames);
       if (!message.last) return;
       this.#loads.delete(message.id);
-      const imported = this.#import(load.frames);
+      const imported = this.#imports.import(load.frames);
       // Blocks sent meanwhile may follow the loaded ones: imported after them, and before the
       // load resolves.
       const held = this.#loads.size > 0 ? [] : this.#held.splice(0);
@@ -421,39 +422,34 @@ export class FollowerRepositoryLink {
         ),
       );
     } else if (message.type === "persisted" && message.to === tab) {
-      this.#answered(message.id, message.error, "did not persist");
+      const { id, error } = message;
+      this.#answered(id, error === null ? null : `did not persist: ${error}`);
     } else if (message.type === "unserved" && message.to === tab) {
+      const reason = `could not open ${repo.path}: ${message.error}`;
       const load = this.#loads.get(message.id);
-      if (load) {
-        this.#loads.delete(message.id);
-        load.reject(
-          new CairnError("E_IO", `the leader tab could not open ${repo.path}: ${message.error}`),
-        );
-      } else {this.#answered(
-          message.id,
-          message.error ?? "unknown",
-          "could not open the repository",
-        );}
+      if (!load) return this.#answered(message.id, reason);
+      this.#loads.delete(message.id);
+      load.reject(new CairnError("E_IO", `the leader tab ${reason}`));
     } else if (message.type === "blocks" && message.from !== tab && !repo.closed) {
       if (this.#loads.size > 0) this.#held.push(message.frames);
       else await this.#importSent(message.frames);
     }
   }
 
-  /** The leader's answer to push `id`: persisted (`error` null), or not and kept to send again. */
-  #answered(id: number, error: string | null, failure: string): void {
+  /** The leader's answer to push `id`: persisted (`failure` null), or not: kept to send again. */
+  #answered(id: number, failure: string | null): void {
     const push = this.#unacknowledged.get(id);
     if (!push) return;
     const waiters = push.waiters;
     push.waiters = [];
-    if (error === null) {
+    if (failure === null) {
       this.#unacknowledged.delete(id);
       for (const waiter of waiters) waiter.resolve();
       return;
     }
     // Kept: until the leader persists it, the block is in no storage.
     push.failed = true;
-    const err = new CairnError("E_IO", `the leader tab ${failure}: ${error}`);
+    const err = new CairnError("E_IO", `the leader tab ${failure}`);
     for (const waiter of waiters) waiter.reject(err);
   }
 

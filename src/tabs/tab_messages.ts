@@ -58,7 +58,7 @@ export type TabMessage =
    * The leader could not open the repository a `load` or `push` (`id`) was for, or read its
    * blocks: the follower's open fails with `error`, or its flush, as in one tab.
    */
-  | { type: "unserved"; to: string; repo: string; id: number; error: string | null }
+  | { type: "unserved"; to: string; repo: string; id: number; error: string }
   /**
    * The leader persisted a push under the database's durability mode (or could not: `error`).
    * `repo` is the push's (and `id` is unique among the page's pushes: see repository_link.ts).
@@ -119,7 +119,7 @@ const FIELDS: { [T in TabMessageType]: Record<string, (value: unknown, where: st
   loaded: { to: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames, last: checkFlag },
   push: { from: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames },
   persisted: { to: checkTabId, repo: checkRepo, id: checkCount, error: checkError },
-  unserved: { to: checkTabId, repo: checkRepo, id: checkCount, error: checkError },
+  unserved: { to: checkTabId, repo: checkRepo, id: checkCount, error: checkReason },
   flush: { from: checkTabId, id: checkCount },
   flushed: { to: checkTabId, id: checkCount, error: checkError },
   blocks: { from: checkTabId, repo: checkRepo, frames: checkFrames },
@@ -217,6 +217,12 @@ function checkError(value: unknown, where: string): void {
   if (value !== null && (typeof value !== "string" || value.length > MAX_ERROR)) {
     throw protocol(`${where} is neither null nor a short string`);
   }
+}
+
+/** An error that must be there: a short string. */
+function checkReason(value: unknown, where: string): void {
+  if (value === null) throw protocol(`${where} is null`);
+  checkError(value, where);
 }
 
 function checkUrl(value: unknown, where: string): void {

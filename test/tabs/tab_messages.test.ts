@@ -141,6 +141,7 @@ test("tab ids, terms, repository paths and block counts are bounded", () => {
   });
   refused({ type: "blocks", from: "t", repo: "/a", frames: [new Uint16Array(2)] });
   refused({ type: "persisted", to: "t", repo: "/x", id: 1, error: "e".repeat(4097) });
+  refused({ type: "unserved", to: "t", repo: "/x", id: 1, error: null });
   refused({ type: "welcome", to: "t", id: 1, secret: new Uint8Array(31) });
   refused({ type: "welcome", to: "t", id: 1, secret: Array.from(new Uint8Array(32)) });
   refused({ type: "sync-ask", from: "t", url: "http://127.0.0.1:8787" });
