@@ -56,7 +56,10 @@ export type CairnErrorCode =
   | "E_LOCKED"
   /** A file that is not a Cairn log, checkpoint or settings file (left untouched). */
   | "E_NOT_A_LOG"
-  /** A file written by a newer Cairn format version (left untouched). */
+  /**
+   * A file written by a newer Cairn format version (left untouched), a sync peer speaking no
+   * protocol version this one does, or the tabs of a database led by a tab of another release.
+   */
   | "E_UNSUPPORTED_VERSION"
   /** A file-system or OPFS operation failed. */
   | "E_IO"

@@ -22,7 +22,7 @@
 import { CairnError, isCairnError } from "../core/errors.ts";
 import type { Cairn, TabSyncEnvironment } from "../db/database.ts";
 import { listenForMessages, type TabChannel } from "../tabs/repository_link.ts";
-import { encodeTabMessage, type TabMessage, type TabSyncStatus } from "../tabs/tab_messages.ts";
+import type { TabMessage, TabSyncStatus } from "../tabs/tab_messages.ts";
 import { EventedLink } from "./link_events.ts";
 import { remoteError } from "./remote_error.ts";
 import { closedError, type SyncLink } from "./sync_link.ts";
@@ -195,7 +195,7 @@ export class TabSyncLink extends EventedLink implements SyncLink {
   }
 
   #post(message: TabMessage): void {
-    if (!this.#closed()) this.#channel.post(encodeTabMessage(message));
+    if (!this.#closed()) this.#channel.post(message);
   }
 
   #heard(message: TabMessage): void {

@@ -3,6 +3,7 @@
  * structured clones from any script of the origin; the links decode them strictly.
  */
 import type { TabChannel } from "./repository_link.ts";
+import { encodeTabMessage } from "./tab_messages.ts";
 
 export function tabChannelName(directory: string): string {
   return `cairn:tabs:${directory}`;
@@ -12,7 +13,7 @@ export function tabChannelName(directory: string): string {
 export function openTabChannel(directory: string): TabChannel & { close(): void } {
   const channel = new BroadcastChannel(tabChannelName(directory));
   return {
-    post: (message) => channel.postMessage(message),
+    post: (message) => channel.postMessage(encodeTabMessage(message)),
     listen: (listener) => {
       const onMessage = (event: MessageEvent) => listener(event.data);
       channel.addEventListener("message", onMessage);

@@ -15,20 +15,23 @@
  *   follower — to all tabs (`blocks`), which import what they lack.
  *
  * Everything that arrives is decoded strictly first; a message that fails is dropped and
- * reported (`onRefused`), never thrown into the tab.
+ * reported (`onRefused`), never thrown into the tab. A message of another version is dropped
+ * without a report: the coordinator tells of a leader of another version once.
  */
-import { CairnError } from "../core/errors.ts";
+import { CairnError, isCairnError } from "../core/errors.ts";
 import type { ImportReport, Repository } from "../repo/repository.ts";
 import {
   decodeTabMessage,
   describeFailure,
-  encodeTabMessage,
+  type ForeignLeader,
+  foreignLeader,
   MAX_TAB_BLOCKS,
   type TabMessage,
 } from "./tab_messages.ts";
 
 /** The tabs' channel as a link sees it (a BroadcastChannel, or a fake in tests). */
 export interface TabChannel {
+  /** Posts `message` as encodeTabMessage makes it (exactly its fields, and the version). */
   post(message: TabMessage): void;
   /** Subscribes to every value posted by the other tabs; returns the unsubscribe. */
   listen(listener: (value: unknown) => void): () => void;
@@ -59,19 +62,26 @@ function refused(options: RepositoryLinkOptions, error: unknown): void {
 
 /**
  * Hands `onMessage` every value the channel brings that decodes as a tab message, and
- * `onRefused` the error of each that does not. Returns the unsubscribe.
+ * `onRefused` the error of each that does not. A message of another version (a tab running
+ * another Cairn release) is not refused but skipped; `onForeignLeader` hears that version's
+ * leaders. Returns the unsubscribe.
  */
 export function listenForMessages(
   channel: TabChannel,
   onMessage: (message: TabMessage) => void,
   onRefused: (error: unknown) => void,
+  onForeignLeader?: (leader: ForeignLeader) => void,
 ): () => void {
   return channel.listen((value) => {
     let message: TabMessage;
     try {
       message = decodeTabMessage(value);
     } catch (err) {
-      onRefused(err);
+      if (!isCairnError(err, "E_UNSUPPORTED_VERSION")) onRefused(err);
+      else {
+        const leader = foreignLeader(value);
+        if (leader) onForeignLeader?.(leader);
+      }
       return;
     }
     onMessage(message);
@@ -131,14 +141,14 @@ class ImportsInTurn {
 }
 
 function post(options: RepositoryLinkOptions, message: TabMessage): void {
-  options.channel.post(encodeTabMessage(message));
+  options.channel.post(message);
 }
 
 /** Tells the follower that sent `message` (a `load` or `push`) that it cannot be served. */
 export function unserved(channel: TabChannel, message: TabMessage, err: unknown): void {
   if (message.type !== "load" && message.type !== "push") return;
   const { from: to, repo, id } = message;
-  channel.post(encodeTabMessage({ type: "unserved", to, repo, id, error: describeFailure(err) }));
+  channel.post({ type: "unserved", to, repo, id, error: describeFailure(err) });
 }
 
 /** The leader's side: serves loads, persists pushes, sends every new block to all tabs. */
@@ -451,6 +461,21 @@ export class FollowerRepositoryLink {
     push.failed = true;
     const err = new CairnError("E_IO", `the leader tab ${failure}`);
     for (const waiter of waiters) waiter.reject(err);
+  }
+
+  /**
+   * The tab that leads runs another version of Cairn (`err`): loads waiting for it fail, and so
+   * do flushes waiting for pushes, which are kept: sent to the next leader of this version when
+   * it announces that it serves (`resend`).
+   */
+  cannotBeServed(err: CairnError): void {
+    for (const load of this.#loads.values()) load.reject(err);
+    this.#loads.clear();
+    for (const push of this.#unacknowledged.values()) {
+      const waiters = push.waiters;
+      push.waiters = [];
+      for (const waiter of waiters) waiter.reject(err);
+    }
   }
 
   close(): void {

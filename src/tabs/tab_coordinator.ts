@@ -28,7 +28,12 @@ import type { HeldLock, LockManagerLike } from "./locks.ts";
 import { FollowerRepositoryLink, listenForMessages, type TabChannel } from "./repository_link.ts";
 import { type PersistingDatabase, TabLeader } from "./tab_leader.ts";
 import { MAX_TABS } from "./tab_keys.ts";
-import { describeFailure, encodeTabMessage, type TabMessage } from "./tab_messages.ts";
+import {
+  describeFailure,
+  type ForeignLeader,
+  TAB_PROTOCOL,
+  type TabMessage,
+} from "./tab_messages.ts";
 
 /** A stored database the coordinator serves from after a promotion, and closes with it. */
 export interface Persister extends PersistingDatabase {
@@ -95,12 +100,16 @@ export class TabCoordinator {
   /** The promotion once it serves. */
   #promoted: Promotion | undefined;
   readonly #responders = new Map<string, SyncResponder>();
-  #welcome: { id: number; resolve(secret: Uint8Array): void } | undefined;
+  #welcome:
+    | { id: number; resolve(secret: Uint8Array): void; reject(err: unknown): void }
+    | undefined;
   /** This tab's `flush` asks the leader has not answered, by id (asked again of a new leader). */
   readonly #flushes = new Map<number, { resolve(): void; reject(err: unknown): void }>();
   #nextId = 1;
   /** The highest term a `serving` was heard for. */
   #servedTerm = 0;
+  /** The version of the leader of another version last heard, once reported (onRefused). */
+  #foreignProtocol: number | undefined;
   #closed = false;
 
   private constructor(environment: TabEnvironment, keyIndex: number, keyLock: HeldLock) {
@@ -111,13 +120,17 @@ export class TabCoordinator {
     this.#election = new Election(environment.directory, environment, {
       becameLeader: () => this.#becameLeader(),
       lostLead: () => this.#lostLead(),
-      sendHeartbeat: (term) =>
-        this.#channel.post(encodeTabMessage({ type: "heartbeat", leader: this.tab, term })),
-      sendProbe: () => this.#channel.post(encodeTabMessage({ type: "probe", from: this.tab })),
+      sendHeartbeat: (term) => this.#channel.post({ type: "heartbeat", leader: this.tab, term }),
+      sendProbe: () => this.#channel.post({ type: "probe", from: this.tab }),
       failed: (err) => this.#environment.onRefused(err),
     });
     // A message that does not decode is reported by the links and the leader, which see it too.
-    this.#stop.push(listenForMessages(this.#channel, (message) => this.#heard(message), () => {}));
+    this.#stop.push(listenForMessages(
+      this.#channel,
+      (message) => this.#heard(message),
+      () => {},
+      (leader) => this.#heardForeignLeader(leader),
+    ));
     const ticker = setInterval(() => this.#election.tick(), HEARTBEAT_MS);
     this.#stop.push(() => clearInterval(ticker));
   }
@@ -146,7 +159,13 @@ export class TabCoordinator {
       return { coordinator, leads: true };
     }
     const granted = new Promise<undefined>((resolve) => coordinator.#granted = resolve);
-    const storedSecret = await Promise.race([coordinator.#askToJoin(), granted]);
+    let storedSecret: Uint8Array | undefined;
+    try {
+      storedSecret = await Promise.race([coordinator.#askToJoin(), granted]);
+    } catch (err) {
+      await coordinator.close(); // the lead is held by a tab of another version
+      throw err;
+    }
     coordinator.#welcome = undefined;
     coordinator.#opening = false;
     return { coordinator, leads: storedSecret === undefined, storedSecret };
@@ -165,8 +184,8 @@ export class TabCoordinator {
 
   /** The stored session's secret, from the leader (asked again as leaders change). */
   #askToJoin(): Promise<Uint8Array> {
-    return new Promise((resolve) => {
-      this.#welcome = { id: this.#nextId++, resolve };
+    return new Promise((resolve, reject) => {
+      this.#welcome = { id: this.#nextId++, resolve, reject };
       this.#askWelcome();
     });
   }
@@ -252,14 +271,14 @@ export class TabCoordinator {
   /** Tells every tab that this one serves, in `term`: they send again what waits. */
   #announce(channel: TabChannel): void {
     channel.post(
-      encodeTabMessage({ type: "serving", leader: this.tab, term: this.#election.term }),
+      { type: "serving", leader: this.tab, term: this.#election.term },
     );
   }
 
   #askWelcome(): void {
     const welcome = this.#welcome;
     if (!welcome) return;
-    this.#channel.post(encodeTabMessage({ type: "join", from: this.tab, id: welcome.id }));
+    this.#channel.post({ type: "join", from: this.tab, id: welcome.id });
   }
 
   #heard(message: TabMessage): void {
@@ -269,6 +288,7 @@ export class TabCoordinator {
       this.#election.heardProbe();
     } else if (message.type === "serving" && message.term >= this.#servedTerm) {
       this.#servedTerm = message.term;
+      this.#foreignProtocol = undefined;
       this.#election.heardHeartbeat(message.term);
       this.#askWelcome();
       for (const link of this.#links) link.resend();
@@ -296,6 +316,28 @@ export class TabCoordinator {
     }
   }
 
+  /**
+   * A leader of another version (a page of the app loaded before or after a deploy, with another
+   * release of Cairn) is alive: no steal. This tab cannot follow it: an open waiting for it fails,
+   * and so do loads and flushes, with E_UNSUPPORTED_VERSION; writes stay kept for the next leader
+   * of this version.
+   */
+  #heardForeignLeader({ protocol, term }: ForeignLeader): void {
+    this.#election.heardHeartbeat(term);
+    if (this.#closed || this.#election.role !== "follower") return;
+    const err = foreignLeaderError(this.#environment.directory, protocol);
+    if (this.#foreignProtocol !== protocol) {
+      this.#foreignProtocol = protocol;
+      this.#environment.onRefused(err);
+    }
+    const welcome = this.#welcome;
+    this.#welcome = undefined;
+    welcome?.reject(err);
+    for (const { reject } of this.#flushes.values()) reject(err);
+    this.#flushes.clear();
+    for (const link of this.#links) link.cannotBeServed(err);
+  }
+
   #answerSync(message: Extract<TabMessage, { type: "sync-ask" | "sync-wait" }>): void {
     if (!this.#ledAtOpen && !this.#promoted) return; // the tab that serves answers
     const responder = this.#responders.get(message.url);
@@ -319,7 +361,7 @@ export class TabCoordinator {
   }
 
   #post(message: TabMessage): void {
-    if (!this.#closed) this.#channel.post(encodeTabMessage(message));
+    if (!this.#closed) this.#channel.post(message);
   }
 
   #becameLeader(): void {
@@ -412,6 +454,15 @@ export class TabCoordinator {
     }
     this.#endPromotion().catch(this.#environment.onRefused);
   }
+}
+
+function foreignLeaderError(directory: string, protocol: number): CairnError {
+  const version = protocol === 0 ? "0, from before versions" : String(protocol);
+  return new CairnError(
+    "E_UNSUPPORTED_VERSION",
+    `the tab that serves ${directory} runs another release of Cairn (tab protocol ${version}; ` +
+      `this page speaks ${TAB_PROTOCOL}): reload or close the app's other tabs, then open again`,
+  );
 }
 
 function closedError(): CairnError {

@@ -13,7 +13,7 @@ import {
   type TabChannel,
   unserved,
 } from "./repository_link.ts";
-import { describeFailure, encodeTabMessage, type TabMessage } from "./tab_messages.ts";
+import { describeFailure, type TabMessage } from "./tab_messages.ts";
 
 /** A repository of the stored database, and what persists it under its durability mode. */
 export interface PersistedRepository {
@@ -63,12 +63,12 @@ export class TabLeader {
   /** `forwarded`: a push a retired link was importing (see LeaderRepositoryLink.retire). */
   #receive(message: TabMessage, forwarded = false): void {
     if (message.type === "join") {
-      this.#channel.post(encodeTabMessage({
+      this.#channel.post({
         type: "welcome",
         to: message.from,
         id: message.id,
         secret: this.#database.storedSecret,
-      }));
+      });
       return;
     }
     if (message.type === "flush") return this.#flush(message.from, message.id);
@@ -113,7 +113,7 @@ export class TabLeader {
   }
 
   #answer(message: TabMessage): void {
-    if (!this.#closed) this.#channel.post(encodeTabMessage(message));
+    if (!this.#closed) this.#channel.post(message);
   }
 
   async #open(path: string, served: Served): Promise<void> {

@@ -15,6 +15,16 @@ import { CairnError } from "../core/errors.ts";
 import { isPlainObject } from "../core/wire_validation.ts";
 import { checkRepositoryPath } from "../core/repository_path.ts";
 
+/**
+ * The version of these messages, which every message carries (`protocol`). Tabs of one database
+ * may run two Cairn releases (a page loaded before a deploy, one after); a message of another
+ * version is not read. So that tabs can always tell each other apart, every version keeps this
+ * much: each message is a plain object with `protocol` (a message without it is of version 0,
+ * before versions) and `type`, and the leader posts `{ type: "heartbeat", leader, term }` every
+ * HEARTBEAT_MS.
+ */
+export const TAB_PROTOCOL = 1;
+
 /** Most blocks one message may carry. */
 export const MAX_TAB_BLOCKS = 4096;
 /** An Ed25519 secret seed. */
@@ -140,12 +150,26 @@ function protocol(message: string): CairnError {
   return new CairnError("E_PROTOCOL", `tab message: ${message}`);
 }
 
+/** A leader of another version heard: its version (0: before versions) and its term. */
+export interface ForeignLeader {
+  readonly protocol: number;
+  readonly term: number;
+}
+
 /**
- * Checks a value received from the channel and returns it typed. Throws E_PROTOCOL for anything
- * that is not exactly one of the messages above.
+ * Checks a value received from the channel and returns its message: a new object of its fields,
+ * without the version. Throws E_UNSUPPORTED_VERSION for a message of another version (see
+ * foreignLeader), E_PROTOCOL for anything else that is not exactly one of the messages above.
  */
 export function decodeTabMessage(value: unknown): TabMessage {
   if (!isPlainObject(value)) throw protocol("not a plain object");
+  if (value.protocol !== TAB_PROTOCOL) {
+    throw new CairnError(
+      "E_UNSUPPORTED_VERSION",
+      `tab message of tab protocol ${describeVersion(value.protocol)}; this tab speaks ` +
+        TAB_PROTOCOL,
+    );
+  }
   const type = value.type;
   if (typeof type !== "string" || !Object.hasOwn(FIELDS, type)) {
     throw protocol(
@@ -154,23 +178,55 @@ export function decodeTabMessage(value: unknown): TabMessage {
   }
   const fields = FIELDS[type as TabMessageType];
   const keys = Object.keys(value);
-  if (keys.length !== Object.keys(fields).length + 1) {
+  if (keys.length !== Object.keys(fields).length + 2) {
     throw protocol(`${type} has fields ${keys.slice(0, 16).join(", ")}`);
   }
+  const message: Record<string, unknown> = { type };
   for (const [name, check] of Object.entries(fields)) {
     if (!Object.hasOwn(value, name)) throw protocol(`${type} lacks ${name}`);
     check(value[name], `${type}.${name}`);
+    message[name] = value[name];
   }
-  return value as TabMessage;
+  return message as TabMessage;
 }
 
-/** A message ready to post: a fresh object of exactly its fields (nothing extra leaks out). */
-export function encodeTabMessage(message: TabMessage): TabMessage {
-  const copy: Record<string, unknown> = { type: message.type };
+/** A message as it crosses the channel: with the version of the messages. */
+export type PostedTabMessage = TabMessage & { readonly protocol: typeof TAB_PROTOCOL };
+
+/**
+ * A message ready to post: a fresh object of exactly its fields and the version (nothing extra
+ * leaks out), checked as a receiving tab checks it.
+ */
+export function encodeTabMessage(message: TabMessage): PostedTabMessage {
+  const copy: Record<string, unknown> = { protocol: TAB_PROTOCOL, type: message.type };
   for (const name of Object.keys(FIELDS[message.type])) {
     copy[name] = (message as unknown as Record<string, unknown>)[name];
   }
-  return decodeTabMessage(copy);
+  decodeTabMessage(copy);
+  return copy as PostedTabMessage;
+}
+
+/**
+ * The leader a value announces if it is another version's heartbeat or serving (what every
+ * version keeps of them: `leader` and `term`); undefined for anything else.
+ */
+export function foreignLeader(value: unknown): ForeignLeader | undefined {
+  if (!isPlainObject(value) || value.protocol === TAB_PROTOCOL) return undefined;
+  const version = value.protocol ?? 0;
+  if (!Number.isSafeInteger(version) || (version as number) < 0) return undefined;
+  if (value.type !== "heartbeat" && value.type !== "serving") return undefined;
+  try {
+    checkTabId(value.leader, "leader");
+    checkTerm(value.term, "term");
+  } catch {
+    return undefined;
+  }
+  return { protocol: version as number, term: value.term as number };
+}
+
+function describeVersion(version: unknown): string {
+  if (version === undefined) return "0 (before versions)";
+  return Number.isSafeInteger(version) ? String(version) : typeof version;
 }
 
 /** An error as a tab message carries it (at most the length checkError takes). */

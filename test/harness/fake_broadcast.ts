@@ -8,7 +8,7 @@
  * for heard.)
  */
 import type { TabChannel } from "../../src/tabs/repository_link.ts";
-import type { TabMessage } from "../../src/tabs/tab_messages.ts";
+import { encodeTabMessage, type TabMessage } from "../../src/tabs/tab_messages.ts";
 
 interface End {
   readonly owner: string;
@@ -47,7 +47,7 @@ export class FakeBroadcast {
     return {
       post: (message) => {
         this.posted.push(message);
-        send(message);
+        send(encodeTabMessage(message));
       },
       postRaw: send,
       listen: (listener) => {

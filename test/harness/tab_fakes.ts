@@ -81,6 +81,7 @@ export function persisting(
 export async function settled<T>(promise: Promise<T>, what: string): Promise<T> {
   let done = false;
   const watched = promise.finally(() => done = true);
+  watched.catch(() => {}); // a rejection is the caller's, once awaited below, not unhandled
   await waitFor(() => done, what);
   return await watched;
 }

@@ -16,7 +16,7 @@ import type { RepositoryHandle } from "../../src/db/repository_handle.ts";
 import { CairnError, isCairnError } from "../../src/core/errors.ts";
 import type { Repository } from "../../src/repo/repository.ts";
 import { FollowerRepositoryLink, LeaderRepositoryLink } from "../../src/tabs/repository_link.ts";
-import { MAX_TAB_BLOCKS, type TabMessage } from "../../src/tabs/tab_messages.ts";
+import { MAX_TAB_BLOCKS, TAB_PROTOCOL, type TabMessage } from "../../src/tabs/tab_messages.ts";
 import { TabLeader } from "../../src/tabs/tab_leader.ts";
 import { FakeBroadcast } from "../harness/fake_broadcast.ts";
 import { Note, PATH } from "../harness/linked_client.ts";
@@ -257,18 +257,19 @@ test("hostile messages are dropped and reported; forged blocks are refused by im
     onRefused,
   });
   const evil = channel.end("evil");
+  const protocol = TAB_PROTOCOL;
   const garbage: unknown[] = [
     null,
     "push",
-    { type: "push" },
-    { type: "blocks", from: "evil", repo: PATH, frames: ["not bytes"] },
-    { type: "persisted", to: "b", id: "1", error: null },
-    { type: "loaded", to: "b", repo: "../etc", id: 1, frames: [], last: true },
+    { protocol, type: "push" },
+    { protocol, type: "blocks", from: "evil", repo: PATH, frames: ["not bytes"] },
+    { protocol, type: "persisted", to: "b", id: "1", error: null },
+    { protocol, type: "loaded", to: "b", repo: "../etc", id: 1, frames: [], last: true },
   ];
   for (const value of garbage) evil.postRaw(value);
   // Well-formed messages carrying forged blocks: decoded, then refused by verification.
-  evil.postRaw({ type: "blocks", from: "evil", repo: PATH, frames: [new Uint8Array([1, 2, 3])] });
-  evil.postRaw({ type: "push", from: "evil", repo: PATH, id: 1, frames: [new Uint8Array(40)] });
+  evil.post({ type: "blocks", from: "evil", repo: PATH, frames: [new Uint8Array([1, 2, 3])] });
+  evil.post({ type: "push", from: "evil", repo: PATH, id: 1, frames: [new Uint8Array(40)] });
   await settle();
   const codes = refusals.map((err) => isCairnError(err) ? err.code : String(err));
   // Both tabs drop each malformed message; b reports the forged block importBlocks refused.

@@ -21,6 +21,7 @@ import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { HEARTBEAT_MS } from "../../src/tabs/election.ts";
 import { type Persister, TabCoordinator } from "../../src/tabs/tab_coordinator.ts";
 import { MAX_TABS, tabSecret } from "../../src/tabs/tab_keys.ts";
+import { TAB_PROTOCOL } from "../../src/tabs/tab_messages.ts";
 import { Note, PATH } from "../harness/linked_client.ts";
 import {
   environment,
@@ -78,7 +79,13 @@ test("hostile messages around a join: garbage is reported, welcomes not matching
   });
   const a = await TabCoordinator.join(environment(fake, "a"));
   a.coordinator.lead(persisting(stored.db));
-  const garbage: unknown[] = [null, 7, "join", { type: "join" }, { type: "welcome", to: "x" }];
+  const garbage: unknown[] = [
+    null,
+    7,
+    "join",
+    { protocol: TAB_PROTOCOL, type: "join" },
+    { protocol: TAB_PROTOCOL, type: "welcome", to: "x" },
+  ];
   for (const value of garbage) evil.postRaw(value);
 
   const b = await TabCoordinator.join(environment(fake, "b"));
@@ -322,8 +329,8 @@ test("hostile heartbeats and servings with huge terms: nothing throws, and the n
   const link = await b.coordinator.follow(front.repo);
   const evil = fake.channels.end("evil");
   for (const term of [Number.MAX_SAFE_INTEGER, 2 ** 60, 2 ** 52]) {
-    evil.postRaw({ type: "heartbeat", leader: "evil", term });
-    evil.postRaw({ type: "serving", leader: "evil", term });
+    evil.postRaw({ protocol: TAB_PROTOCOL, type: "heartbeat", leader: "evil", term });
+    evil.postRaw({ protocol: TAB_PROTOCOL, type: "serving", leader: "evil", term });
   }
   front.notes.create(Note, { title: "after the hostile terms" });
   const flushed = link.flush();
@@ -378,4 +385,82 @@ test("the leader crashes before persisting its own write: the next leader persis
 
   for (const joined of [joinedC, joinedB, joinedA]) await joined.coordinator.close();
   await Promise.all([a, b, c, disk].map(({ db }) => db.close()));
+});
+
+/**
+ * A tab of another release of Cairn, standing for a page loaded before a deploy: it queues for
+ * the lead and, once it holds it, posts its heartbeats in its version's form (version 0: without
+ * `protocol`). Resolves with its leave() once it leads.
+ */
+async function foreignLeader(fake: ReturnType<typeof fakes>, protocol?: number) {
+  const release = await new Promise<() => void>((granted) => {
+    fake.locks.forTab("foreign").request(
+      "cairn:leader:cairn/db",
+      {},
+      () => new Promise<void>((done) => granted(done)),
+    );
+  });
+  const channel = fake.channels.end("foreign");
+  const version = protocol === undefined ? {} : { protocol };
+  const beat = () =>
+    channel.postRaw({ ...version, type: "heartbeat", leader: "foreign", term: Date.now() });
+  beat();
+  const timer = setInterval(beat, HEARTBEAT_MS);
+  return () => {
+    clearInterval(timer);
+    fake.channels.drop("foreign");
+    release();
+  };
+}
+
+test("a tab of another Cairn release leads: an open fails with E_UNSUPPORTED_VERSION and steals nothing", async () => {
+  for (const protocol of [undefined, TAB_PROTOCOL + 1]) {
+    const fake = fakes();
+    const leave = await foreignLeader(fake, protocol);
+    await assert.rejects(
+      settled(TabCoordinator.join(environment(fake, "new")), "the open answered"),
+      (err) =>
+        isCairnError(err, "E_UNSUPPORTED_VERSION") &&
+        err.message.includes(`tab protocol ${protocol ?? 0}`),
+    );
+    assert.equal(fake.locks.holder("cairn:leader:cairn/db"), "foreign");
+    assert.equal(fake.locks.holder("cairn:session-key:cairn/db:0"), undefined, "key released");
+    const reported = fake.refused.filter((err) => isCairnError(err, "E_UNSUPPORTED_VERSION"));
+    assert.equal(reported.length, 1);
+    leave();
+  }
+});
+
+test("a follower whose next leader runs another release: its flushes fail, its write is kept for the next leader of its release", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db));
+  // A page of another release queues for the lead before this release's follower.
+  const foreign = foreignLeader(fake, TAB_PROTOCOL + 1);
+  let persisterOpened = false;
+  const b = await TabCoordinator.join(environment(fake, "b", {
+    openPersister: () => {
+      persisterOpened = true;
+      return Promise.resolve(persisting(stored.db, () => stored.db.flush()));
+    },
+  }));
+  const front = await openDatabase(await tabSecret(await cryptoSuite(), b.storedSecret!, 1));
+  const link = await b.coordinator.follow(front.repo);
+  await a.coordinator.close();
+  const leave = await settled(foreign, "the other release's page leads");
+  front.notes.create(Note, { title: "written under the other release" });
+  const unsupported = (err: unknown) => isCairnError(err, "E_UNSUPPORTED_VERSION");
+  await assert.rejects(settled(link.flush(), "the link's flush answered"), unsupported);
+  await assert.rejects(settled(b.coordinator.flushLeader(), "the db flush answered"), unsupported);
+  assert.equal(link.unacknowledged, 1, "the write kept");
+  // Beyond the time a follower steals from a leader it does not hear.
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  assert.equal(persisterOpened, false, "no steal from a leader heard");
+  // The other release's page goes: this tab leads, and the write is stored.
+  leave();
+  await settled(link.flush(), "the write acknowledged by this release's next leader");
+  assert.ok(titles(stored).includes("written under the other release"));
+  await b.coordinator.close();
+  await Promise.all([stored.db.close(), front.db.close()]);
 });

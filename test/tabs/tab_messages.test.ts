@@ -1,7 +1,8 @@
 /**
- * The tab message codec: every message type round-trips, and hostile values — wrong types,
- * missing and extra fields, unknown types, bad ids and paths, oversize blocks, random values —
- * are refused with E_PROTOCOL or E_TOO_LARGE and nothing else. Seeded: CAIRN_TABS_SEED=S
+ * The tab message codec: every message type round-trips, with its version; hostile values —
+ * wrong types, missing and extra fields, unknown types, bad ids and paths, oversize blocks,
+ * random values — are refused with E_PROTOCOL or E_TOO_LARGE and nothing else, and messages of
+ * another version with E_UNSUPPORTED_VERSION (their leaders' heartbeats still read as such). Seeded: CAIRN_TABS_SEED=S
  * replays the random part (the seed is printed on failure).
  */
 import { test } from "node:test";
@@ -10,8 +11,10 @@ import { isCairnError } from "../../src/core/errors.ts";
 import {
   decodeTabMessage,
   encodeTabMessage,
+  foreignLeader,
   MAX_TAB_BLOCKS,
   MAX_TERM,
+  TAB_PROTOCOL,
   type TabMessage,
 } from "../../src/tabs/tab_messages.ts";
 import { envInteger } from "../harness/peers.ts";
@@ -66,6 +69,16 @@ const SAMPLES: TabMessage[] = [
   { type: "unserved", to: "tabB", repo: "/notes", id: 9, error: "E_IO: settings unreadable" },
 ];
 
+/** `fields` as another tab of this version posts them. */
+function posted(fields: Record<string, unknown>): Record<string, unknown> {
+  return { protocol: TAB_PROTOCOL, ...fields };
+}
+
+/** A message of this version with these fields is refused. */
+function refusedMessage(fields: Record<string, unknown>, code = "E_PROTOCOL"): void {
+  refused(posted(fields), code);
+}
+
 function refused(value: unknown, code = "E_PROTOCOL"): void {
   assert.throws(
     () => decodeTabMessage(value),
@@ -85,24 +98,56 @@ function describe(value: unknown): string {
 test("every tab message round-trips through encode and decode", () => {
   for (const message of SAMPLES) {
     const sent = encodeTabMessage(message);
+    assert.equal(sent.protocol, TAB_PROTOCOL);
     assert.deepEqual(decodeTabMessage(structuredClone(sent)), message);
   }
 });
 
-test("encodeTabMessage copies only the message's own fields", () => {
+test("encodeTabMessage copies only the message's own fields, and the version", () => {
   const extra = { ...SAMPLES[0], secret: "not for the channel" } as unknown as TabMessage;
-  assert.deepEqual(encodeTabMessage(extra), SAMPLES[0]);
+  assert.deepEqual(encodeTabMessage(extra), posted(SAMPLES[0]));
+});
+
+test("a message of another version is refused with E_UNSUPPORTED_VERSION; its leader is told apart", () => {
+  for (const message of SAMPLES) {
+    refused({ ...message }, "E_UNSUPPORTED_VERSION"); // before versions
+    refused({ ...message, protocol: TAB_PROTOCOL + 1 }, "E_UNSUPPORTED_VERSION");
+    refused({ ...message, protocol: String(TAB_PROTOCOL) }, "E_UNSUPPORTED_VERSION");
+  }
+  const heartbeat = { type: "heartbeat", leader: "old-tab", term: 7 };
+  assert.deepEqual(foreignLeader(heartbeat), { protocol: 0, term: 7 });
+  assert.deepEqual(foreignLeader({ ...heartbeat, protocol: 2, extra: [] }), {
+    protocol: 2,
+    term: 7,
+  });
+  assert.deepEqual(foreignLeader({ ...heartbeat, type: "serving", protocol: 3 }), {
+    protocol: 3,
+    term: 7,
+  });
+  // Not a leader of another version: this version's, another message, or malformed.
+  for (
+    const value of [
+      encodeTabMessage(SAMPLES[0]),
+      { type: "join", from: "old-tab", id: 1 },
+      { ...heartbeat, protocol: -1 },
+      { ...heartbeat, protocol: 1.5 },
+      { ...heartbeat, term: MAX_TERM + 1 },
+      { ...heartbeat, leader: "not a tab id" },
+      null,
+      [heartbeat],
+    ]
+  ) assert.equal(foreignLeader(value), undefined, describe(value));
 });
 
 test("values that are not messages are refused with E_PROTOCOL", () => {
   for (const value of [null, undefined, 1, "heartbeat", [], [SAMPLES[0]], new Uint8Array(4)]) {
     refused(value);
   }
-  refused(Object.assign(Object.create({ polluted: true }), SAMPLES[0]));
-  refused({ type: "nope", leader: "a", term: 1 });
-  refused({ type: "__proto__" });
-  refused({ type: "toString" });
-  refused({ type: 5 });
+  refused(Object.assign(Object.create({ polluted: true }), posted(SAMPLES[0])));
+  refusedMessage({ type: "nope", leader: "a", term: 1 });
+  refusedMessage({ type: "__proto__" });
+  refusedMessage({ type: "toString" });
+  refusedMessage({ type: 5 });
 });
 
 test("every field of every message is checked: missing, extra and wrong-typed fields", () => {
@@ -112,41 +157,44 @@ test("every field of every message is checked: missing, extra and wrong-typed fi
     for (const name of fields) {
       const missing: Record<string, unknown> = { ...message };
       delete missing[name];
-      refused(missing);
+      refusedMessage(missing);
       for (const value of wrong) {
         // null and any short string are valid errors
         if (name === "error" && (value === null || typeof value === "string")) continue;
         if (name === "frames" && Array.isArray(value) && value.length === 0) continue; // valid
         if (name === "last" && typeof value === "boolean") continue; // valid
-        refused({ ...message, [name]: value });
+        refusedMessage({ ...message, [name]: value });
       }
     }
-    refused({ ...message, extra: 1 });
+    refusedMessage({ ...message, extra: 1 });
   }
 });
 
 test("tab ids, terms, repository paths and block counts are bounded", () => {
-  refused({ type: "heartbeat", leader: "x".repeat(65), term: 1 });
+  refusedMessage({ type: "heartbeat", leader: "x".repeat(65), term: 1 });
   // A term a new leader could not count on from (election.ts): a forged one.
-  assert.equal(decodeTabMessage({ type: "serving", leader: "t", term: MAX_TERM }).type, "serving");
-  refused({ type: "heartbeat", leader: "t", term: MAX_TERM + 1 });
-  refused({ type: "serving", leader: "t", term: Number.MAX_SAFE_INTEGER });
-  refused({ type: "blocks", from: "t", repo: "no-slash", frames: [FRAME] });
-  refused({ type: "blocks", from: "t", repo: "/a/../b", frames: [FRAME] });
-  refused({
+  assert.equal(
+    decodeTabMessage(posted({ type: "serving", leader: "t", term: MAX_TERM })).type,
+    "serving",
+  );
+  refusedMessage({ type: "heartbeat", leader: "t", term: MAX_TERM + 1 });
+  refusedMessage({ type: "serving", leader: "t", term: Number.MAX_SAFE_INTEGER });
+  refusedMessage({ type: "blocks", from: "t", repo: "no-slash", frames: [FRAME] });
+  refusedMessage({ type: "blocks", from: "t", repo: "/a/../b", frames: [FRAME] });
+  refusedMessage({
     type: "blocks",
     from: "t",
     repo: "/a",
     frames: new Array(MAX_TAB_BLOCKS + 1).fill(FRAME),
   });
-  refused({ type: "blocks", from: "t", repo: "/a", frames: [new Uint16Array(2)] });
-  refused({ type: "persisted", to: "t", repo: "/x", id: 1, error: "e".repeat(4097) });
-  refused({ type: "unserved", to: "t", repo: "/x", id: 1, error: null });
-  refused({ type: "welcome", to: "t", id: 1, secret: new Uint8Array(31) });
-  refused({ type: "welcome", to: "t", id: 1, secret: Array.from(new Uint8Array(32)) });
-  refused({ type: "sync-ask", from: "t", url: "http://127.0.0.1:8787" });
-  refused({ type: "sync-ask", from: "t", url: `ws://${"a".repeat(2048)}` });
-  refused({
+  refusedMessage({ type: "blocks", from: "t", repo: "/a", frames: [new Uint16Array(2)] });
+  refusedMessage({ type: "persisted", to: "t", repo: "/x", id: 1, error: "e".repeat(4097) });
+  refusedMessage({ type: "unserved", to: "t", repo: "/x", id: 1, error: null });
+  refusedMessage({ type: "welcome", to: "t", id: 1, secret: new Uint8Array(31) });
+  refusedMessage({ type: "welcome", to: "t", id: 1, secret: Array.from(new Uint8Array(32)) });
+  refusedMessage({ type: "sync-ask", from: "t", url: "http://127.0.0.1:8787" });
+  refusedMessage({ type: "sync-ask", from: "t", url: `ws://${"a".repeat(2048)}` });
+  refusedMessage({
     type: "sync-status",
     leader: "t",
     url: "ws://a",
@@ -177,10 +225,8 @@ function randomValue(random: () => number, depth = 0): unknown {
     case 7:
       return Array.from({ length: Math.floor(random() * 4) }, () => randomValue(random, depth + 1));
     default: {
-      const base = structuredClone(SAMPLES[Math.floor(random() * SAMPLES.length)]) as Record<
-        string,
-        unknown
-      >;
+      const sample = SAMPLES[Math.floor(random() * SAMPLES.length)];
+      const base: Record<string, unknown> = structuredClone(encodeTabMessage(sample));
       const names = Object.keys(base);
       const name = names[Math.floor(random() * names.length)];
       base[name] = randomValue(random, depth + 1);
@@ -196,10 +242,11 @@ test("random values decode to a valid message or fail with a CairnError, never o
     try {
       const message = decodeTabMessage(value);
       // Whatever is accepted re-encodes to itself: it is exactly a message.
-      assert.deepEqual(encodeTabMessage(message), message, `seed ${SEED} round ${round}`);
+      assert.deepEqual(encodeTabMessage(message), value, `seed ${SEED} round ${round}`);
     } catch (err) {
+      const codes = ["E_PROTOCOL", "E_TOO_LARGE", "E_UNSUPPORTED_VERSION"];
       assert.ok(
-        isCairnError(err) && (err.code === "E_PROTOCOL" || err.code === "E_TOO_LARGE"),
+        isCairnError(err) && codes.includes(err.code),
         `seed ${SEED} round ${round}: ${describe(value)} threw ${err}`,
       );
     }
