@@ -45,6 +45,11 @@ export type BlockVersion = 1 | 2;
 
 /** Characters of a session id: 22 base64url characters carry 132 bits of the key's hash. */
 export const SESSION_ID_LENGTH = 22;
+/**
+ * No sealed block is shorter: its session id and its writer's public key alone take this many
+ * bytes. What takes blocks by the thousand from the network refuses shorter bins unread.
+ */
+export const MIN_BLOCK_BYTES = SESSION_ID_LENGTH + PUBLIC_KEY_BYTES;
 
 const SESSION_ID_PATTERN = new RegExp(`^[A-Za-z0-9_-]{${SESSION_ID_LENGTH}}$`);
 /** A block hash: base64url of a SHA-256 digest. */

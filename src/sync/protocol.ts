@@ -7,6 +7,7 @@
  * shape; whatever does not match is a `CairnError` E_PROTOCOL (or E_TOO_LARGE for oversize
  * bytes), never another exception, so a connection can refuse it and carry on serving others.
  */
+import { MIN_BLOCK_BYTES } from "../core/block.ts";
 import { CairnError } from "../core/errors.ts";
 import { isPlainObject } from "../core/wire_validation.ts";
 import { checkRepositoryPath } from "../core/repository_path.ts";
@@ -249,7 +250,7 @@ function readFields(type: FrameType, f: Fields): Frame {
     case "credit":
       return { type, repo: f.repo(), bytes: f.uint("bytes") };
     case "blocks":
-      return { type, repo: f.repo(), frames: f.binArray("frames") };
+      return { type, repo: f.repo(), frames: f.blockArray("frames") };
     case "synced": {
       const repo = f.repo();
       const cursor = f.cursorOrNull("cursor");
@@ -257,7 +258,7 @@ function readFields(type: FrameType, f: Fields): Frame {
       return { type, repo, cursor, versionVector: f.versionVectorOrNull("versionVector") };
     }
     case "push":
-      return { type, repo: f.repo(), id: f.uint("id"), frames: f.binArray("frames") };
+      return { type, repo: f.repo(), id: f.uint("id"), frames: f.blockArray("frames") };
     case "ack":
       return {
         type,
@@ -269,7 +270,12 @@ function readFields(type: FrameType, f: Fields): Frame {
         position: f.uint("position"),
       };
     case "live":
-      return { type, repo: f.repo(), frames: f.binArray("frames"), position: f.uint("position") };
+      return {
+        type,
+        repo: f.repo(),
+        frames: f.blockArray("frames"),
+        position: f.uint("position"),
+      };
     case "members":
       return {
         type,
@@ -393,6 +399,19 @@ class Fields {
       if (!(item instanceof Uint8Array) || (length !== undefined && item.length !== length)) {
         throw this.#bad(name, length === undefined ? "an array of bin" : `bin(${length})[]`);
       }
+    }
+    return value;
+  }
+
+  /**
+   * An array of blocks' bytes, none shorter than a block can be: a frame of many tiny bins would
+   * cost far more to hold decoded than its bytes (a view each), and the server holds a client's
+   * frames until it answers them, counting their bytes.
+   */
+  blockArray(name: string): Uint8Array[] {
+    const value = this.binArray(name);
+    if (value.some((bin) => bin.length < MIN_BLOCK_BYTES)) {
+      throw this.#bad(name, `blocks of at least ${MIN_BLOCK_BYTES} bytes each`);
     }
     return value;
   }

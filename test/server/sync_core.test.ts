@@ -10,6 +10,7 @@ import { SyncServerCore } from "../../src/sync/server/server_core.ts";
 import type { SocketHandlers, SyncSocket } from "../../src/sync/server/socket.ts";
 import { CLOSE, decodeFrame, encodeFrame, type Frame } from "../../src/sync/protocol.ts";
 import { unansweredLimit } from "../../src/sync/server/connection.ts";
+import { MIN_BLOCK_BYTES } from "../../src/core/block.ts";
 import { toBase64Url } from "../../src/core/bytes.ts";
 import {
   asArrays,
@@ -184,11 +185,27 @@ test("sync core: only a push holding a block claims a repository; too many bins 
     assert.equal(good.frames("ack")[0].applied, 1);
     assert.equal(core.access.rules(REPO).owner, toBase64Url(author.publicKey));
     // Bins that are not blocks cost a refusal each: a connection gets a bounded number.
-    const garbage = Array.from({ length: 1100 }, (_, i) => new Uint8Array([i & 0xff, 1, 2]));
+    const garbage = Array.from({ length: 1100 }, (_, i) => new Uint8Array(MIN_BLOCK_BYTES).fill(i));
     bad.deliver({ type: "push", repo: "/data/other", id: 3, frames: garbage });
     await bad.until(() => bad.closed !== undefined);
     assert.equal(bad.closed?.code, CLOSE.protocol);
     assert.equal(bad.frames("ack").length, 3, "no ack of a thousand refusals");
+  });
+});
+
+test("sync core: a push of bins too short to be blocks is refused as it arrives, not held until answered", async () => {
+  // Held decoded, a frame of empty bins costs a view each: a hundred times its bytes, and the
+  // server holds what a client sends until it answers (a client reading nothing is not answered).
+  const config = { highWaterMark: HIGH_WATER_MARK, maxFrame: 1 << 20 };
+  await withCore({ open: true, ...config }, async (core) => {
+    const client = await connect(core, await newSession());
+    client.bufferedAmount = 2 * HIGH_WATER_MARK + 1; // it reads nothing: nothing is answered
+    const tiny = Array.from({ length: 100_000 }, () => new Uint8Array(0));
+    client.deliver({ type: "push", repo: REPO, id: 0, frames: tiny });
+    assert.equal(client.closed?.code, CLOSE.protocol, "closed at once, not queued");
+    const error = client.frames("error").at(-1);
+    assert.equal(error?.code, "E_PROTOCOL");
+    assert.match(error?.message ?? "", new RegExp(`at least ${MIN_BLOCK_BYTES} bytes`));
   });
 });
 
@@ -257,5 +274,69 @@ test("sync core: a block naming another session than its key's is refused before
     await socket.until(() => socket.frames("ack").length === 2);
     assert.equal(socket.frames("ack")[1].rejected[0]?.code, "E_FORBIDDEN");
     assert.deepEqual(asked, [mallory.session]);
+  });
+});
+
+test("sync core: a connection holds at most maxSubscriptions repositories, and remembers at most as many refused", async () => {
+  const readable = (repo: string) => !repo.startsWith("/private/");
+  let reads = 0;
+  await withCore({
+    highWaterMark: HIGH_WATER_MARK,
+    maxSubscriptions: 3,
+    authorize: ({ repository, right }) => {
+      if (right === "read") reads++;
+      return readable(repository);
+    },
+  }, async (core) => {
+    const socket = await connect(core, await newSession());
+    const subscribe = (repo: string) =>
+      socket.deliver({ type: "subscribe", repo, cursor: null, versionVector: null });
+    for (const repo of ["/a", "/b", "/c", "/d"]) subscribe(repo);
+    // A subscription taken is answered with its writers (`members`).
+    await socket.until(() =>
+      socket.frames("members").length === 3 && socket.frames("denied").length === 1
+    );
+    const denied = socket.frames("denied")[0];
+    assert.deepEqual([denied.repo, denied.right, denied.code], ["/d", "read", "E_TOO_LARGE"]);
+    // One let go: the next subscribe is taken.
+    socket.deliver({ type: "unsubscribe", repo: "/a" });
+    subscribe("/d");
+    await socket.until(() => socket.frames("members").some((frame) => frame.repo === "/d"));
+    // Refused repositories are asked about again at each reauthorize: at most three of them.
+    socket.deliver({ type: "unsubscribe", repo: "/b" });
+    socket.deliver({ type: "unsubscribe", repo: "/c" });
+    socket.deliver({ type: "unsubscribe", repo: "/d" });
+    for (let i = 0; i < 50; i++) subscribe(`/private/${i}`);
+    await socket.until(() => socket.frames("denied").length === 51);
+    reads = 0;
+    core.reauthorize();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(reads, 3, "the three refused last, not fifty");
+  });
+});
+
+test("sync core: the hook is never asked about a writer whose key a pushed block does not prove", async () => {
+  const [alice, mallory] = [await newSession(), await newSession()];
+  const asked: string[] = [];
+  await withCore({
+    highWaterMark: HIGH_WATER_MARK,
+    authorize: ({ publicKey, right }) => {
+      if (right === "write") asked.push(publicKey);
+      return true;
+    },
+  }, async (core) => {
+    const socket = await connect(core, mallory);
+    const [alices] = await blocksOf(alice, REPO, 1); // never sent by Alice
+    const forged = alices.slice();
+    forged[forged.length - 1] ^= 1; // the signature's last byte
+    socket.deliver({ type: "push", repo: REPO, id: 0, frames: [forged] });
+    await socket.until(() => socket.frames("ack").length === 1);
+    assert.equal(socket.frames("ack")[0].rejected[0]?.code, "E_BAD_SIGNATURE");
+    assert.deepEqual(asked, [], "no false 'Alice writes' request");
+    // Her genuine block, relayed by Mallory, is asked about once: her key, proven.
+    socket.deliver({ type: "push", repo: REPO, id: 1, frames: [alices] });
+    await socket.until(() => socket.frames("ack").length === 2);
+    assert.equal(socket.frames("ack")[1].applied, 1);
+    assert.deepEqual(asked, [toBase64Url(alice.publicKey)]);
   });
 });

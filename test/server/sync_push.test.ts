@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { encodeBlock, sealBlock, UNBOUND } from "../../src/core/block.ts";
+import { encodeBlock, MIN_BLOCK_BYTES, sealBlock, UNBOUND } from "../../src/core/block.ts";
 import { toBase64Url } from "../../src/core/bytes.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { CLOSE } from "../../src/sync/protocol.ts";
@@ -87,7 +87,7 @@ test("sync push: forged, tampered and non-member blocks are rejected with a code
       tampered,
       bodyFlipped,
       byOutsider[0],
-      new Uint8Array([1, 2, 3]),
+      new Uint8Array(MIN_BLOCK_BYTES).fill(3), // long enough for a block, but none
       good,
     ]);
     assert.equal(ack.applied, 1);

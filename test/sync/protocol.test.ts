@@ -8,6 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { Packr } from "msgpackr";
+import { MIN_BLOCK_BYTES } from "../../src/core/block.ts";
 import { isCairnError } from "../../src/core/errors.ts";
 import {
   binCost,
@@ -56,10 +57,10 @@ const SAMPLES: Frame[] = [
   },
   { type: "unsubscribe", repo: "/data/todos" },
   { type: "credit", repo: "/data/todos", bytes: 1 << 20 },
-  { type: "blocks", repo: "/data/todos", frames: [bytes(10), bytes(300, 1), bytes(70_000, 2)] },
+  { type: "blocks", repo: "/data/todos", frames: [bytes(60), bytes(300, 1), bytes(70_000, 2)] },
   { type: "synced", repo: "/data/todos", cursor: ["e1", 40], versionVector: { [SESSION]: 9 } },
   { type: "synced", repo: "/data/todos", cursor: ["e1", 0], versionVector: null },
-  { type: "push", repo: "/data/x", id: 7, frames: [bytes(5)] },
+  { type: "push", repo: "/data/x", id: 7, frames: [bytes(MIN_BLOCK_BYTES)] },
   {
     type: "ack",
     repo: "/data/x",
@@ -69,7 +70,7 @@ const SAMPLES: Frame[] = [
     rejected: [{ index: 3, code: "E_FORBIDDEN", message: "no write right" }],
     position: 99,
   },
-  { type: "live", repo: "/data/x", frames: [bytes(40)], position: 100 },
+  { type: "live", repo: "/data/x", frames: [bytes(140)], position: 100 },
   { type: "members", repo: "/data/x", writers: [bytes(32, 1), bytes(32, 2)], canWrite: false },
   { type: "denied", repo: "/data/x", right: "read", code: "E_FORBIDDEN", message: "not yours" },
   { type: "ping", n: 1 },
@@ -88,11 +89,11 @@ const FIELD_KINDS: Record<Frame["type"], Kind[]> = {
   subscribe: ["repo", "cursor?", "vector?"],
   unsubscribe: ["repo"],
   credit: ["repo", "uint"],
-  blocks: ["repo", "bin[]"],
+  blocks: ["repo", "block[]"],
   synced: ["repo", "cursor", "vector?"],
-  push: ["repo", "uint", "bin[]"],
+  push: ["repo", "uint", "block[]"],
   ack: ["repo", "uint", "uint", "uint", "rejected", "uint"],
-  live: ["repo", "bin[]", "uint"],
+  live: ["repo", "block[]", "uint"],
   members: ["repo", "bin32[]", "bool"],
   denied: ["repo", "right", "str", "str"],
   ping: ["uint"],
@@ -111,7 +112,7 @@ type Kind =
   | "repo"
   | "bin32"
   | "bin64"
-  | "bin[]"
+  | "block[]"
   | "bin32[]"
   | "bool"
   | "right"
@@ -144,6 +145,8 @@ const SUBSTITUTES: unknown[] = [
   bytes(64),
   [bytes(32)],
   [bytes(3)],
+  [bytes(MIN_BLOCK_BYTES)],
+  [bytes(MIN_BLOCK_BYTES), bytes(MIN_BLOCK_BYTES - 1)],
   ["e1", 1],
   [[1, "E", "m"]],
   "read",
@@ -179,8 +182,8 @@ function accepts(kind: Kind, v: unknown): boolean {
       return bin(v, 32);
     case "bin64":
       return bin(v, 64);
-    case "bin[]":
-      return Array.isArray(v) && v.every((x) => bin(x));
+    case "block[]":
+      return Array.isArray(v) && v.every((x) => bin(x) && x.length >= MIN_BLOCK_BYTES);
     case "bin32[]":
       return Array.isArray(v) && v.every((x) => bin(x, 32));
     case "bool":

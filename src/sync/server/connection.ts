@@ -46,6 +46,11 @@ export interface ConnectionConfig extends SubscriptionLimits {
   readonly handshakeTimeoutMs: number;
   /** A writer's first block must name its repository (SyncServerOptions.boundChainsOnly). */
   readonly boundChainsOnly: boolean;
+  /**
+   * Subscriptions one connection may hold at once; also the most refused repositories it
+   * remembers (to tell it if it may read them later), the oldest forgotten first.
+   */
+  readonly maxSubscriptions: number;
 }
 
 /** What a connection uses of its server. */
@@ -385,6 +390,19 @@ export class Connection implements SocketHandlers, Outbox {
     const { repo } = frame;
     this.#unsubscribe(repo); // subscribing again (after a reset) starts over
     this.#refusedReads.delete(repo);
+    const { maxSubscriptions } = this.#ctx.config;
+    if (this.#subscriptions.size >= maxSubscriptions) {
+      // Each holds a repository open here: a client naming thousands would hold them all.
+      this.send({
+        type: "denied",
+        repo,
+        right: "read",
+        code: "E_TOO_LARGE",
+        message: `this connection is subscribed to ${maxSubscriptions} repositories, the most ` +
+          "this server allows: unsubscribe one first",
+      });
+      return;
+    }
     if (!await this.#may(repo, "read")) return this.#refuseReading(repo);
     const canWrite = await this.#may(repo, "write");
     const repository = await this.#ctx.repositories.acquire(repo);
@@ -406,6 +424,10 @@ export class Connection implements SocketHandlers, Outbox {
   }
 
   #refuseReading(repo: string): void {
+    // Each is asked about again at every reauthorize: a bounded number, the oldest forgotten.
+    if (this.#refusedReads.size >= this.#ctx.config.maxSubscriptions) {
+      this.#refusedReads.delete(this.#refusedReads.values().next().value!);
+    }
     this.#refusedReads.add(repo);
     this.send({
       type: "denied",
@@ -466,7 +488,11 @@ export class Connection implements SocketHandlers, Outbox {
     const indexes: number[] = [];
     for (const { index, block, sealed } of decoded) {
       try {
-        if (!await this.#mayWrite(repo, block.session, toBase64Url(block.publicKey))) {
+        const publicKey = toBase64Url(block.publicKey);
+        // The hook is told who writes: it is asked only about a key this block proves it holds
+        // (a forged block naming Alice's key would feed it false "Alice writes" requests).
+        if (!this.#writeRights.get(repo)?.has(publicKey)) await this.#verifyPushed(sealed);
+        if (!await this.#mayWrite(repo, block.session, publicKey)) {
           throw new CairnError("E_FORBIDDEN", `session ${block.session} may not write ${repo}`);
         }
         if (this.#ctx.config.boundChainsOnly && block.seq === 1 && sealed.block.prev === UNBOUND) {
@@ -479,6 +505,7 @@ export class Connection implements SocketHandlers, Outbox {
         authorized.push(block);
         indexes.push(index);
       } catch (err) {
+        // Past MAX_NOT_BLOCKS the push is still stored, then closed unanswered (below).
         rejected.push(refusal(index, err));
       }
     }
@@ -532,6 +559,16 @@ export class Connection implements SocketHandlers, Outbox {
         throw new CairnError("E_BAD_KEY", `block: session ${session} is not its public key's`);
       }
       return sealed;
+    } catch (err) {
+      this.#countNotBlocks(1, err);
+      throw err;
+    }
+  }
+
+  /** Verifies a pushed block's signature; a forged one counts as a bin that is no block. */
+  async #verifyPushed(sealed: SealedBlock): Promise<void> {
+    try {
+      await verifyBlock(sealed, this.#ctx.suite);
     } catch (err) {
       this.#countNotBlocks(1, err);
       throw err;

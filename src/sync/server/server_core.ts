@@ -25,6 +25,11 @@ export interface ServerLimits {
   idleCloseMs?: number;
   /** Socket bytes buffered past which a client is sent nothing more until it drains (4 MiB). */
   highWaterMark?: number;
+  /**
+   * Repositories one connection may be subscribed to at once (default 1,000): each holds a
+   * repository open on the server. A subscribe past it is denied (`E_TOO_LARGE`).
+   */
+  maxSubscriptions?: number;
 }
 
 export interface ServerCoreOptions extends ServerLimits, AccessOptions {
@@ -66,6 +71,7 @@ export class SyncServerCore {
       heartbeatMs: positive(options.heartbeatMs, 15_000),
       handshakeTimeoutMs: positive(options.handshakeTimeoutMs, 10_000),
       highWaterMark: positive(options.highWaterMark, 4 << 20),
+      maxSubscriptions: positive(options.maxSubscriptions, 1_000),
       drainPollMs: 10,
       boundChainsOnly: options.boundChainsOnly === true,
     };
