@@ -62,8 +62,9 @@ export function checkListener<F>(listener: F, what: string): F {
   return listener;
 }
 
-export function checkEvent(event: unknown): void {
-  if (event !== "change") throw badArgument(`unknown event ${describeShort(event)}`);
+/** An event name `on` takes: one of `events`. */
+export function checkEvent(event: unknown, events: readonly string[]): void {
+  if (!events.includes(event as string)) throw badArgument(`unknown event ${describeShort(event)}`);
 }
 
 /** A version vector: `{ [session]: last block seq held }`, each seq a non-negative integer. */

@@ -120,7 +120,7 @@ export class Item<S extends AnySchema = Schema> {
    */
   on(event: "change", listener: (change: ItemChange) => void): () => void {
     this.#life.check();
-    checkEvent(event);
+    checkEvent(event, ["change"]);
     return this.#repo.onItemChange(this.key, checkListener(listener, "on"));
   }
 }

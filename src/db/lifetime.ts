@@ -16,7 +16,7 @@ export class RepositoryLifetime {
   readonly path: string;
   /** True once the repository is closed. */
   ended = false;
-  readonly #onEnd: (() => void)[] = [];
+  readonly #onEnd = new Set<() => void>();
 
   constructor(path: string) {
     this.path = path;
@@ -34,14 +34,16 @@ export class RepositoryLifetime {
     );
   }
 
-  /** Calls `action` when the lifetime ends. */
-  onEnd(action: () => void): void {
-    this.#onEnd.push(action);
+  /** Calls `action` when the lifetime ends; returns the function that stops that. */
+  onEnd(action: () => void): () => void {
+    this.#onEnd.add(action);
+    return () => this.#onEnd.delete(action);
   }
 
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    for (const action of this.#onEnd) action();
+    for (const action of [...this.#onEnd]) action();
+    this.#onEnd.clear();
   }
 }

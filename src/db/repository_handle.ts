@@ -243,9 +243,16 @@ export class RepositoryHandle {
   }
 
   /** Calls `listener` synchronously on every change: local writes at once, remote ones on import. */
-  on(event: "change", listener: (change: ItemChange) => void): () => void {
+  on(event: "change", listener: (change: ItemChange) => void): () => void;
+  /**
+   * Calls `listener` once, when the repository is closed (`db.close(path)` or `db.close()`):
+   * what holds this handle can let go of it (opening the path again gives a new one).
+   */
+  on(event: "close", listener: () => void): () => void;
+  on(event: "change" | "close", listener: (change: ItemChange) => void): () => void {
     this.#life.check();
-    checkEvent(event);
+    checkEvent(event, ["change", "close"]);
+    if (event === "close") return this.#life.onEnd(checkListener(listener, "on") as () => void);
     return this.#repo.onChange(checkListener(listener, "on"));
   }
 

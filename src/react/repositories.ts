@@ -3,42 +3,67 @@
  * shared by every component that asks for it. Opening is asynchronous, so the hook returns
  * `undefined` until the repository is open (every hook that takes a repository accepts
  * `undefined` and shows nothing meanwhile); a failed open is thrown to the nearest error boundary,
- * and tried again at the next render. A repository closed since it was opened is opened again.
+ * and tried again by the first render after that (once the boundary resets). A repository closed
+ * since it was opened is opened again: its close renders every component that holds it.
  */
 import { useSyncExternalStore } from "react";
 import type { Cairn, RepositoryHandle } from "cairndb";
 import { useDatabase } from "./provider.ts";
 
-/** One path's opening: pending, open or failed, and who waits for it to settle. */
+/** One path's opening: pending, open (until its repository closes) or failed. */
 class Opening {
   handle: RepositoryHandle | undefined;
   failure: { error: unknown } | undefined;
-  readonly #waiting = new Set<() => void>();
+  /** Counts the changes (opened, failed, closed): what the hook compares between renders. */
+  #version = 0;
+  #dropping = false;
+  readonly #listeners = new Set<() => void>();
 
   static start(database: Cairn, path: string): Opening {
     const opening = new Opening();
     database.open(path).then(
-      (handle) => opening.#settle(() => (opening.handle = handle)),
-      (error) => opening.#settle(() => (opening.failure = { error })),
+      (handle) => opening.#opened(handle),
+      (error) => {
+        opening.failure = { error };
+        opening.#changed();
+      },
     );
     return opening;
   }
 
   static done(handle: RepositoryHandle): Opening {
     const opening = new Opening();
-    opening.handle = handle;
+    opening.#opened(handle);
     return opening;
   }
 
   subscribe = (onChange: () => void): () => void => {
-    this.#waiting.add(onChange);
-    return () => this.#waiting.delete(onChange);
+    this.#listeners.add(onChange);
+    return () => this.#listeners.delete(onChange);
   };
 
-  #settle(record: () => void): void {
-    record();
-    for (const onChange of this.#waiting) onChange();
-    this.#waiting.clear();
+  snapshot = (): number => this.#version;
+
+  /**
+   * Calls `drop` once, a task after the failure was first thrown: every render until then throws
+   * it too (React renders a failed component again before it gives up on it), and the first one
+   * after opens the path again.
+   */
+  dropAfterThrown(drop: () => void): void {
+    if (this.#dropping) return;
+    this.#dropping = true;
+    setTimeout(drop, 0);
+  }
+
+  #opened(handle: RepositoryHandle): void {
+    this.handle = handle;
+    if (!handle.closed) handle.on("close", () => this.#changed());
+    this.#changed();
+  }
+
+  #changed(): void {
+    this.#version++;
+    for (const onChange of [...this.#listeners]) onChange();
   }
 }
 
@@ -51,8 +76,12 @@ function openingsOf(database: Cairn): Map<string, Opening> {
   return byPath;
 }
 
-/** Makes an already open repository available at once (CairnProvider's `repositories`). */
+/**
+ * Makes an already open repository available at once (CairnProvider's `repositories`). A closed
+ * one is left out: the provider's props may still name it after the path was opened again.
+ */
 export function rememberRepository(database: Cairn, repo: RepositoryHandle): void {
+  if (repo.closed) return;
   const byPath = openingsOf(database);
   if (byPath.get(repo.path)?.handle !== repo) byPath.set(repo.path, Opening.done(repo));
 }
@@ -64,15 +93,12 @@ export function useRepository(path: string): RepositoryHandle | undefined {
   // A repository closed since (the app may have opened the path again) is opened anew.
   if (!opening || opening.handle?.closed) byPath.set(path, opening = Opening.start(database, path));
   const current = opening;
-  const handle = useSyncExternalStore(
-    current.subscribe,
-    () => current.handle,
-    () => current.handle,
-  );
+  useSyncExternalStore(current.subscribe, current.snapshot, current.snapshot);
   if (current.failure) {
-    // Thrown once to the error boundary; the next render (after it resets) tries again.
-    if (byPath.get(path) === current) byPath.delete(path);
+    current.dropAfterThrown(() => {
+      if (byPath.get(path) === current) byPath.delete(path);
+    });
     throw current.failure.error;
   }
-  return handle;
+  return current.handle;
 }

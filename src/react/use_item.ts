@@ -16,7 +16,7 @@ import {
 
 /**
  * The values of the item at `key` (read with `schema`, by default its newest registered version),
- * or `undefined` while there is none (missing, deleted, or `repo` still opening) or it cannot be
+ * or `undefined` while there is none (missing, deleted, `repo` still opening or closed) or it cannot be
  * read (its schema unknown here, or not upgradable to `schema`). Follows local
  * writes and imported changes. Write through the handle: `repo.get(key, schema)?.set(…)`.
  */
@@ -26,7 +26,7 @@ export function useItem<S extends AnySchema = Schema>(
   schema?: S,
 ): Readonly<Values<S>> | undefined {
   const subscribe = useCallback((onChange: () => void) => {
-    if (repo === undefined) return () => {};
+    if (repo === undefined || repo.closed) return () => {};
     let scheduled = false;
     const changed = () => {
       if (scheduled) return;
@@ -39,11 +39,21 @@ export function useItem<S extends AnySchema = Schema>(
     // An existing item's own listener list costs other items' writes nothing; a key with no item
     // yet can only be watched among every change of the repository.
     const item = readable(() => repo.get(key, schema));
-    if (item) return item.on("change", changed);
-    return repo.on("change", (change) => change.key === key && changed());
+    const stopChanges = item
+      ? item.on("change", changed)
+      : repo.on("change", (change) => change.key === key && changed());
+    // Closed, the repository shows nothing more here; its holder opens the path again.
+    const stopClose = repo.on("close", onChange);
+    return () => {
+      stopChanges();
+      stopClose();
+    };
   }, [repo, key, schema]);
   const values = useCallback(
-    () => readable(() => repo?.get(key, schema)?.toObject()) as Readonly<Values<S>> | undefined,
+    () =>
+      repo?.closed ? undefined : readable(() => repo?.get(key, schema)?.toObject()) as
+        | Readonly<Values<S>>
+        | undefined,
     [repo, key, schema],
   );
   return useSyncExternalStore(subscribe, values, values);

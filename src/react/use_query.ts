@@ -3,7 +3,9 @@
  * query's own cache. `LiveQuery.results` is a frozen array that stays the same object until the
  * results change, and subscribers hear once per batch of changes that changes them, so a
  * component renders once per batch that concerns it, never for unrelated writes, and every
- * component reading one query in one render sees the same array (no tearing).
+ * component reading one query in one render sees the same array (no tearing). While the query's
+ * `where` predicate throws for an item (`LiveQuery.error`), that error is thrown into render, to
+ * the nearest error boundary, as any error of a component's own code would be.
  */
 import { useCallback, useEffect, useReducer, useSyncExternalStore } from "react";
 import {
@@ -39,19 +41,38 @@ export function useQuery(
   // A pooled query closed by another of its holders is made again at the next render.
   const [, repool] = useReducer((count: number) => count + 1, 0);
   useEffect(() => pooled && query ? query.onClose(repool) : undefined, [pooled, query]);
-  const subscribe = useCallback(
-    (onChange: () => void) => query ? query.subscribe(onChange) : NOT_LISTENING(),
+  const subscribe = useCallback((onChange: () => void) => {
+    if (!query || query.closed) return NOT_LISTENING();
+    const stopResults = query.subscribe(onChange);
+    // A predicate that starts throwing for an item the results did not hold changes no result:
+    // render again to throw it. A comparator's error leaves nothing to show: reported as
+    // uncaught, as it would be with no listener.
+    const stopErrors = query.onError((error) => {
+      if (query.error) onChange();
+      else {queueMicrotask(() => {
+          throw error;
+        });}
+    });
+    return () => {
+      stopResults();
+      stopErrors();
+    };
+  }, [query]);
+  const snapshot = useCallback(
+    () => query ? query.error ?? query.results : NO_RESULTS,
     [query],
   );
-  const results = useCallback(() => query ? query.results : NO_RESULTS, [query]);
-  return useSyncExternalStore(subscribe, results, results);
+  const shown = useSyncExternalStore(subscribe, snapshot, snapshot);
+  if (shown instanceof CairnError) throw shown;
+  return shown;
 }
 
 function pooledQuery(
   repo: RepositoryHandle | undefined,
   options: QueryOptions<AnySchema, Item<AnySchema>> | undefined,
 ): LiveQuery<Item<AnySchema>> | undefined {
-  if (repo === undefined) return undefined;
+  // A repository closed meanwhile: its holder renders again with the path opened anew.
+  if (repo === undefined || repo.closed) return undefined;
   if (
     options?.id === undefined &&
     (typeof options?.where === "function" || typeof options?.sortBy === "function")

@@ -7,11 +7,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createElement, type ReactNode, useState } from "react";
+import { Component, createElement, type ReactNode, useState } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { flushSync } from "react-dom";
 import {
-  type Cairn,
+  Cairn,
   defineSchema,
   isCairnError,
   type RepositoryHandle,
@@ -378,6 +378,163 @@ test("useQuery: a where function without an id is refused (each render would lea
     assert.equal(errors.length, 1);
     assert.ok(isCairnError(errors[0], "E_BAD_ARGUMENT"), String(errors[0]));
   });
+});
+
+/** An error boundary that records what it catches; `reset()` renders its children again. */
+class Boundary extends Component<{ caught: unknown[]; children?: ReactNode }, { failed: boolean }> {
+  static reset = () => {};
+  override state = { failed: false };
+  static getDerivedStateFromError() {
+    return { failed: true };
+  }
+  override componentDidCatch(error: unknown) {
+    this.props.caught.push(error);
+    Boundary.reset = () => this.setState({ failed: false });
+  }
+  override render() {
+    return this.state.failed ? null : this.props.children;
+  }
+}
+
+/** A root whose boundaries' catches are the test's to check (React would log each). */
+function rootForBoundaries(): Root {
+  return createRoot(document.createElement("div"), { onCaughtError: () => {} });
+}
+
+test("useRepository: a failed open reaches the error boundary, also when the component renders again, and the boundary's reset opens the path again", async () => {
+  const db = await Cairn.open({ schemas: [Task] });
+  const root = rootForBoundaries();
+  try {
+    const caught: unknown[] = [];
+    let rerender = () => {};
+    let path = "no-leading-slash";
+    function Page() {
+      const [count, setCount] = useState(0);
+      rerender = () => setCount(count + 1);
+      return createElement("p", null, useRepository(path)?.path ?? "opening");
+    }
+    render(
+      root,
+      createElement(
+        CairnProvider,
+        { database: db },
+        createElement(Boundary, { caught }, createElement(Page)),
+      ),
+    );
+    // Rendered again by its own state while the open fails: the failure still reaches the
+    // boundary (it stayed "opening" for good, the failure seen by no render).
+    rerender();
+    await settle();
+    assert.equal(caught.length, 1);
+    assert.ok(isCairnError(caught[0], "E_BAD_PATH"), String(caught[0]));
+    path = "/data/after-reset";
+    flushSync(() => Boundary.reset());
+    await settle();
+    assert.equal(caught.length, 1, "the next open works");
+  } finally {
+    flushSync(() => root.unmount());
+    await db.close();
+  }
+});
+
+test("db.close(path) under a page holding the repository: no E_CLOSED, and the page and useItem follow the path opened again", async () => {
+  const db = await Cairn.open({ schemas: [Task] });
+  const tasks = await db.open("/data/react-closing");
+  tasks.create(Task, { title: "before the close" }, { key: "first" });
+  const root = rootForBoundaries();
+  try {
+    const caught: unknown[] = [];
+    const handles: (RepositoryHandle | undefined)[] = [];
+    const titles: (string | undefined)[] = [];
+    function List(props: { repo: RepositoryHandle }) {
+      const shown = useQuery(props.repo, { schema: Task, sortBy: "title" });
+      titles.push(useItem(props.repo, "first", Task)?.title);
+      return createElement("ul", null, shown.length);
+    }
+    function Page() {
+      const repo = useRepository("/data/react-closing");
+      handles.push(repo);
+      return repo ? createElement(List, { repo }) : null;
+    }
+    render(
+      root,
+      createElement(
+        CairnProvider,
+        { database: db },
+        createElement(Boundary, { caught }, createElement(Page)),
+      ),
+    );
+    await settle();
+    assert.equal(handles.at(-1), tasks);
+    await db.close("/data/react-closing");
+    await settle();
+    assert.deepEqual(caught, [], "nothing thrown to the boundary (E_CLOSED before)");
+    const again = handles.at(-1);
+    assert.ok(again !== undefined && again !== tasks && !again.closed, "the path opened again");
+    again.get("first", Task)!.set("title", "after the reopen");
+    await settle();
+    assert.equal(titles.at(-1), "after the reopen");
+  } finally {
+    flushSync(() => root.unmount());
+    await db.close();
+  }
+});
+
+test("CairnProvider: a repository it was handed, closed and opened again since, is not handed back by a later render", async () => {
+  await withRoot(async (root, [peer]) => {
+    const first = await peer.db.open("/data/react-handed");
+    const handles: (RepositoryHandle | undefined)[] = [];
+    function Page() {
+      handles.push(useRepository("/data/react-handed"));
+      return null;
+    }
+    const app = () =>
+      createElement(
+        CairnProvider,
+        { database: peer.db, repositories: [first] },
+        createElement(Page),
+      );
+    render(root, app());
+    assert.equal(handles.at(-1), first);
+    await peer.db.close("/data/react-handed");
+    await settle();
+    const second = handles.at(-1);
+    assert.ok(second !== undefined && second !== first, "the path opened again");
+    render(root, app()); // the provider renders again, its props naming the closed handle
+    await settle();
+    assert.equal(handles.at(-1), second, "undefined again (the subtree remounted) before");
+  });
+});
+
+test("useQuery: a where function that throws for an item is thrown to the error boundary", async () => {
+  const db = await Cairn.open({ schemas: [Task] });
+  const tasks = await db.open("/data/react-throwing");
+  const root = rootForBoundaries();
+  try {
+    const caught: unknown[] = [];
+    function Titles() {
+      const shown = useQuery(tasks, {
+        schema: Task,
+        where: (task) => {
+          if (task.get("title") === "bad") throw new Error("cannot judge it");
+          return true;
+        },
+        id: "judged",
+      });
+      return createElement("p", null, shown.length);
+    }
+    render(root, createElement(Boundary, { caught }, createElement(Titles)));
+    tasks.create(Task, { title: "fine" });
+    await settle();
+    assert.deepEqual(caught, []);
+    tasks.create(Task, { title: "bad" });
+    await settle();
+    assert.equal(caught.length, 1, "only reported as uncaught before");
+    assert.ok(isCairnError(caught[0], "E_QUERY_FAILED"), String(caught[0]));
+  } finally {
+    flushSync(() => root.unmount());
+    await db.close();
+  }
 });
 
 test("useSyncStatus: renders each new status of the link", async () => {
