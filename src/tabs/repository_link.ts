@@ -219,7 +219,16 @@ export class LeaderRepositoryLink {
         // In turn: a push whose signature checks ended before the one before it in its chain
         // would be refused (E_CHAIN_GAP), and that follower's flush would fail.
         const report = await this.#imports.import(message.frames);
-        if (report.rejected.length > 0) error = describeFailure(report.rejected[0].error);
+        const refusals = report.rejected.map(({ error }) => error);
+        if (refusals.length > 0 && refusals.every((err) => isCairnError(err, "E_CHAIN_GAP"))) {
+          // Blocks after ones this leader lacks: a follower sealed them as this tab took the
+          // lead, before it heard this tab serve and sent again what the last leader left
+          // unanswered (these with it, in order). Refused, they would fail its flush for a write
+          // that is then stored; unanswered, the resend is answered.
+          await this.#persist();
+          return;
+        }
+        if (refusals.length > 0) error = describeFailure(refusals[0]);
         else await this.#persist();
       } catch (err) {
         error = describeFailure(err);
@@ -362,8 +371,12 @@ export class FollowerRepositoryLink {
    * could not persist is sent again first, as one tab's flush writes again what failed.
    */
   async acknowledged(): Promise<void> {
+    // From the first failed push on, every push goes again, in order: the leader leaves a push
+    // that follows a block it lacks unanswered (see LeaderRepositoryLink).
+    let resending = false;
     for (const [id, push] of this.#unacknowledged) {
-      if (!push.failed) continue;
+      resending ||= push.failed;
+      if (!resending) continue;
       push.failed = false;
       this.#push(id, push.frames);
     }

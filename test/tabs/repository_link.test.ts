@@ -21,6 +21,7 @@ import { TabLeader } from "../../src/tabs/tab_leader.ts";
 import { FakeBroadcast } from "../harness/fake_broadcast.ts";
 import { Note, PATH } from "../harness/linked_client.ts";
 import { snapshot } from "../harness/peers.ts";
+import { settled } from "../harness/tab_fakes.ts";
 
 interface Tab {
   name: string;
@@ -525,6 +526,35 @@ test("the leader imports one follower's pushes in the order they came, however l
   await follower.flush();
   assert.deepEqual(titles(leader), ["first", "second"]);
   assert.deepEqual(refusals, []);
+  leading.close();
+  follower.close();
+  for (const { db } of [leader, b]) await db.close();
+});
+
+test("a push the leader could not import is sent again with every push after it, which followed a block it lacked", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b] = await openTabs(["leader", "b"]);
+  // The first import fails (its storage, say): the leader lacks that block when the next comes.
+  const importBlocks = leader.repo.importBlocks.bind(leader.repo);
+  let calls = 0;
+  leader.repo.importBlocks = (...args: Parameters<Repository["importBlocks"]>) => {
+    if (calls++ === 0) return Promise.reject(new CairnError("E_IO", "could not import"));
+    return importBlocks(...args);
+  };
+  const { leading, followers: [follower] } = linked(
+    channel,
+    leader,
+    [b],
+    () => leader.notes.flush(),
+  );
+  b.notes.create(Note, { title: "first" });
+  await settle(1); // a tick later: a block of its own
+  b.notes.create(Note, { title: "second" });
+  await assert.rejects(follower.flush(), (err) => isCairnError(err, "E_IO"));
+  assert.equal(follower.unacknowledged, 2, "both kept: the second left unanswered (a gap)");
+  // Only the first sent again, the second would be waited for for good.
+  await settled(follower.flush(), "both acknowledged");
+  assert.deepEqual(titles(leader), ["first", "second"]);
   leading.close();
   follower.close();
   for (const { db } of [leader, b]) await db.close();

@@ -464,3 +464,43 @@ test("a follower whose next leader runs another release: its flushes fail, its w
   await b.coordinator.close();
   await Promise.all([stored.db.close(), front.db.close()]);
 });
+
+test("a write sealed as this tab takes the lead, before its own link hears it serve, is acknowledged, not refused for the writes before it", async () => {
+  const stored = await openDatabase();
+  const fake = fakes();
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db, () => new Promise(() => {}))); // persists nothing
+  let channels = 0;
+  let asTheLeadMoves = () => {};
+  // The storage as the crashed leader left it: without the write it never persisted.
+  const storage = await openDatabase(stored.db.exportSecretKey());
+  const b = await TabCoordinator.join(environment(fake, "b", {
+    openPersister: () => Promise.resolve(persisting(storage.db, () => storage.db.flush())),
+    openChannel: () => {
+      const channel = fake.channels.end("b");
+      if (++channels === 2) asTheLeadMoves(); // the promoted leader's channel, before it serves
+      return channel;
+    },
+  }));
+  const front = await openDatabase(await tabSecret(await cryptoSuite(), b.storedSecret!, 1));
+  const link = await b.coordinator.follow(front.repo);
+  front.notes.create(Note, { title: "left unacknowledged by the crashed leader" });
+  await waitFor(() => link.unacknowledged === 1, "the write pushed, not acknowledged");
+  let flushed: Promise<void> | undefined;
+  asTheLeadMoves = () => {
+    front.notes.create(Note, { title: "sealed as the lead moved" });
+    flushed = link.flush();
+  };
+  fake.channels.drop("a");
+  fake.locks.crash("a");
+  await waitFor(() => flushed !== undefined, "the write sealed as the lead moved");
+  // Refused before (E_IO: E_CHAIN_GAP), then stored all the same by the resend.
+  await settled(flushed!, "the write acknowledged");
+  assert.deepEqual(titles(storage), [
+    "left unacknowledged by the crashed leader",
+    "sealed as the lead moved",
+  ]);
+  await b.coordinator.close();
+  await a.coordinator.close();
+  await Promise.all([stored.db.close(), storage.db.close(), front.db.close()]);
+});
