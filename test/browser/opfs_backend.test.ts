@@ -350,6 +350,26 @@ test("opfs: a worker script that cannot load fails open with E_IO naming its URL
   });
 });
 
+test("opfs: a worker script that loads but never answers (not the OPFS worker) fails open with E_IO naming its URL", async () => {
+  const dir = `cairn-test/test-${crypto.randomUUID()}`;
+  // An app's own bundle named as the worker: it loads, and answers nothing. Waited for for good
+  // before.
+  for (const script of ["", "self.onmessage = () => {};", "self.close();"]) {
+    const workerUrl = URL.createObjectURL(new Blob([script], { type: "text/javascript" }));
+    try {
+      await assert.rejects(openOpfsBackend(dir, { workerUrl, startTimeoutMs: 300 }), (err) => {
+        assert.ok(isCode("E_IO")(err), String(err));
+        const message = (err as Error).message;
+        assert.ok(message.includes(workerUrl) && message.includes("not the OPFS worker"), message);
+        assert.ok(message.includes("dist/browser/opfs_worker.js"), message);
+        return true;
+      });
+    } finally {
+      URL.revokeObjectURL(workerUrl);
+    }
+  }
+});
+
 test("opfs: Cairn.open passes workerUrl down: a database opens with the worker file named", async () => {
   const path = `cairn-test/test-${crypto.randomUUID()}`;
   // build/opfs_worker.js, the file the package ships as dist/browser/opfs_worker.js.

@@ -29,7 +29,17 @@ export interface OpfsBackendOptions {
    * `dist/browser/opfs_worker.js` itself and names its URL here.
    */
   workerUrl?: string | URL;
+  /** How long the worker has to answer its first request (START_TIMEOUT_MS; shorter in tests). */
+  startTimeoutMs?: number;
 }
+
+/**
+ * A script that loads but is not the OPFS worker (the app's own bundle named as `workerUrl`, an
+ * empty file, an HTML page served as JavaScript) fires no error: without a bound, opening would
+ * wait for its answer for good. The real worker answers in milliseconds; this leaves room for a
+ * slow network fetching it.
+ */
+const START_TIMEOUT_MS = 15_000;
 
 /** A StorageBackend with the one extra method the browser needs: ending its worker. */
 export interface OpfsBackend extends StorageBackend {
@@ -68,11 +78,23 @@ export async function openOpfsBackend(
     throw workerLoadError(url, err instanceof Error ? err.message : String(err));
   }
   const client = new WorkerClient(worker, url);
+  const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const unanswered = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const waited = `no answer in ${
+        startTimeoutMs / 1000
+      } s: it loaded, but is not the OPFS worker`;
+      reject(workerLoadError(url, waited, true));
+    }, startTimeoutMs);
+  });
   try {
-    await client.request({ op: "init", directory: normalized });
+    await Promise.race([client.request({ op: "init", directory: normalized }), unanswered]);
   } catch (err) {
     client.terminate();
     throw err;
+  } finally {
+    clearTimeout(timer);
   }
   return new Backend(client, normalized);
 }
@@ -86,10 +108,15 @@ function checkFileName(name: string): void {
   }
 }
 
-/** A worker that never started: the URL it came from, and what to do about it. */
-function workerLoadError(url: string | URL, detail: string): CairnError {
+/**
+ * A worker that never started, or (`loaded`) started and never answered: the URL it came from,
+ * and what to do about it.
+ */
+function workerLoadError(url: string | URL, detail: string, loaded = false): CairnError {
   const where = String(url);
-  const fix = where.startsWith("blob:")
+  const fix = loaded
+    ? "name cairndb's dist/browser/opfs_worker.js, served from your app, as Cairn.open({ workerUrl })"
+    : where.startsWith("blob:")
     ? "the page's Content-Security-Policy probably forbids blob: workers: allow " +
       '"worker-src blob:", or serve cairndb/dist/browser/opfs_worker.js from your app and pass ' +
       "its URL as Cairn.open({ workerUrl })"
