@@ -20,8 +20,10 @@ import type { CryptoSuite } from "../core/signing.ts";
 import type { ByteSource } from "./byte_source.ts";
 import { crc32c, crc32cAppend } from "./crc32c.ts";
 import {
+  DAMAGED_HEADER,
   EMPTY,
   type EncodedRecords,
+  isOneByteOff,
   isTornPrefix,
   type LogFormat,
   type LogScan,
@@ -106,14 +108,21 @@ async function scanBinary(
     else if (length > 0) throw notALog("binary", "no CAIRNB header");
     return log.finish(length, EMPTY);
   }
-  for (let i = 0; i < FILE_MAGIC.length; i++) {
-    if (file.byte(i) !== FILE_MAGIC[i]) throw notALog("binary", "no CAIRNB header");
-  }
-  const version = file.byte(6) | (file.byte(7) << 8);
-  if (version > BINARY_LOG_VERSION) throw unsupportedVersion("binary", version, BINARY_LOG_VERSION);
-  if (version < 1) throw notALog("binary", `format version ${version}`);
-
   const log = new ScanCollector(HEADER_LENGTH);
+  const header = file.view(0, HEADER_LENGTH);
+  const version = file.byte(6) | (file.byte(7) << 8);
+  const magic = FILE_MAGIC.every((byte, i) => header[i] === byte);
+  if (magic && version > BINARY_LOG_VERSION) {
+    throw unsupportedVersion("binary", version, BINARY_LOG_VERSION);
+  }
+  if (!magic || version < 1) {
+    // The header a flipped bit damaged is not a reason to refuse every record after it.
+    const damaged = isOneByteOff(header, HEADER) &&
+      typeof await readFrame(file, HEADER_LENGTH, undefined) === "number";
+    if (!damaged) throw notALog("binary", magic ? `format version ${version}` : "no CAIRNB header");
+    log.bad(0, DAMAGED_HEADER);
+  }
+
   let pos = HEADER_LENGTH;
   let afterDamage: RangeChecksums | undefined;
   while (pos < length) {

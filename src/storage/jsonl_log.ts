@@ -11,13 +11,16 @@
  * See docs/storage.md, "Log formats", for the recovery rules.
  */
 import { blockFromJson, blockToJson, type SealedBlock } from "../core/block.ts";
+import { isCairnError } from "../core/errors.ts";
 import type { CryptoSuite } from "../core/signing.ts";
 import { isPlainObject } from "../core/wire_validation.ts";
 import { type ByteSource, bytesSource } from "./byte_source.ts";
 import { crc32c, crc32cAppend } from "./crc32c.ts";
 import {
+  DAMAGED_HEADER,
   EMPTY,
   type EncodedRecords,
+  isOneByteOff,
   isTornPrefix,
   type LogFormat,
   type LogScan,
@@ -102,11 +105,19 @@ async function scanJsonl(
       return log.finish(length, EMPTY);
     }
   }
-  // (A first line longer than MAX_HEADER_LINE fails here, whether its "\n" was seen or not.)
-  checkHeader(file.view(0, headerEnd));
+  const log = new ScanCollector(firstBreak + 1);
+  try {
+    // (A first line longer than MAX_HEADER_LINE fails here, whether its "\n" was seen or not.)
+    checkHeader(file.view(0, headerEnd));
+  } catch (err) {
+    // The header a flipped bit damaged is not a reason to refuse every record after it.
+    if (!isCairnError(err, "E_NOT_A_LOG") || !await damagedHeader(file, firstBreak, suite)) {
+      throw err;
+    }
+    log.bad(0, DAMAGED_HEADER);
+  }
   if (firstBreak < 0) return new ScanCollector(length).finish(length, LINE_BREAK);
 
-  const log = new ScanCollector(firstBreak + 1);
   let pos = firstBreak + 1;
   let unterminated = false;
   while (pos < length) {
@@ -129,6 +140,18 @@ async function scanJsonl(
   }
   // The last record checks out but its "\n" is missing: keep it, and have the writer add the "\n".
   return log.finish(length, unterminated ? LINE_BREAK : EMPTY);
+}
+
+/** Whether the first line is this version's header with one byte changed, a record after it. */
+async function damagedHeader(
+  file: ScanWindow,
+  firstBreak: number,
+  suite: CryptoSuite,
+): Promise<boolean> {
+  if (firstBreak < 0 || !isOneByteOff(file.view(0, firstBreak + 1), HEADER)) return false;
+  const lineBreak = await file.find(NEWLINE, firstBreak + 1);
+  const line = file.view(firstBreak + 1, lineBreak < 0 ? file.length : lineBreak);
+  return typeof await readLine(line, 0, line.length, suite) !== "string";
 }
 
 function checkHeader(line: Uint8Array): void {

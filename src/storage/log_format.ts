@@ -109,6 +109,22 @@ export function isTornPrefix(bytes: Uint8Array, expected: Uint8Array): boolean {
   return true;
 }
 
+/**
+ * Whether `bytes` is `expected` with exactly one byte changed: a log's own header damaged (a
+ * flipped bit), told apart from another file, and from a header of another version, which
+ * differs from this one in its version and would need a second change to be taken for it.
+ */
+export function isOneByteOff(bytes: Uint8Array, expected: Uint8Array): boolean {
+  if (bytes.length !== expected.length) return false;
+  let changed = 0;
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] !== expected[i]) changed++;
+  return changed === 1;
+}
+
+/** What a log whose own header is damaged reports (the records after it are read as usual). */
+export const DAMAGED_HEADER =
+  "file header damaged (one byte changed; the records after it check out)";
+
 /** A short description of a thrown value, for a damage report. */
 export function reasonOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

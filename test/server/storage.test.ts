@@ -212,6 +212,34 @@ for (const format of ["binary", "jsonl"] as const) {
   });
 }
 
+for (const format of ["binary", "jsonl"] as const) {
+  test(`${format}: a log whose header lost a bit opens with every item, says so, and takes writes`, async () => {
+    await withTempDirectory("storage", async (path) => {
+      const db = await Cairn.open({ path, format });
+      fill(await db.open("/data/flipped"), 40);
+      const before = snapshot(await db.open("/data/flipped"));
+      await db.close();
+      const file = join(path, format === "binary" ? "data~flipped.log" : "data~flipped.jsonl");
+      const bytes = new Uint8Array(await readFile(file));
+      bytes[2] ^= 0x04; // "CAIRNB" / '{"cairn"…' with one bit flipped
+      await writeFile(file, bytes);
+      await rm(join(path, "data~flipped.ckpt"), { force: true }); // the log alone
+      const warnings: string[] = [];
+      const again = await Cairn.open({ path, onWarning: (w) => warnings.push(w.message) });
+      const reopened = await again.open("/data/flipped"); // E_NOT_A_LOG before
+      assert.deepEqual(snapshot(reopened), before);
+      assert.deepEqual(reopened.stats().damaged.map((d) => d.offset), [0]);
+      assert.ok(warnings.some((w) => w.includes("header damaged")), warnings.join("; "));
+      reopened.create(Everything, { title: "after" }, { key: "after" });
+      const after = snapshot(reopened);
+      await again.close();
+      const third = await Cairn.open({ path });
+      assert.deepEqual(snapshot(await third.open("/data/flipped")), after);
+      await third.close();
+    });
+  });
+}
+
 for (const format of LOG_FORMATS) {
   test(`${format.name}: a log of version 1 blocks (before sessions were named once per block) opens and grows`, async () => {
     await withTempDirectory("storage", async (path) => {
