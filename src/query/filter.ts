@@ -82,14 +82,26 @@ export function compileFilter(filter: unknown, fields?: FieldDefs): CompiledFilt
   return { test, terms: shape.terms, ors: shape.ors, reads: [...reads] };
 }
 
+/**
+ * How deep `and` and `or` may nest. Beyond any filter written by hand; it stops a filter that
+ * contains itself with E_BAD_ARGUMENT rather than a RangeError from the stack.
+ */
+const MAX_FILTER_DEPTH = 64;
+
 /** Compiles one filter object; what an index can serve of it goes into `shape`. */
 function compileObject(
   filter: unknown,
   fields: FieldDefs | undefined,
   shape: ShapeBuilder,
   reads: Set<string>,
+  depth = 0,
 ): WirePredicate {
   if (!isPlainObject(filter)) throw bad("a filter is an object of field conditions");
+  if (depth > MAX_FILTER_DEPTH) {
+    throw bad(
+      `"and" and "or" nest over ${MAX_FILTER_DEPTH} deep (does the filter contain itself?)`,
+    );
+  }
   const parts: WirePredicate[] = [];
   for (const name of Object.keys(filter)) {
     const condition = (filter as FilterInput)[name];
@@ -97,10 +109,14 @@ function compileObject(
     if (name === "and" || name === "or") {
       if (!Array.isArray(condition)) throw bad(`"${name}" takes an array of filters`);
       if (name === "and") {
-        parts.push(all(condition.map((sub) => compileObject(sub, fields, shape, reads))));
+        parts.push(
+          all(condition.map((sub) => compileObject(sub, fields, shape, reads, depth + 1))),
+        );
       } else {
         const branches = condition.map((): ShapeBuilder => ({ terms: [], ors: [] }));
-        parts.push(any(condition.map((sub, i) => compileObject(sub, fields, branches[i], reads))));
+        parts.push(
+          any(condition.map((sub, i) => compileObject(sub, fields, branches[i], reads, depth + 1))),
+        );
         shape.ors.push(branches);
       }
     } else {
@@ -124,6 +140,8 @@ function compileField(
   const parts: WirePredicate[] = [];
   let lower: Bound | undefined;
   let upper: Bound | undefined;
+  /** Bounds of two types (a number and a string): no value is of both, so nothing matches. */
+  let mixed = false;
   for (const op of Object.keys(ops)) {
     const operand = ops[op];
     if (operand === undefined) continue;
@@ -168,20 +186,24 @@ function compileField(
           throw bad(`"${op}" on field ${field} takes a number, string or Date`);
         }
         const bound = { value, inclusive: op === "gte" || op === "lte" };
+        mixed ||= [lower, upper].some((other) => other && typeof other.value !== typeof value);
         if (op[0] === "g") lower = tighter(lower, bound, 1);
         else upper = tighter(upper, bound, -1);
       }
     }
   }
   if (lower || upper) {
-    if (lower && upper && typeof lower.value !== typeof upper.value) parts.push(NEVER);
+    if (mixed) parts.push(NEVER);
     else parts.push(rangeTest(field, lower, upper));
     terms.push({ field, kind: "range", lower, upper });
   }
   return all(parts);
 }
 
-/** Of two bounds on one side, the one that admits less (`side` 1 for lower, -1 for upper). */
+/**
+ * Of two bounds on one side, the one that admits less (`side` 1 for lower, -1 for upper); of two
+ * types, the later (the range then matches nothing: see `mixed`).
+ */
 function tighter(current: Bound | undefined, next: Bound, side: 1 | -1): Bound {
   if (!current || typeof current.value !== typeof next.value) return next;
   if (current.value === next.value) {

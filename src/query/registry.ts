@@ -27,7 +27,12 @@ export interface QuerySource {
   items(): ReadonlyMap<string, ItemValue>;
   /** The key's state, deleted items included (wire undefined), or undefined if it has none. */
   state(key: string): ItemValue | undefined;
-  onChange(listener: (change: ItemChange) => void): () => void;
+  /**
+   * Calls `listener` on every change before the source's other listeners (the application's),
+   * whenever they were added: they may read queries, or write, which places items among the
+   * results already placed.
+   */
+  onChangeFirst(listener: (change: ItemChange) => void): () => void;
   /**
    * Where items may still be stored bytes (a repository restored from a checkpoint): visits
    * every item as `items().forEach` does, except those stored bytes `prefilter` rejects, and
@@ -95,8 +100,6 @@ export class QueryRegistry<R> implements QueryHost<R> {
   #queryList: LiveQuery<R>[] = [];
   readonly #pool = new Map<string, LiveQuery<R>>();
   readonly #poolKeys = new Map<LiveQuery<R>, string>();
-  /** Same options object → same pooled query, without recomputing the pool key. */
-  readonly #byOptions = new WeakMap<object, LiveQuery<R>>();
   readonly #declared = new WeakSet<AnySchema>();
   readonly #dirty = new Set<LiveQuery<R>>();
   #flushScheduled = false;
@@ -119,13 +122,13 @@ export class QueryRegistry<R> implements QueryHost<R> {
     this.#adapter = adapter;
     this.#sliceMs = options.sliceMs !== undefined ? options.sliceMs : sliceBudgetMs();
     this.#unbuilt = new Set(options.storedIndexes);
-    this.#unsubscribe = source.onChange((change) => this.#onChange(change.key));
+    this.#unsubscribe = source.onChangeFirst((change) => this.#onChange(change.key));
   }
 
   /** Returns the live query for `options`: a pooled one when it is declarative or has an id. */
   query(options: QueryOptions<AnySchema, R>): LiveQuery<R> {
-    const known = this.#byOptions.get(options);
-    if (known && !known.closed) return known;
+    // The options are read anew at every call, the same object included: an app may have
+    // changed it since (a UI state object edited in place).
     if (!isPlainObject(options)) throw bad("query options are an object");
     // Checked before the pool is looked at: the pool's key is text made from the options, which
     // bad options can share with good ones (a Map filter and {}; NaN and null).
@@ -133,17 +136,13 @@ export class QueryRegistry<R> implements QueryHost<R> {
     const poolKey = this.#poolKey(options);
     if (poolKey !== undefined) {
       const pooled = this.#pool.get(poolKey);
-      if (pooled) {
-        this.#byOptions.set(options, pooled);
-        return pooled;
-      }
+      if (pooled) return pooled;
     }
     const query = new LiveQuery<R>(this, spec);
     this.#run(query, spec);
     if (poolKey !== undefined) {
       this.#pool.set(poolKey, query);
       this.#poolKeys.set(query, poolKey);
-      this.#byOptions.set(options, query);
     }
     return query;
   }

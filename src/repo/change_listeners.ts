@@ -31,6 +31,12 @@ export class ChangeListeners {
     return once(() => this.#all = without(this.#all, listener));
   }
 
+  /** Like `add`, but heard before every listener there is or will be (see Repository). */
+  addFirst(listener: Listener): () => void {
+    this.#all = [listener, ...this.#all];
+    return once(() => this.#all = without(this.#all, listener));
+  }
+
   addForKey(key: string, listener: Listener): () => void {
     this.#byKey.set(key, [...this.#byKey.get(key) ?? [], listener]);
     return once(() => {

@@ -328,6 +328,15 @@ export class Repository {
     return this.#listeners.add(listener);
   }
 
+  /**
+   * Like `onChange`, but called before every other listener, whenever it was added: the query
+   * layer, made at the first query, so that queries and indexes are up to date in any listener,
+   * and a write a listener makes finds them holding the change before it.
+   */
+  onChangeFirst(listener: (change: ItemChange) => void): () => void {
+    return this.#listeners.addFirst(listener);
+  }
+
   onItemChange(key: string, listener: (change: ItemChange) => void): () => void {
     return this.#listeners.addForKey(key, listener);
   }

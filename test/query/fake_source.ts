@@ -13,7 +13,7 @@ export class FakeSource implements QuerySource {
   state(key: string) {
     return this.map.get(key);
   }
-  onChange(listener: (change: ItemChange) => void) {
+  onChangeFirst(listener: (change: ItemChange) => void) {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }

@@ -331,3 +331,65 @@ test("a predicate and a comparator see typed items; an item the predicate throws
   assert.ok(isCairnError(failing.error, "E_QUERY_FAILED"));
   await db.close();
 });
+
+test("a change listener added before the first query reads current results, and a write it makes is placed in order", async () => {
+  const db = await Cairn.open({ trusted: true, schemas: [Task] });
+  const repo = await db.open("/data/listener-first");
+  for (const [key, count] of [["a", 1], ["b", 2], ["k1", 3], ["d", 4], ["e", 5]] as const) {
+    repo.create(Task, { title: key, count }, { key });
+  }
+  const seen: number[] = [];
+  // Added before any query: it was told of a change before the queries were.
+  repo.on("change", (change) => {
+    if (change.key !== "k1") return;
+    seen.push(open.results.length);
+    if (repo.get("k1", Task)!.get("count")! > 50 && !repo.has("k2")) {
+      repo.create(Task, { title: "follow-up", count: 4.5 }, { key: "k2" });
+    }
+  });
+  const open = repo.query({ schema: Task, where: { count: { gt: 50 } } });
+  const byCount = (x: { get(f: "count"): number | undefined }, y: typeof x) =>
+    x.get("count")! - y.get("count")!;
+  const sorted = repo.query({ schema: Task, sortBy: byCount, id: "by-count" });
+  repo.get("k1", Task)!.set("count", 100);
+  assert.deepEqual(seen, [1], "the listener saw the query holding the change (0 before)");
+  const order = sorted.results.map((task) => task.key);
+  // Before: a b k2 d e k1 — the follow-up placed while k1 sat where its old count put it.
+  assert.deepEqual(order, ["a", "b", "d", "k2", "e", "k1"]);
+  await db.close();
+});
+
+test("the same options object changed since it was queried gives the query it now describes", async () => {
+  const { db, repo } = await filled(10);
+  const options: { schema: typeof Task; where: Record<string, unknown> } = {
+    schema: Task,
+    where: { count: { gte: 6 } },
+  };
+  assert.deepEqual(repo.query(options).results.map((t) => t.get("count")), [6, 8]);
+  options.where = { count: { lt: 3 } }; // a UI state object edited in place
+  assert.deepEqual(repo.query(options).results.map((t) => t.get("count")), [0, 2]);
+  (options.where.count as { lt: number }).lt = 1;
+  assert.deepEqual(repo.query(options).results.map((t) => t.get("count")), [0]);
+  await db.close();
+});
+
+test("bounds of two types on one side match nothing; a filter that contains itself is E_BAD_ARGUMENT", async () => {
+  const db = await Cairn.open({ trusted: true });
+  const repo = await db.open("/data/untyped");
+  // Two namespaces, one field of two types: a query without a schema reads both.
+  const Named = defineSchema({ ns: "loose-a", version: 1, fields: { x: { type: "string" } } });
+  const Counted = defineSchema({ ns: "loose-b", version: 1, fields: { x: { type: "number" } } });
+  repo.create(Named, { x: "b" }, { key: "text" });
+  repo.create(Counted, { x: 7 }, { key: "number" });
+  assert.equal(repo.query({ where: { x: { gt: 5 } } }).results.length, 1);
+  // Without a schema, a number and a string bound: no value is both (one was dropped before).
+  assert.deepEqual(repo.query({ where: { x: { gt: 5, gte: "a" } } }).results, []);
+  assert.deepEqual(repo.query({ where: { x: { lte: "z", lt: 10 } } }).results, []);
+  const cyclic: { and: unknown[] } = { and: [] };
+  cyclic.and.push(cyclic);
+  assert.throws(
+    () => repo.query({ where: cyclic as never }),
+    (err) => isCairnError(err, "E_BAD_ARGUMENT"),
+  );
+  await db.close();
+});
