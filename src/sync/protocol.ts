@@ -86,6 +86,8 @@ export const CLOSE = {
   goingAway: 1001,
   text: 1003,
   tooLarge: 1009,
+  /** The server failed (its store unreachable): nothing the client did; it connects again. */
+  internal: 1011,
   protocol: 4000,
   auth: 4001,
   version: 4002,

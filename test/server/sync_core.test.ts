@@ -340,3 +340,33 @@ test("sync core: the hook is never asked about a writer whose key a pushed block
     assert.deepEqual(asked, [toBase64Url(alice.publicKey)]);
   });
 });
+
+test("sync core: a store that fails (its database unreachable) is E_IO and close 1011 for the client, not E_PROTOCOL", async () => {
+  await withTempDirectory("sync-core", async (dir) => {
+    const files = await openFilesStore(dir);
+    // The PostgreSQL driver's own error, as a minute of retries left it.
+    const failing = new Proxy(files, {
+      get(target, name) {
+        if (name === "openRepository") {
+          return () => Promise.reject(new Error("connect ECONNREFUSED"));
+        }
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const core = await SyncServerCore.create(failing, {
+      open: true,
+      highWaterMark: HIGH_WATER_MARK,
+    });
+    try {
+      const client = await connect(core, await newSession());
+      client.deliver({ type: "subscribe", repo: REPO, cursor: null, versionVector: null });
+      await client.until(() => client.closed !== undefined);
+      assert.equal(client.closed?.code, CLOSE.internal, "4000, a protocol error, before");
+      const error = client.frames("error").at(-1);
+      assert.deepEqual([error?.code, error?.message], ["E_IO", "connect ECONNREFUSED"]);
+    } finally {
+      await core.close();
+    }
+  });
+});

@@ -131,6 +131,38 @@ test("postgres store: a bad URL or pool size is E_BAD_ARGUMENT; a newer schema E
   });
 });
 
+test("postgres store: a server whose role has only the rights docs/deploy.md lists starts and takes pushes", async () => {
+  await withPostgresServers(async ({ cluster, server }) => {
+    await (await server()).close(); // the tables, made by a role that may create them
+    await query(cluster.url, "CREATE ROLE cairn_runtime LOGIN");
+    const tables = [
+      "cairn_schema",
+      "cairn_server",
+      "cairn_repositories",
+      "cairn_blocks",
+      "cairn_writers",
+      "cairn_rules",
+      "cairn_rule_changes",
+    ];
+    await query(
+      cluster.url,
+      `GRANT SELECT, INSERT, UPDATE ON ${tables.join(", ")} TO cairn_runtime`,
+    );
+    await query(cluster.url, "GRANT DELETE ON cairn_rule_changes TO cairn_runtime");
+    const url = cluster.url.replace("postgres://postgres@", "postgres://cairn_runtime@");
+    // Before: 42501, permission denied for schema public (a CREATE TABLE IF NOT EXISTS).
+    const limited = await createSyncServer({ store: postgresStore(url), port: 0, open: true });
+    try {
+      const client = await RawClient.connect(limited.url);
+      const [ack] = await pushBlocks(client, REPO, await blocksOf(client.session, REPO, 2));
+      assert.equal(ack.applied, 2);
+      await client.close();
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 async function query(url: string, text: string, values: unknown[] = []) {
   const { default: pg } = await import("pg");
   const client = new pg.Client({ connectionString: url });

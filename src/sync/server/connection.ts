@@ -215,9 +215,13 @@ export class Connection implements SocketHandlers, Outbox {
     return bytes.length;
   }
 
-  /** Ends the connection with an error frame: protocol errors, failed proofs, bad versions. */
+  /**
+   * Ends the connection with an error frame: protocol errors, failed proofs, bad versions, and
+   * the server's own failures — a thrown value that is no CairnError (the store's driver: its
+   * database unreachable) is E_IO, not the client's fault.
+   */
   fail(err: unknown): void {
-    const code = isCairnError(err) ? err.code : "E_PROTOCOL";
+    const code = isCairnError(err) ? err.code : "E_IO";
     const message = err instanceof Error ? err.message : String(err);
     this.send({ type: "error", code, message });
     const close = code === "E_AUTH"
@@ -226,6 +230,8 @@ export class Connection implements SocketHandlers, Outbox {
       ? CLOSE.version
       : code === "E_TOO_LARGE"
       ? CLOSE.tooLarge
+      : code === "E_IO"
+      ? CLOSE.internal
       : CLOSE.protocol;
     this.#close(close, code);
   }

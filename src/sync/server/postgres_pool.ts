@@ -54,8 +54,17 @@ export async function inTransaction<T>(
   }
 }
 
+/**
+ * How long a server's session may sit idle inside a transaction before PostgreSQL ends it. A
+ * push holds its repository's row lock for milliseconds; a server frozen or cut off inside one
+ * (a paused VM, a partition) would hold it, and stall every server's pushes to that repository,
+ * until TCP noticed (two hours by default). Ended, its lock is freed and its own push is retried.
+ */
+export const IDLE_IN_TRANSACTION_MS = 30_000;
+
 export interface PostgresDriver {
-  pool(url: string, max: number): PostgresPool;
+  /** `idleInTransactionMs`: IDLE_IN_TRANSACTION_MS unless a test asks for less. */
+  pool(url: string, max: number, idleInTransactionMs?: number): PostgresPool;
   connection(url: string): PostgresConnection;
 }
 
@@ -73,7 +82,15 @@ export async function loadDriver(): Promise<PostgresDriver> {
     );
   }
   return {
-    pool: (url, max) => lenientPool(new pg.Pool({ connectionString: url, max })),
+    pool: (url, max, idleInTransactionMs = IDLE_IN_TRANSACTION_MS) =>
+      lenientPool(
+        new pg.Pool({
+          connectionString: url,
+          max,
+          idle_in_transaction_session_timeout: idleInTransactionMs,
+          keepAlive: true,
+        }),
+      ),
     connection: (url) => {
       const connection = new pg.Client({ connectionString: url });
       // Lost while no query runs: node-postgres emits "error", fatal to the process when

@@ -63,7 +63,14 @@ export async function migrate(
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-    await client.query("CREATE TABLE IF NOT EXISTS cairn_schema (version integer NOT NULL)");
+    // Asked first, not CREATE ... IF NOT EXISTS: that needs the right to create in the schema
+    // even when the table exists, which a role that only runs the servers may lack.
+    const [{ exists }] = (await client.query(
+      "SELECT to_regclass('cairn_schema') IS NOT NULL AS exists",
+    )).rows;
+    if (!exists) {
+      await client.query("CREATE TABLE cairn_schema (version integer NOT NULL)");
+    }
     const rows = (await client.query("SELECT version FROM cairn_schema")).rows;
     const version = rows.length === 0 ? 0 : Number(rows[0].version);
     if (version > SCHEMA_VERSION) {
@@ -78,7 +85,9 @@ export async function migrate(
     }
     if (rows.length === 0) {
       await client.query("INSERT INTO cairn_schema VALUES ($1)", [SCHEMA_VERSION]);
-    } else await client.query("UPDATE cairn_schema SET version = $1", [SCHEMA_VERSION]);
+    } else if (version !== SCHEMA_VERSION) {
+      await client.query("UPDATE cairn_schema SET version = $1", [SCHEMA_VERSION]);
+    }
     const { serverId, epoch } = fresh();
     await client.query(
       "INSERT INTO cairn_server (server_id, epoch) VALUES ($1, $2) ON CONFLICT DO NOTHING",
