@@ -396,31 +396,36 @@ class Boundary extends Component<{ caught: unknown[]; children?: ReactNode }, { 
   }
 }
 
-/** A root whose boundaries' catches are the test's to check (React would log each). */
-function rootForBoundaries(): Root {
-  return createRoot(document.createElement("div"), { onCaughtError: () => {} });
+/**
+ * Renders `Page` under a provider of `db` and a Boundary, on a root whose boundaries' catches are
+ * the test's to check (React would log each); unmounts it and closes `db` after `fn`.
+ */
+async function underBoundary(
+  db: Cairn,
+  Page: () => ReactNode,
+  fn: (caught: unknown[]) => Promise<void>,
+): Promise<void> {
+  const root = createRoot(document.createElement("div"), { onCaughtError: () => {} });
+  const caught: unknown[] = [];
+  try {
+    const page = createElement(Boundary, { caught }, createElement(Page));
+    render(root, createElement(CairnProvider, { database: db }, page));
+    await fn(caught);
+  } finally {
+    flushSync(() => root.unmount());
+    await db.close();
+  }
 }
 
 test("useRepository: a failed open reaches the error boundary, also when the component renders again, and the boundary's reset opens the path again", async () => {
-  const db = await Cairn.open({ schemas: [Task] });
-  const root = rootForBoundaries();
-  try {
-    const caught: unknown[] = [];
-    let rerender = () => {};
-    let path = "no-leading-slash";
-    function Page() {
-      const [count, setCount] = useState(0);
-      rerender = () => setCount(count + 1);
-      return createElement("p", null, useRepository(path)?.path ?? "opening");
-    }
-    render(
-      root,
-      createElement(
-        CairnProvider,
-        { database: db },
-        createElement(Boundary, { caught }, createElement(Page)),
-      ),
-    );
+  let rerender = () => {};
+  let path = "no-leading-slash";
+  function Page() {
+    const [count, setCount] = useState(0);
+    rerender = () => setCount(count + 1);
+    return createElement("p", null, useRepository(path)?.path ?? "opening");
+  }
+  await underBoundary(await Cairn.open({ schemas: [Task] }), Page, async (caught) => {
     // Rendered again by its own state while the open fails: the failure still reaches the
     // boundary (it stayed "opening" for good, the failure seen by no render).
     rerender();
@@ -431,39 +436,26 @@ test("useRepository: a failed open reaches the error boundary, also when the com
     flushSync(() => Boundary.reset());
     await settle();
     assert.equal(caught.length, 1, "the next open works");
-  } finally {
-    flushSync(() => root.unmount());
-    await db.close();
-  }
+  });
 });
 
 test("db.close(path) under a page holding the repository: no E_CLOSED, and the page and useItem follow the path opened again", async () => {
   const db = await Cairn.open({ schemas: [Task] });
   const tasks = await db.open("/data/react-closing");
   tasks.create(Task, { title: "before the close" }, { key: "first" });
-  const root = rootForBoundaries();
-  try {
-    const caught: unknown[] = [];
-    const handles: (RepositoryHandle | undefined)[] = [];
-    const titles: (string | undefined)[] = [];
-    function List(props: { repo: RepositoryHandle }) {
-      const shown = useQuery(props.repo, { schema: Task, sortBy: "title" });
-      titles.push(useItem(props.repo, "first", Task)?.title);
-      return createElement("ul", null, shown.length);
-    }
-    function Page() {
-      const repo = useRepository("/data/react-closing");
-      handles.push(repo);
-      return repo ? createElement(List, { repo }) : null;
-    }
-    render(
-      root,
-      createElement(
-        CairnProvider,
-        { database: db },
-        createElement(Boundary, { caught }, createElement(Page)),
-      ),
-    );
+  const handles: (RepositoryHandle | undefined)[] = [];
+  const titles: (string | undefined)[] = [];
+  function List(props: { repo: RepositoryHandle }) {
+    const shown = useQuery(props.repo, { schema: Task, sortBy: "title" });
+    titles.push(useItem(props.repo, "first", Task)?.title);
+    return createElement("ul", null, shown.length);
+  }
+  function Page() {
+    const repo = useRepository("/data/react-closing");
+    handles.push(repo);
+    return repo ? createElement(List, { repo }) : null;
+  }
+  await underBoundary(db, Page, async (caught) => {
     await settle();
     assert.equal(handles.at(-1), tasks);
     await db.close("/data/react-closing");
@@ -474,10 +466,7 @@ test("db.close(path) under a page holding the repository: no E_CLOSED, and the p
     again.get("first", Task)!.set("title", "after the reopen");
     await settle();
     assert.equal(titles.at(-1), "after the reopen");
-  } finally {
-    flushSync(() => root.unmount());
-    await db.close();
-  }
+  });
 });
 
 test("CairnProvider: a repository it was handed, closed and opened again since, is not handed back by a later render", async () => {
@@ -509,21 +498,18 @@ test("CairnProvider: a repository it was handed, closed and opened again since, 
 test("useQuery: a where function that throws for an item is thrown to the error boundary", async () => {
   const db = await Cairn.open({ schemas: [Task] });
   const tasks = await db.open("/data/react-throwing");
-  const root = rootForBoundaries();
-  try {
-    const caught: unknown[] = [];
-    function Titles() {
-      const shown = useQuery(tasks, {
-        schema: Task,
-        where: (task) => {
-          if (task.get("title") === "bad") throw new Error("cannot judge it");
-          return true;
-        },
-        id: "judged",
-      });
-      return createElement("p", null, shown.length);
-    }
-    render(root, createElement(Boundary, { caught }, createElement(Titles)));
+  function Titles() {
+    const shown = useQuery(tasks, {
+      schema: Task,
+      where: (task) => {
+        if (task.get("title") === "bad") throw new Error("cannot judge it");
+        return true;
+      },
+      id: "judged",
+    });
+    return createElement("p", null, shown.length);
+  }
+  await underBoundary(db, Titles, async (caught) => {
     tasks.create(Task, { title: "fine" });
     await settle();
     assert.deepEqual(caught, []);
@@ -531,10 +517,7 @@ test("useQuery: a where function that throws for an item is thrown to the error 
     await settle();
     assert.equal(caught.length, 1, "only reported as uncaught before");
     assert.ok(isCairnError(caught[0], "E_QUERY_FAILED"), String(caught[0]));
-  } finally {
-    flushSync(() => root.unmount());
-    await db.close();
-  }
+  });
 });
 
 test("useSyncStatus: renders each new status of the link", async () => {

@@ -57,7 +57,7 @@ const SAMPLES: Frame[] = [
   },
   { type: "unsubscribe", repo: "/data/todos" },
   { type: "credit", repo: "/data/todos", bytes: 1 << 20 },
-  { type: "blocks", repo: "/data/todos", frames: [bytes(60), bytes(300, 1), bytes(70_000, 2)] },
+  { type: "blocks", repo: "/data/tasks", frames: [bytes(60), bytes(300, 1), bytes(70_000, 2)] },
   { type: "synced", repo: "/data/todos", cursor: ["e1", 40], versionVector: { [SESSION]: 9 } },
   { type: "synced", repo: "/data/todos", cursor: ["e1", 0], versionVector: null },
   { type: "push", repo: "/data/x", id: 7, frames: [bytes(MIN_BLOCK_BYTES)] },
