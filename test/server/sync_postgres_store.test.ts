@@ -163,6 +163,26 @@ test("postgres store: a server whose role has only the rights docs/deploy.md lis
   });
 });
 
+test("postgres store: pushes that place nothing leave no row, whatever paths they name", async () => {
+  await withPostgresServers(async ({ cluster, server }) => {
+    const { url } = await server("built-in");
+    const client = await RawClient.connect(url);
+    const paths = Array.from({ length: 20 }, (_, i) => `/data/nobody-${i}`);
+    for (const [id, path] of paths.entries()) {
+      client.send({ type: "push", repo: path, id, frames: [] });
+      assert.equal((await client.next("ack")).applied, 0);
+    }
+    const [forged] = await blocksOf(client.session, "/data/forged", 1);
+    forged[forged.length - 1] ^= 1; // refused before the store: its signature
+    const [ack] = await pushBlocks(client, "/data/forged", [forged]);
+    assert.equal(ack.rejected[0]?.code, "E_BAD_SIGNATURE");
+    await client.close();
+    // A row each before: a client could fill the table with paths nobody wrote.
+    const rows = await query(cluster.url, "SELECT count(*) AS n FROM cairn_repositories", []);
+    assert.equal(Number(rows[0].n), 0);
+  });
+});
+
 async function query(url: string, text: string, values: unknown[] = []) {
   const { default: pg } = await import("pg");
   const client = new pg.Client({ connectionString: url });

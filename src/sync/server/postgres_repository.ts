@@ -356,6 +356,11 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
 
   /** One transaction for every queued apply; one result per apply. */
   async #place(batch: readonly QueuedApply[]): Promise<ApplyResult[]> {
+    if (batch.every((entry) => entry.blocks.length === 0)) {
+      // Pushes whose every block was refused before the store (or none given): no transaction,
+      // so no repository row for a path nobody wrote, however many paths a client names.
+      return this.#split(batch, [], []);
+    }
     if (this.#stale) await this.#reload();
     await this.#verifyStored(); // before the repository's row is locked, not while
     const { outcomes, rows } = await inTransaction(this.#pool, async (client) => {
