@@ -162,6 +162,31 @@ export interface ForeignLeader {
  * foreignLeader), E_PROTOCOL for anything else that is not exactly one of the messages above.
  */
 export function decodeTabMessage(value: unknown): TabMessage {
+  const type = checkedType(value);
+  const fields = value as Record<string, unknown>;
+  const message: Record<string, unknown> = { type };
+  for (const name of Object.keys(FIELDS[type])) message[name] = fields[name];
+  return message as TabMessage;
+}
+
+/** A message as it crosses the channel: with the version of the messages. */
+export type PostedTabMessage = TabMessage & { readonly protocol: typeof TAB_PROTOCOL };
+
+/**
+ * A message ready to post: a fresh object of exactly its fields and the version (nothing extra
+ * leaks out), checked as a receiving tab checks it.
+ */
+export function encodeTabMessage(message: TabMessage): PostedTabMessage {
+  const copy: Record<string, unknown> = { protocol: TAB_PROTOCOL, type: message.type };
+  for (const name of Object.keys(FIELDS[message.type])) {
+    copy[name] = (message as unknown as Record<string, unknown>)[name];
+  }
+  checkedType(copy);
+  return copy as PostedTabMessage;
+}
+
+/** The type of `value` if it is exactly one of the messages above, of this version; else throws. */
+function checkedType(value: unknown): TabMessageType {
   if (!isPlainObject(value)) throw protocol("not a plain object");
   if (value.protocol !== TAB_PROTOCOL) {
     throw new CairnError(
@@ -181,29 +206,11 @@ export function decodeTabMessage(value: unknown): TabMessage {
   if (keys.length !== Object.keys(fields).length + 2) {
     throw protocol(`${type} has fields ${keys.slice(0, 16).join(", ")}`);
   }
-  const message: Record<string, unknown> = { type };
   for (const [name, check] of Object.entries(fields)) {
     if (!Object.hasOwn(value, name)) throw protocol(`${type} lacks ${name}`);
     check(value[name], `${type}.${name}`);
-    message[name] = value[name];
   }
-  return message as TabMessage;
-}
-
-/** A message as it crosses the channel: with the version of the messages. */
-export type PostedTabMessage = TabMessage & { readonly protocol: typeof TAB_PROTOCOL };
-
-/**
- * A message ready to post: a fresh object of exactly its fields and the version (nothing extra
- * leaks out), checked as a receiving tab checks it.
- */
-export function encodeTabMessage(message: TabMessage): PostedTabMessage {
-  const copy: Record<string, unknown> = { protocol: TAB_PROTOCOL, type: message.type };
-  for (const name of Object.keys(FIELDS[message.type])) {
-    copy[name] = (message as unknown as Record<string, unknown>)[name];
-  }
-  decodeTabMessage(copy);
-  return copy as PostedTabMessage;
+  return type as TabMessageType;
 }
 
 /**

@@ -480,12 +480,19 @@ export class Connection implements SocketHandlers, Outbox {
         rejected.push(refusal(index, err));
       }
     }
+    // Signatures checked here, each once for the claim and the hook (the store checks them all).
+    const verified = new Map<SealedBlock, Promise<void>>();
+    const verify = (sealed: SealedBlock) => {
+      let check = verified.get(sealed);
+      if (!check) verified.set(sealed, check = verifyBlock(sealed, this.#ctx.suite));
+      return check;
+    };
     // Only a push that holds a block claims a repository nobody owns (the store verifies every
     // block later; one is verified here only when there is something to claim).
     if (decoded.length > 0) {
       await this.#ctx.claim(repo, this.#publicKeyText, async () => {
         for (const { sealed } of decoded) {
-          if (await verifyBlock(sealed, this.#ctx.suite).then(() => true, () => false)) return true;
+          if (await verify(sealed).then(() => true, () => false)) return true;
         }
         return false;
       });
@@ -494,11 +501,8 @@ export class Connection implements SocketHandlers, Outbox {
     const indexes: number[] = [];
     for (const { index, block, sealed } of decoded) {
       try {
-        const publicKey = toBase64Url(block.publicKey);
-        // The hook is told who writes: it is asked only about a key this block proves it holds
-        // (a forged block naming Alice's key would feed it false "Alice writes" requests).
-        if (!this.#writeRights.get(repo)?.has(publicKey)) await this.#verifyPushed(sealed);
-        if (!await this.#mayWrite(repo, block.session, publicKey)) {
+        const proof = () => this.#countedIfForged(verify(sealed));
+        if (!await this.#mayWrite(repo, block.session, toBase64Url(block.publicKey), proof)) {
           throw new CairnError("E_FORBIDDEN", `session ${block.session} may not write ${repo}`);
         }
         if (this.#ctx.config.boundChainsOnly && block.seq === 1 && sealed.block.prev === UNBOUND) {
@@ -571,10 +575,10 @@ export class Connection implements SocketHandlers, Outbox {
     }
   }
 
-  /** Verifies a pushed block's signature; a forged one counts as a bin that is no block. */
-  async #verifyPushed(sealed: SealedBlock): Promise<void> {
+  /** A pushed block's signature check; a forged one counts as a bin that is no block. */
+  async #countedIfForged(check: Promise<void>): Promise<void> {
     try {
-      await verifyBlock(sealed, this.#ctx.suite);
+      await check;
     } catch (err) {
       this.#countNotBlocks(1, err);
       throw err;
@@ -593,8 +597,20 @@ export class Connection implements SocketHandlers, Outbox {
     }
   }
 
-  /** Whether an author may write: asked once per connection, repository and author. */
-  #mayWrite(repository: string, session: string, publicKey: string): Promise<boolean> {
+  /**
+   * Whether an author may write: asked once per connection, repository and author, and only once
+   * `proof` (a pushed block's signature) shows the author holds the key: the hook is told who
+   * writes, and a forged block naming Alice's key would feed it false "Alice writes" requests.
+   */
+  async #mayWrite(
+    repository: string,
+    session: string,
+    publicKey: string,
+    proof: () => Promise<void>,
+  ): Promise<boolean> {
+    const known = this.#writeRights.get(repository)?.get(publicKey);
+    if (known) return known;
+    await proof(); // a forged block throws: nothing asked, nothing kept
     let rights = this.#writeRights.get(repository);
     if (!rights) this.#writeRights.set(repository, rights = new Map());
     let decision = rights.get(publicKey);
