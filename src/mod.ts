@@ -17,6 +17,7 @@ export type {
   Filter,
   FilterScalar,
   IndexLookup,
+  QueryLifetime,
   QueryOptions,
   QueryPlan,
   RangeCondition,

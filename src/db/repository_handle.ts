@@ -16,7 +16,7 @@ import type {
 } from "../repo/repository.ts";
 import { LiveQuery } from "../query/live_query.ts";
 import { QueryRegistry } from "../query/registry.ts";
-import type { QueryOptions } from "../query/types.ts";
+import type { QueryLifetime, QueryOptions } from "../query/types.ts";
 import {
   badArgument,
   checkEvent,
@@ -173,15 +173,26 @@ export class RepositoryHandle {
 
   /**
    * A live query (docs/queries.md): results in order, kept up to date on every change. An
-   * identical declarative query, or the same `id`, returns the same live query object.
+   * identical declarative query, or the same `id`, returns the same live query object. It stays
+   * open until closed, or with `{ whileHeld: true }` while held (`query.hold()`).
    */
-  query<S extends AnySchema = Schema>(options: QueryOptions<S, Item<S>> = {}): LiveQuery<Item<S>> {
+  query<S extends AnySchema = Schema>(
+    options: QueryOptions<S, Item<S>> = {},
+    lifetime?: QueryLifetime,
+  ): LiveQuery<Item<S>> {
     this.#life.check();
+    const { whileHeld = false } = checkOptions<QueryLifetime>(lifetime, "a query's lifetime", [
+      "whileHeld",
+    ]);
+    if (typeof whileHeld !== "boolean") throw badArgument("`whileHeld` is a boolean");
     // The query layer checks the options' shape; here only the schema, which is registered first.
     if (typeof options === "object" && options?.schema !== undefined) {
       this.#ensureRegistered(options.schema);
     }
-    return this.#queryRegistry().query(options as never) as unknown as LiveQuery<Item<S>>;
+    return this.#queryRegistry().query(
+      options as never,
+      whileHeld,
+    ) as unknown as LiveQuery<Item<S>>;
   }
 
   /**

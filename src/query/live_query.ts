@@ -49,6 +49,8 @@ export interface QueryHost<R> {
   /** A slot for records the query keeps with item states, released when it closes. */
   attachments<T>(query: LiveQuery<R>): AttachmentSlot<T>;
   closed(query: LiveQuery<R>): void;
+  /** Holds `query` open (holds.ts); returns the release. */
+  hold(query: LiveQuery<R>): () => void;
 }
 
 /** A query's definition, validated. */
@@ -228,6 +230,15 @@ export class LiveQuery<R> {
     return () => {
       this.#closeListeners.delete(listener);
     };
+  }
+
+  /**
+   * Holds the query open until the returned function is called. Only a query made with
+   * `{ whileHeld: true }` (and returned by no call without it) needs holding: it closes within a
+   * second once nothing holds it. Holding a closed query does nothing.
+   */
+  hold(): () => void {
+    return this.#host.hold(this);
   }
 
   /** How the results were computed from scratch: which index served it, if any. */

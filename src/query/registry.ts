@@ -17,6 +17,7 @@ import { reportUncaught } from "./failures.ts";
 import { canonicalText, compileFilter, isPlainObject } from "./filter.ts";
 import { LiveQuery, type QueryHost, type QuerySpec } from "./live_query.ts";
 import { candidateKeys, indexPlan, planAccess, scanPlan } from "./planner.ts";
+import { QueryHolds } from "./holds.ts";
 import { FieldIndex } from "./sorted_index.ts";
 import type { QueryOptions, QueryPlan } from "./types.ts";
 import type { StoredPrefilter } from "../repo/item_map.ts";
@@ -100,6 +101,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
   #queryList: LiveQuery<R>[] = [];
   readonly #pool = new Map<string, LiveQuery<R>>();
   readonly #poolKeys = new Map<LiveQuery<R>, string>();
+  readonly #holds = new QueryHolds<LiveQuery<R>>();
   readonly #declared = new WeakSet<AnySchema>();
   readonly #dirty = new Set<LiveQuery<R>>();
   #flushScheduled = false;
@@ -125,8 +127,12 @@ export class QueryRegistry<R> implements QueryHost<R> {
     this.#unsubscribe = source.onChangeFirst((change) => this.#onChange(change.key));
   }
 
-  /** Returns the live query for `options`: a pooled one when it is declarative or has an id. */
-  query(options: QueryOptions<AnySchema, R>): LiveQuery<R> {
+  /**
+   * Returns the live query for `options`: a pooled one when it is declarative or has an id. It
+   * stays open until closed; `whileHeld`, only while held (holds.ts), unless a call without it
+   * returned it too.
+   */
+  query(options: QueryOptions<AnySchema, R>, whileHeld = false): LiveQuery<R> {
     // The options are read anew at every call, the same object included: an app may have
     // changed it since (a UI state object edited in place).
     if (!isPlainObject(options)) throw bad("query options are an object");
@@ -136,7 +142,10 @@ export class QueryRegistry<R> implements QueryHost<R> {
     const poolKey = this.#poolKey(options);
     if (poolKey !== undefined) {
       const pooled = this.#pool.get(poolKey);
-      if (pooled) return pooled;
+      if (pooled) {
+        this.#holds.handedOut(pooled, whileHeld);
+        return pooled;
+      }
     }
     const query = new LiveQuery<R>(this, spec);
     this.#run(query, spec);
@@ -144,6 +153,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
       this.#pool.set(poolKey, query);
       this.#poolKeys.set(query, poolKey);
     }
+    this.#holds.handedOut(query, whileHeld);
     return query;
   }
 
@@ -181,6 +191,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
     if (this.#ended !== undefined) return;
     this.#unsubscribe();
     for (const query of this.#queryList) query.close();
+    this.#holds.dispose();
     this.#ended = message;
   }
 
@@ -251,6 +262,10 @@ export class QueryRegistry<R> implements QueryHost<R> {
     return new AttachmentSlot(query, slot);
   }
 
+  hold(query: LiveQuery<R>): () => void {
+    return this.#holds.hold(query);
+  }
+
   closed(query: LiveQuery<R>): void {
     const slot = this.#querySlots.get(query);
     if (slot !== undefined) {
@@ -260,6 +275,7 @@ export class QueryRegistry<R> implements QueryHost<R> {
     // A new array: a change being applied keeps walking the one it started with.
     this.#queryList = this.#queryList.filter((q) => q !== query);
     this.#dirty.delete(query);
+    this.#holds.closed(query);
     const poolKey = this.#poolKeys.get(query);
     if (poolKey !== undefined) {
       this.#poolKeys.delete(query);

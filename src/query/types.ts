@@ -78,6 +78,16 @@ export interface QueryOptions<S extends AnySchema, R> {
   readonly id?: string;
 }
 
+/** How long a live query stays open (`repo.query(options, lifetime)`). */
+export interface QueryLifetime {
+  /**
+   * Open only while held (`query.hold()`): it closes within a second once nothing holds it, or
+   * once it was made if nothing held it by then, unless a call without `whileHeld` returned it
+   * too. What `useQuery` asks for, so that a query no component shows does not stay.
+   */
+  readonly whileHeld?: boolean;
+}
+
 /** How an index served (part of) a query: which field, and what was asked of it. */
 export interface IndexLookup {
   readonly index: string;

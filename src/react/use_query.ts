@@ -43,6 +43,8 @@ export function useQuery(
   useEffect(() => pooled && query ? query.onClose(repool) : undefined, [pooled, query]);
   const subscribe = useCallback((onChange: () => void) => {
     if (!query || query.closed) return NOT_LISTENING();
+    // A query this hook made closes once no mounted component holds it (pooledQuery).
+    const release = pooled ? query.hold() : undefined;
     const stopResults = query.subscribe(onChange);
     // A predicate that starts throwing for an item the results did not hold changes no result:
     // render again to throw it. A comparator's error leaves nothing to show: reported as
@@ -56,8 +58,9 @@ export function useQuery(
     return () => {
       stopResults();
       stopErrors();
+      release?.();
     };
-  }, [query]);
+  }, [pooled, query]);
   const snapshot = useCallback(
     () => query ? query.error ?? query.results : NO_RESULTS,
     [query],
@@ -84,5 +87,5 @@ function pooledQuery(
         'useQuery(repo, { where: (item) => …, id: "open-tasks" })',
     );
   }
-  return repo.query(options);
+  return repo.query(options, { whileHeld: true });
 }

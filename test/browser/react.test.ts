@@ -7,7 +7,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Component, createElement, type ReactNode, useState } from "react";
+import { Component, createElement, type ReactNode, StrictMode, useState } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { flushSync } from "react-dom";
 import {
@@ -331,6 +331,45 @@ test("useQuery: a pooled query closed by another holder is made again, and the c
     peer.repo.create(Task, { title: "c", done: false });
     await settle();
     assert.equal(renders.last, 3, "the component stopped following its query");
+  });
+});
+
+test("useQuery: the queries of options a component no longer passes close, the shown one stays (strict mode), and unmounting closes it unless the app kept it", async () => {
+  await withRoot(async (root, [peer]) => {
+    const afterGrace = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+    const optionsFor = (prefix: string) => ({ schema: Task, where: { title: { prefix } } });
+    const queryOf = (prefix: string) => peer.repo.query(optionsFor(prefix), { whileHeld: true });
+    for (const title of ["a", "ab", "abc", "b"]) peer.repo.create(Task, { title, done: false });
+    const renders = new Renders<number>();
+    let type: (prefix: string) => void = () => {};
+    function Search() {
+      const [prefix, setPrefix] = useState("a");
+      type = setPrefix;
+      renders.seen.push(useQuery(peer.repo, optionsFor(prefix)).length);
+      return null;
+    }
+    render(root, createElement(StrictMode, null, createElement(Search)));
+    const typed = ["a", "ab", "abc"].map((prefix) => {
+      flushSync(() => type(prefix));
+      return queryOf(prefix);
+    });
+    assert.equal(renders.last, 1);
+    await afterGrace();
+    assert.deepEqual(typed.map((query) => query.closed), [true, true, false]);
+    peer.repo.create(Task, { title: "abcd", done: false });
+    await settle();
+    assert.equal(renders.last, 2, "the shown query follows writes after the grace");
+
+    const kept = peer.repo.query(optionsFor("abc"));
+    flushSync(() => root.render(null));
+    await afterGrace();
+    assert.equal(kept.closed, false, "the app's own repo.query call keeps it");
+    kept.close();
+    render(root, createElement(Search));
+    const shown = queryOf("a");
+    flushSync(() => root.render(null));
+    await afterGrace();
+    assert.equal(shown.closed, true, "unmounted: nothing holds it");
   });
 });
 
