@@ -71,6 +71,7 @@ export function parseItemFile(bytes: Uint8Array): ExportedRepositories {
       if (!SCHEMA_ID.test(item.schema)) {
         corrupt(`${at}.schema: not a schema id (namespace@version)`);
       }
+      checkStrings(item.schema, `${at}.schema`);
       assertFieldRecord(item.value, `${at}.value`);
       checkStrings(item.value, `${at}.value`);
       checkLists(item.value, `${at}.value`);

@@ -9,6 +9,7 @@
 import { type SealedBlock, sessionIdFromPublicKey, verifyBlock } from "../core/block.ts";
 import { CairnError, isCairnError } from "../core/errors.ts";
 import { HybridClock } from "../core/hlc.ts";
+import { isRepositoryPath } from "../core/repository_path.ts";
 import { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite, SigningKey } from "../core/signing.ts";
 import { type MissingHistory, Repository } from "../repo/repository.ts";
@@ -61,16 +62,31 @@ export async function readStoredDatabase(
     const format = logFormatNamed(settings.format);
     const suite = await cryptoSuite();
     const key = await suite.ed25519.fromSecret(settings.secretKey);
+    // A file whose name is no repository's ("a b.log", a copy left beside the logs) is not one:
+    // opening never reads it, and an export naming it could not be imported.
     const repositories = (await backend.listFiles())
       .filter((name) => name.endsWith(format.fileExtension))
       .map((name) => repositoryOfLog(name, format))
+      .filter(isRepositoryPath)
       .sort();
+    // A convert meanwhile (it takes the lock, which reading does not): the logs listed may be
+    // of the other format, or gone.
+    if ((await readSettings(backend))?.format !== settings.format) {
+      throw changedWhileRead(directory);
+    }
     const session = await sessionIdFromPublicKey(key.publicKey, suite);
     return { directory, backend, settings, format, suite, key, session, repositories };
   } catch (err) {
     await backend.close();
     throw err;
   }
+}
+
+function changedWhileRead(directory: string): CairnError {
+  return new CairnError(
+    "E_IO",
+    `${directory} changed format while it was read (a convert ran): run the command again`,
+  );
 }
 
 /** "data~todos.log" → "/data/todos" (settings.ts's logFileName, backwards). */
@@ -211,6 +227,10 @@ async function readLog(
 ): Promise<{ log: ByteSource; scan: LogScan }> {
   try {
     const log = await fileSource(db.backend, name);
+    // Listed, then gone: a convert removed it. Read as empty, the export would lack its items.
+    if (log.length === 0 && await db.backend.readRange(name, 0, 0) === undefined) {
+      throw changedWhileRead(db.directory);
+    }
     return { log, scan: await db.format.scan(log, db.suite) };
   } catch (err) {
     if (!isCairnError(err)) throw err;

@@ -524,6 +524,11 @@ export class Repository {
     edited?: { field: string; wire: WireValue; changes: TextChange[] },
   ): void {
     this.#checkOpen();
+    // Schemas check their ids; this guards callers that name one as text (the CLI's import): a
+    // lone surrogate would seal a block every reader but this one refuses.
+    if (!schema.isWellFormed()) {
+      throw new CairnError("E_BAD_ARGUMENT", "a schema id must not hold a lone surrogate");
+    }
     const key = state === undefined ? givenKey : heldKey(state);
     const session = this.#ctx.session;
     let change = kind === "delta" ? set : next;

@@ -5,9 +5,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Cairn, defineSchema } from "cairndb";
+import { Cairn, defineSchema, isCairnError } from "cairndb";
+import { readStoredDatabase, readStoredRepository } from "../../src/cli/stored_database.ts";
 import { crc32c } from "../../src/storage/crc32c.ts";
 import { CLI_RUNTIMES, directoryContents, runCli } from "../harness/cli.ts";
 import { recordSpans } from "../harness/log_records.ts";
@@ -232,6 +233,38 @@ test("cairndb inspect, verify: a directory that is not a database fails with exi
         assert.equal(run.code, 2, args.join(" "));
         assert.match(run.stderr, /usage: cairndb <command>/);
       }
+    }
+  });
+});
+
+test("cairndb inspect, verify, export: a file named as no repository could be is not one; a log removed while the database is read is E_IO, not an empty repository", async () => {
+  await withTempDirectory("cli-stray", async (path) => {
+    await makeDatabase(path, "binary", 2);
+    const log = await readFile(join(path, "data~notes.log"));
+    for (const stray of ["a b.log", ".log", "~.log", "a~~b.log"]) {
+      await writeFile(join(path, stray), log);
+    }
+    for (const runtime of CLI_RUNTIMES) {
+      const exported = await runCli(runtime, ["export", path]);
+      assert.equal(exported.code, 0, exported.stderr);
+      assert.deepEqual(Object.keys(JSON.parse(exported.stdout).repositories), [
+        "/data/notes",
+        "/empty",
+      ]);
+      const verified = await runCli(runtime, ["verify", path]);
+      assert.equal(verified.code, 0, verified.stdout);
+    }
+
+    // What a convert running beside a read does to it: listed, then gone.
+    const db = await readStoredDatabase(path);
+    try {
+      await rm(join(path, "data~notes.log"));
+      await assert.rejects(
+        readStoredRepository(db, "/data/notes"),
+        (err) => isCairnError(err, "E_IO") && /changed format while it was read/.test(err.message),
+      );
+    } finally {
+      await db.backend.close();
     }
   });
 });

@@ -127,6 +127,11 @@ test("cairndb import: a file that is not a valid export is refused with exit cod
       // A valid item first: nothing of the file is imported all the same.
       [file({ "/people": [good, { ...good, key: "" }] }), /\[1\]\.key/],
       [file({ "/people": [good, { ...good, schema: "contact" }] }), /\[1\]\.schema/],
+      // Written, it sealed a block every reader but the writer refused (verify, export, convert).
+      [
+        file({ "/people": [good, { ...good, key: "s", schema: "contact\ud800@1" }] }),
+        /\[1\]\.schema: a string with a lone surrogate/,
+      ],
       [file({ "/people": [good, { ...good, value: [1] }] }), /\[1\]\.value/],
       [file({ "/people": [good, { ...good, value: "x" }] }), /\[1\]\.value/],
       // A list of lists is the form of text edits: read again, the block holding it is refused.
