@@ -16,7 +16,7 @@ import { hasNodeModules } from "../runtime/platform.ts";
 import type { StorageBackend } from "../storage/backend.ts";
 import { openBackend } from "../storage/backends/select.ts";
 import { opfsDirectory } from "../storage/backends/opfs_directory.ts";
-import { LOG_FORMATS, logFormatNamed } from "../storage/log_convert.ts";
+import { LOG_FORMATS, logFormatForFile, logFormatNamed } from "../storage/log_convert.ts";
 import type { Durability } from "../storage/repository_log.ts";
 import {
   type LogFormatName,
@@ -913,7 +913,7 @@ async function openStorage(
     }
     if (!settings) {
       settings = {
-        format: options.format ?? "binary",
+        format: await formatOfNewSettings(backend, options),
         secretKey: options.secretKey ?? (await suite.ed25519.generate()).secret,
       };
       await writeSettings(backend, settings);
@@ -943,6 +943,46 @@ async function openStorage(
     await backend.close();
     throw err;
   }
+}
+
+/**
+ * The format of a database directory without settings. Logs already there mean its cairn.json was
+ * lost: a new log of the other format beside them would hide their items, and writes to it would be
+ * lost once the old cairn.json came back. So their format is kept, and a warning says the database
+ * signs with a new key from now on (their blocks stay readable: they are its own storage).
+ */
+async function formatOfNewSettings(
+  backend: StorageBackend,
+  options: CairnOptions,
+): Promise<LogFormatName> {
+  const found = new Set<LogFormatName>();
+  for (const name of await backend.listFiles()) {
+    const format = logFormatForFile(name);
+    if (format) found.add(format.name);
+  }
+  if (found.size === 0) return options.format ?? "binary";
+  const where = `${options.path}/${SETTINGS_FILE}`;
+  const [format] = found;
+  if (found.size > 1) {
+    throw new CairnError(
+      "E_NOT_A_LOG",
+      `${where} is missing, and the directory holds logs of both formats: restore it from a backup`,
+    );
+  }
+  if (options.format !== undefined && options.format !== format) {
+    throw new CairnError(
+      "E_BAD_ARGUMENT",
+      `${where} is missing, and the logs there are ${format}, not ${options.format}: restore it ` +
+        `from a backup, or open without "format" to go on with them`,
+    );
+  }
+  (options.onWarning ?? warnOnConsole)({
+    repository: options.path!,
+    message: `${where} was missing beside ${format} logs: a new one keeps their format and holds ` +
+      `${options.secretKey ? "the given secretKey" : "a new session key"}, which signs from now ` +
+      `on (put the old file back, with the database closed, to sign with the old key again)`,
+  });
+  return format;
 }
 
 /** The database behind each persister a tab serves from after a promotion. */

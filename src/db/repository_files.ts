@@ -14,6 +14,7 @@ import { sliceBudgetMs } from "../runtime/scheduling.ts";
 import type { StorageBackend } from "../storage/backend.ts";
 import { fileSource } from "../storage/byte_source.ts";
 import {
+  checkCheckpointStart,
   type Checkpoint,
   decodeCheckpoint,
   encodeCheckpoint,
@@ -38,6 +39,24 @@ const CHECKPOINT_AFTER_BYTES = 4 * 1024 * 1024;
  */
 export function checkpointDue(logPastCheckpoint: number, lastCheckpointBytes: number): boolean {
   return logPastCheckpoint >= Math.max(CHECKPOINT_AFTER_BYTES, lastCheckpointBytes);
+}
+
+/** A checkpoint file is read whole in one go when it is at most this long. */
+const CHECKPOINT_FIRST_READ = 64 * 1024;
+
+/**
+ * The checkpoint file, or undefined when there is none. Read whole only once its first bytes and
+ * size say it can be one: a stray or junk file of gigabytes in its place is refused unread.
+ */
+async function readCheckpointFile(
+  backend: StorageBackend,
+  name: string,
+): Promise<Uint8Array | undefined> {
+  const first = await backend.readRange(name, 0, CHECKPOINT_FIRST_READ);
+  if (first === undefined) return undefined;
+  checkCheckpointStart(first.bytes, first.size);
+  if (first.bytes.length === first.size) return first.bytes;
+  return await backend.readFile(name);
 }
 
 export class RepositoryFiles {
@@ -121,8 +140,10 @@ export class RepositoryFiles {
     const [stored, logFile] = await Promise.all([
       // A checkpoint is derived: one that cannot be read (a directory in its place, a file too
       // large for memory) is rebuilt, like a damaged one.
-      backend.readFile(checkpointName).catch((err) => {
-        problem = `it could not be read (${err instanceof Error ? err.message : String(err)})`;
+      readCheckpointFile(backend, checkpointName).catch((err) => {
+        problem = isCairnError(err)
+          ? err.message
+          : `it could not be read (${err instanceof Error ? err.message : String(err)})`;
         return undefined;
       }),
       fileSource(backend, logName),

@@ -181,16 +181,24 @@ async function sealed(file: Uint8Array, owner: CheckpointOwner): Promise<Uint8Ar
  */
 export const MAX_CHECKPOINT_BYTES = 2 ** 32;
 
+/**
+ * Checks a checkpoint file's size and its first bytes (the whole file, or at least its header's
+ * 104), so that a file that cannot be one is refused before the rest is read into memory.
+ */
+export function checkCheckpointStart(head: Uint8Array, size: number): void {
+  if (size >= MAX_CHECKPOINT_BYTES) {
+    throw corrupt("checkpoint: 4 GiB or more, past what its positions can address");
+  }
+  checkHeader(head);
+}
+
 export async function decodeCheckpoint(
   stored: Uint8Array,
   owner: CheckpointOwner,
 ): Promise<Checkpoint> {
-  if (stored.byteLength >= MAX_CHECKPOINT_BYTES) {
-    throw corrupt("checkpoint: 4 GiB or more, past what its positions can address");
-  }
   // A plain Uint8Array over the same bytes: a Node Buffer (a subclass) reads slower.
   const file = new Uint8Array(stored.buffer, stored.byteOffset, stored.byteLength);
-  checkHeader(file);
+  checkCheckpointStart(file, file.byteLength);
   await checkSeal(file, SEAL_AT, HEADER_LENGTH, owner);
   const reader = new ByteReader(file, HEADER_LENGTH, "checkpoint");
   const meta = decodeMeta(unpackBytes(reader.take(reader.u32()), "checkpoint"));

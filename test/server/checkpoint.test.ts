@@ -7,6 +7,9 @@ import { Cairn, defineSchema, type RepositoryHandle } from "cairndb";
 import { crc32c } from "../../src/storage/crc32c.ts";
 import { unpackBytes } from "../../src/core/commit_codec.ts";
 import { checkpointDue } from "../../src/db/repository_files.ts";
+import { openCairnOn } from "../../src/db/database.ts";
+import type { StorageBackend } from "../../src/storage/backend.ts";
+import { openFsBackend } from "../../src/storage/backends/fs.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 
 const Doc = defineSchema({
@@ -479,5 +482,59 @@ test("a version 2 checkpoint (unsigned) is not served, even with a valid CRC: re
     assert.match(rebuilt.warnings[0], /rebuilt from the log.*version 2/);
     assert.equal(await versionOf(file), 3, "close wrote version 3");
     assert.deepEqual(await reopen(path), { held: expected, warnings: [] });
+  });
+});
+
+test("a junk file of many megabytes in the checkpoint's place is refused from its first bytes, never read whole; a real one over the first read is read and used", async () => {
+  await withDir(async (path) => {
+    const { expected, file } = await closedPopulated(path);
+    // What the checkpoint file's reads asked for: [offset, length] of each, Infinity for whole.
+    const reopenCounting = async () => {
+      const reads: number[][] = [];
+      const warnings: string[] = [];
+      const db = await openCairnOn(
+        { path, schemas: [Doc], onWarning: (w) => warnings.push(w.message) },
+        async (directory) => {
+          const backend = await openFsBackend(directory);
+          return {
+            ...backend,
+            readFile(name) {
+              if (name.endsWith(".ckpt")) reads.push([0, Infinity]);
+              return backend.readFile(name);
+            },
+            readRange(name, offset, length) {
+              if (name.endsWith(".ckpt")) reads.push([offset, length]);
+              return backend.readRange(name, offset, length);
+            },
+          } satisfies StorageBackend;
+        },
+      );
+      const held = state(await db.open("/docs"));
+      await db.close();
+      return { held, reads, warnings };
+    };
+
+    await writeFile(file, new Uint8Array(16 * 1024 * 1024).fill(0x2a));
+    const junk = await reopenCounting();
+    assert.deepEqual(junk.held, expected);
+    assert.ok(junk.reads.every(([, length]) => length <= 64 * 1024), JSON.stringify(junk.reads));
+    assert.match(junk.warnings.join("\n"), /rebuilt from the log.*not a checkpoint file/);
+
+    // The rebuilt checkpoint is read the same way: whole in its first read when that holds it.
+    const small = await reopenCounting();
+    assert.deepEqual(small.held, expected);
+    assert.deepEqual(small.warnings, []);
+    assert.equal(small.reads.length, 1);
+
+    // A real checkpoint larger than the first read: its start checked, then the whole read.
+    const many = await Cairn.open({ path, schemas: [Doc] });
+    const docs = await many.open("/docs");
+    for (let i = 0; i < 2_000; i++) docs.create(Doc, { title: `more ${i}`.repeat(20), n: i });
+    await many.close();
+    assert.ok((await stat(file)).size > 64 * 1024);
+    const large = await reopenCounting();
+    assert.deepEqual(large.warnings, []);
+    assert.equal(large.held.keys.length, expected.keys.length + 2_000);
+    assert.deepEqual(large.reads.map(([, length]) => length), [64 * 1024, Infinity]);
   });
 });

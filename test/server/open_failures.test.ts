@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { openCairnOn } from "../../src/db/database.ts";
 import { MAX_PATH_LENGTH } from "../../src/core/repository_path.ts";
@@ -196,5 +196,51 @@ test("an open refused because the directory's lock is held elsewhere closes each
     // (An OPFS backend left open keeps its worker alive: one per attempt, until the page ends.)
     assert.ok(opened > 0);
     assert.equal(closed, opened);
+  });
+});
+
+test("a directory whose cairn.json is gone goes on in its logs' format with a warning; nothing written since is lost when the old file comes back", async () => {
+  await withTempDirectory("open-failures", async (path) => {
+    const first = await Cairn.open({ path, format: "jsonl", schemas: [Doc] });
+    (await first.open("/docs")).create(Doc, { title: "before" }, { key: "a" });
+    await first.close();
+    const settings = join(path, "cairn.json");
+    const original = await readFile(settings);
+    await rm(settings);
+    const left = await files(path);
+
+    await assert.rejects(
+      Cairn.open({ path, format: "binary", schemas: [Doc] }),
+      hasCode("E_BAD_ARGUMENT", /cairn\.json is missing, and the logs there are jsonl, not binary/),
+    );
+    assert.deepEqual(await files(path), left, "nothing written");
+
+    const warnings: string[] = [];
+    const onWarning = ({ message }: { message: string }) => warnings.push(message);
+    const second = await Cairn.open({ path, schemas: [Doc], onWarning });
+    const docs = await second.open("/docs");
+    assert.equal(docs.get("a", Doc)?.get("title"), "before");
+    docs.create(Doc, { title: "after" }, { key: "b" });
+    await second.close();
+    assert.match(warnings[0], /was missing beside jsonl logs: .* a new session key/);
+    // The checkpoint, signed with the old key, is read from the log anew.
+    assert.deepEqual(warnings.slice(1).map((warning) => warning.split(":")[0]), [
+      "rebuilt from the log",
+    ]);
+    assert.deepEqual((await files(path)).filter((name) => name.endsWith(".log")), []);
+
+    await writeFile(settings, original);
+    const third = await Cairn.open({ path, schemas: [Doc] });
+    const titles = (await third.open("/docs")).query({ schema: Doc, sortBy: "title" }).results
+      .map((doc) => doc.get("title"));
+    assert.deepEqual(titles, ["after", "before"]);
+    await third.close();
+
+    await rm(settings);
+    await writeFile(join(path, "other.log"), "");
+    await assert.rejects(
+      Cairn.open({ path }),
+      hasCode("E_NOT_A_LOG", /missing, and the directory holds logs of both formats/),
+    );
   });
 });
