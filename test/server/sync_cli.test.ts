@@ -6,6 +6,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { isCairnError } from "cairndb";
+import { createSyncServer } from "cairndb/server";
 import { CLOSE } from "../../src/sync/protocol.ts";
 import { startPostgres } from "../../scripts/lib/postgres.ts";
 import { runtimeCommand } from "../harness/runtime_command.ts";
@@ -79,4 +81,36 @@ test("cairndb serve: --dir and --store together, or a --store that is not postgr
     assert.equal(code, 2, options.join(" "));
     assert.match(errors, /--store/);
   }
+});
+
+test("cairndb serve on a port in use, or a host that does not resolve: E_IO naming it, exit 3; the directory's server can start after", async () => {
+  await withTempDirectory("cli", async (dir) => {
+    const holder = await createSyncServer({ dir: `${dir}/held`, port: 0 });
+    try {
+      for (
+        const [options, where] of [
+          [["--port", String(holder.port)], `127.0.0.1:${holder.port}`],
+          [["--port", "0", "--host", "no-such-host.invalid"], "no-such-host.invalid:0"],
+        ]
+      ) {
+        const [command, args] = runtimeCommand(CLI, ["serve", "--dir", dir, ...options]);
+        const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+        let errors = "";
+        child.stderr.setEncoding("utf8");
+        child.stderr.on("data", (chunk: string) => (errors += chunk));
+        const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+        assert.equal(code, 3, errors);
+        assert.match(errors, new RegExp(`E_IO: the sync server cannot listen on ${where}: `));
+      }
+      // In this process: the failed server let go of its directory (its store is closed).
+      await assert.rejects(
+        createSyncServer({ dir, port: holder.port }),
+        (err) => isCairnError(err, "E_IO"),
+      );
+      const next = await createSyncServer({ dir, port: 0 });
+      await next.close();
+    } finally {
+      await holder.close();
+    }
+  });
 });

@@ -2,7 +2,7 @@
  * `createSyncServer`: a store (the files store in `dir`, or the one given as `store`), the core
  * and this runtime's WebSocket transport together.
  */
-import { CairnError } from "../../core/errors.ts";
+import { CairnError, isCairnError } from "../../core/errors.ts";
 import type { AccessRules, Authorize } from "./access.ts";
 import { listenDeno } from "./deno_adapter.ts";
 import { openFilesStore } from "./files_store.ts";
@@ -61,16 +61,27 @@ export async function createSyncServer(options: SyncServerOptions): Promise<Sync
   const hostname = options?.hostname ?? "127.0.0.1";
   const store = await openStore(options);
   let core: SyncServerCore;
-  let listener: Listener;
   try {
     core = await SyncServerCore.create(store, options);
-    const listen = "Deno" in globalThis ? listenDeno : listenNode;
-    listener = await listen(core, options.port ?? 8787, hostname);
   } catch (err) {
     await store.close();
     throw err;
   }
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  const port = options.port ?? 8787;
+  let listener: Listener;
+  try {
+    const listen = "Deno" in globalThis ? listenDeno : listenNode;
+    listener = await listen(core, port, hostname);
+  } catch (err) {
+    await core.close(); // closes the store
+    // A port in use, a host that does not resolve: what the runtime says, under a stable code.
+    if (isCairnError(err)) throw err;
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new CairnError("E_IO", `the sync server cannot listen on ${host}:${port}: ${reason}`, {
+      cause: err,
+    });
+  }
   let closing: Promise<void> | undefined;
   return {
     url: `ws://${host}:${listener.port}`,
