@@ -171,6 +171,8 @@ function cairnInternals(): CairnInternals {
 export interface RepositoryWatcher {
   opened(repo: Repository): void;
   closed(repo: Repository): void;
+  /** The whole database closed (after `closed` for each of its repositories). */
+  ended?(): void;
 }
 
 /**
@@ -595,6 +597,7 @@ export class Cairn {
       if (failure !== undefined) throw failure;
       if (whole && !this.#closed) {
         this.#closed = true;
+        for (const watcher of this.#watchers) watcher.ended?.();
         await this.#storage?.backend.close();
         // After the storage: the next leader opens it as soon as this tab lets go of the lead.
         await this.#tabs?.close();

@@ -174,6 +174,8 @@ class SyncClient extends EventedLink implements SyncLink {
     this.#unwatch = watchRepositories(db, {
       opened: (repo) => this.#opened(repo),
       closed: (repo) => this.#closed(repo),
+      // A link of a closed database would go on connecting with nothing to sync.
+      ended: () => void this.close(),
     });
     this.#stopWaking = seams.wake(() => this.#wake());
     this.#connect();
@@ -300,15 +302,21 @@ class SyncClient extends EventedLink implements SyncLink {
     this.#armWatchdog(connection);
   }
 
-  /** Nothing heard for a few heartbeat intervals: the socket is dead, whatever it says. */
+  /**
+   * Nothing heard for a few heartbeat intervals (or the handshake's next step not taken in that
+   * time): the socket is dead, whatever it says.
+   */
   #armWatchdog(connection: Connection): void {
     this.#seams.clearTimeout(connection.watchdog);
     connection.watchdog = this.#setTimer(() => {
       if (connection.ended) return;
+      const silentMs = SILENT_INTERVALS * connection.heartbeatMs;
       this.events.report(
         new CairnError(
           "E_IO",
-          `sync: nothing heard from the server for ${SILENT_INTERVALS * connection.heartbeatMs} ms`,
+          connection.phase === "open"
+            ? `sync: nothing heard from the server for ${silentMs} ms`
+            : `sync: the server did not take the handshake's next step within ${silentMs} ms`,
         ),
       );
       this.#end(connection, CLOSE.heartbeat, "heartbeat timeout");
@@ -318,7 +326,9 @@ class SyncClient extends EventedLink implements SyncLink {
 
   #message(connection: Connection, data: unknown): void {
     if (connection.ended) return;
-    this.#armWatchdog(connection);
+    // Before the handshake is done only its own steps count (challenge, welcome): a server that
+    // answers pings forever and never welcomes would keep the link "connecting" for good.
+    if (connection.phase === "open") this.#armWatchdog(connection);
     let frame: Frame;
     let size: number;
     try {
@@ -521,6 +531,7 @@ class SyncClient extends EventedLink implements SyncLink {
   #welcomed(connection: Connection): void {
     if (connection.phase !== "challenged") throw outOfOrder({ type: "welcome" });
     connection.phase = "open";
+    this.#armWatchdog(connection);
     for (const link of this.#links.values()) this.#subscribe(connection, link);
     this.#updateStatus();
   }

@@ -744,6 +744,18 @@ test("repositories opened later are subscribed; closed ones unsubscribed; the op
   await link.close();
 });
 
+test("closing the whole database closes its links: the socket closes, no reconnect is planned, synced() is E_CLOSED", async () => {
+  const { db, link, connection, timers } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  await db.close();
+  assert.equal(link.status, "closed");
+  assert.equal(connection.closed?.by, "client");
+  assert.deepEqual(timers.delays(), [], "no reconnect, no timer left");
+  await assert.rejects(link.synced(), (err) => isCairnError(err, "E_CLOSED"));
+});
+
 test("synced() resolves once connected when no open repository is to sync", async () => {
   const { link, connection } = await linked({ repositories: ["/not-open"] });
   let resolved = false;

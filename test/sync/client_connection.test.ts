@@ -53,6 +53,41 @@ test("a server silent for three heartbeat intervals is dropped (4004), then reco
   await reconnectsAndSyncs({ link, server, timers });
 });
 
+test("a server that pings but never completes the handshake is dropped after three intervals, then reconnected", async () => {
+  for (const step of ["hello", "prove"] as const) {
+    const { link, connection, server, timers, errors } = await linked();
+    await connection.expect("hello");
+    if (step === "prove") {
+      const nonce = new Uint8Array(32);
+      const limits = { maxFrame: 1 << 20, heartbeatMs: 1000 };
+      connection.send({
+        type: "challenge",
+        version: PROTOCOL_VERSION,
+        serverId: "s",
+        nonce,
+        limits,
+      });
+      await connection.expect("prove");
+    }
+    const deadline = timers.delays()[0];
+    for (let n = 1; n <= 5; n++) {
+      connection.send({ type: "ping", n });
+      await connection.expect("pong");
+      assert.deepEqual(
+        timers.delays(),
+        [deadline],
+        `${step}: a ping does not put off the deadline`,
+      );
+    }
+    assert.equal(link.status, "connecting");
+    assert.equal(timers.runNext(), deadline);
+    assert.equal(connection.closed?.code, 4004);
+    assert.equal(link.status, "offline");
+    assert.match(errors.at(-1)!.message, /did not take the handshake's next step/);
+    await reconnectsAndSyncs({ link, server, timers });
+  }
+});
+
 test("goaway: once the server closes, the client comes back after the delay it asked", async () => {
   const { link, connection, server, timers } = await linked();
   await connection.handshake();
