@@ -7,6 +7,8 @@
  * the returned socket is CONNECTING, and it fires the usual events once `ws` has taken over.
  */
 
+import { CairnError } from "../core/errors.ts";
+
 /** The part of the standard WebSocket API a sync client uses. */
 export interface ClientWebSocket {
   binaryType: string;
@@ -20,17 +22,37 @@ export interface ClientWebSocket {
 }
 
 type WebSocketClass = new (url: string) => ClientWebSocket;
+/** `ws`'s client: its options bound what a server may make it buffer. */
+type WsClass = new (
+  url: string,
+  options: { maxPayload: number; perMessageDeflate: boolean },
+) => ClientWebSocket;
 
 /** A variable, so bundlers leave the import alone and browser bundles never include `ws`. */
 const WS_MODULE = "ws";
 const CONNECTING = 0;
 const CLOSED = 3;
 
-export function openClientWebSocket(url: string): ClientWebSocket {
+/**
+ * A client socket for `url`. Where it is `ws` (Deno), a message over `maxMessage` bytes closes it
+ * (1009) before it is buffered whole, and compression is off: a few KiB of compressed zeros
+ * inflated to 90 MiB before the size was checked.
+ */
+export function openClientWebSocket(url: string, maxMessage: number): ClientWebSocket {
   const global = (globalThis as { WebSocket?: WebSocketClass }).WebSocket;
-  if ("Deno" in globalThis) return new NoDelaySocket(url);
+  if ("Deno" in globalThis) return new NoDelaySocket(url, maxMessage);
   if (global === undefined) throw new TypeError("this runtime has no WebSocket");
   return new global(url);
+}
+
+/** `ws`'s error event for a message over maxPayload, as the error the sync client reports. */
+function refusedMessage(event: unknown, maxMessage: number): CairnError | undefined {
+  const code = (event as { error?: { code?: unknown } } | null)?.error?.code;
+  if (code !== "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") return undefined;
+  return new CairnError(
+    "E_TOO_LARGE",
+    `sync: the server sent a message over this client's maxFrame (${maxMessage} bytes)`,
+  );
 }
 
 /** A `ws` socket behind the standard interface, made once `ws` has loaded. */
@@ -44,12 +66,12 @@ class NoDelaySocket implements ClientWebSocket {
   /** Set by a close() before `ws` loaded, or a failure to make the socket: none is opened. */
   #closedEarly = false;
 
-  constructor(url: string) {
-    import(WS_MODULE).then(({ WebSocket }: { WebSocket: WebSocketClass }) => {
+  constructor(url: string, maxMessage: number) {
+    import(WS_MODULE).then(({ WebSocket }: { WebSocket: WsClass }) => {
       if (this.#closedEarly) return;
       let socket: ClientWebSocket;
       try {
-        socket = new WebSocket(url);
+        socket = new WebSocket(url, { maxPayload: maxMessage, perMessageDeflate: false });
       } catch (err) {
         // A URL `ws` refuses (ftp://…): thrown here it would be an unhandled rejection, which
         // ends a Deno process. Said as the socket's error and close instead.
@@ -60,7 +82,7 @@ class NoDelaySocket implements ClientWebSocket {
       socket.onopen = (event) => this.onopen?.(event);
       socket.onmessage = (event) => this.onmessage?.(event);
       socket.onclose = (event) => this.onclose?.(event);
-      socket.onerror = (event) => this.onerror?.(event);
+      socket.onerror = (event) => this.onerror?.(refusedMessage(event, maxMessage) ?? event);
       this.#socket = socket;
     }, (err) => this.#fail(err, `cannot load ${WS_MODULE}`));
   }

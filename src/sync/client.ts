@@ -259,7 +259,7 @@ class SyncClient extends EventedLink implements SyncLink {
     this.events.setStatus("connecting");
     let socket: SyncSocket;
     try {
-      socket = this.#seams.socket(this.#url);
+      socket = this.#seams.socket(this.#url, this.#options.maxFrame);
     } catch (err) {
       this.events.report(asCairnError(err, "E_IO", "cannot open a WebSocket"));
       this.#scheduleReconnect();
@@ -294,8 +294,8 @@ class SyncClient extends EventedLink implements SyncLink {
     socket.onmessage = (event) => this.#message(connection, event.data);
     socket.onclose = () => this.#dropped(connection);
     // A close follows. An Error (not an error event) is one the socket could not even be made
-    // for (runtime/websocket.ts: `ws` failed to load, or refused the URL): said, as no retry
-    // will mend it.
+    // for (runtime/websocket.ts: `ws` failed to load, or refused the URL), or a message it
+    // refused (over maxFrame): said, as no retry will mend it.
     socket.onerror = (event) => {
       if (event instanceof Error) this.events.report(asCairnError(event, "E_IO", "sync: socket"));
     };

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
+import { isCairnError } from "../../src/core/errors.ts";
 import { openClientWebSocket } from "../../src/runtime/websocket.ts";
 
 async function withEchoServer(run: (url: string, connections: () => number) => Promise<void>) {
@@ -31,7 +32,7 @@ async function withEchoServer(run: (url: string, connections: () => number) => P
 
 test("the client WebSocket carries binary messages both ways and closes with its code", async () => {
   await withEchoServer(async (url) => {
-    const socket = openClientWebSocket(url);
+    const socket = openClientWebSocket(url, 1 << 20);
     socket.binaryType = "arraybuffer";
     await new Promise((resolve, reject) => {
       socket.onopen = resolve;
@@ -52,7 +53,7 @@ test("the client WebSocket carries binary messages both ways and closes with its
 
 test("a client WebSocket closed before it opened reports one close and never connects", async () => {
   await withEchoServer(async (url, connections) => {
-    const socket = openClientWebSocket(url);
+    const socket = openClientWebSocket(url, 1 << 20);
     let closes = 0;
     let opened = false;
     socket.onopen = () => (opened = true);
@@ -79,7 +80,7 @@ test(
   },
   async () => {
     // new URL() takes it (so sync() does); ws only speaks ws:, wss:, http:, https:, ws+unix:.
-    const socket = openClientWebSocket("ftp://sync.test/");
+    const socket = openClientWebSocket("ftp://sync.test/", 1 << 20);
     const errors: unknown[] = [];
     const closed = new Promise<{ code: number; reason: string }>((resolve) => {
       socket.onclose = resolve;
@@ -92,5 +93,51 @@ test(
     socket.close(); // nothing more to close, and no second close event
     await new Promise((resolve) => setTimeout(resolve, 0));
     assert.equal(errors.length, 1);
+  },
+);
+
+test(
+  "on Deno, a message over maxFrame is refused before it is buffered whole (1009, E_TOO_LARGE), and no compression is offered",
+  {
+    skip: !("Deno" in globalThis),
+  },
+  async () => {
+    const http = createServer();
+    // A server that would compress: a few KiB on the wire could inflate to any size.
+    const wss = new WebSocketServer({ server: http, perMessageDeflate: true });
+    const offered: (string | undefined)[] = [];
+    const closes: number[] = [];
+    wss.on("connection", (socket, request) => {
+      offered.push(request.headers["sec-websocket-extensions"]);
+      socket.on("close", (code) => closes.push(code));
+      socket.send(new Uint8Array(1024), { binary: true });
+      socket.send(new Uint8Array((1 << 20) + 1), { binary: true });
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
+      const socket = openClientWebSocket(url, 1 << 20);
+      socket.binaryType = "arraybuffer";
+      const sizes: number[] = [];
+      const errors: unknown[] = [];
+      socket.onerror = (event) => errors.push(event);
+      // Ends at the close, or at once should the message over the limit come through.
+      await new Promise((resolve) => {
+        socket.onclose = resolve;
+        socket.onmessage = (event) => {
+          sizes.push((event.data as ArrayBuffer).byteLength);
+          if (sizes.length > 1) resolve(undefined);
+        };
+      });
+      assert.deepEqual(sizes, [1024], "the small message came; the one over the limit not");
+      assert.ok(isCairnError(errors[0], "E_TOO_LARGE"), String(errors[0]));
+      while (closes.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.deepEqual(closes, [1009], "the client told the server why");
+      assert.deepEqual(offered, [undefined]);
+    } finally {
+      for (const client of wss.clients) client.terminate();
+      await new Promise((resolve) => wss.close(resolve));
+      await new Promise((resolve) => http.close(resolve));
+    }
   },
 );
