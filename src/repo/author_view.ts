@@ -1,9 +1,9 @@
 /**
  * What the author of a commit had seen of its item's text fields when it made it: the characters
  * inserted by the commits it followed (its ancestors) and by the commit itself. TextDoc.check asks
- * it when an insert of the commit has characters standing between its origins, which only edits
- * made concurrently at one place (or a hostile writer) cause; it must answer the same on every
- * replica, whatever concurrent text each holds.
+ * it whether the author had seen an insert's origins, and any characters standing between them
+ * (which only edits made concurrently at one place, or a hostile writer, put there); it must
+ * answer the same on every replica, whatever concurrent text each holds.
  *
  * It is worked out from the other side, once per commit and only when asked: the commits of the
  * item held here (applied, or earlier in the commit's block) that the commit did not follow — the
@@ -175,7 +175,7 @@ export class CommitView {
   /**
    * Takes over the memo of the item's last commit when only that one entered since and this
    * commit is its child or its sibling; done for every commit that edits text, asked or not, so
-   * that a run of them keeps it (a commit with no character between its origins asks nothing).
+   * that a run of them keeps it (a commit that only deletes asks nothing).
    * A commit that edits no text has no view: the next one after it walks again.
    */
   #takeOver(): void {

@@ -6,7 +6,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn, defineSchema, isCairnError, type ItemChange, type RepositoryHandle } from "cairndb";
-import { sealBlock } from "../../src/core/block.ts";
+import { encodeBlockPayload, sealBlock, sessionIdFromPublicKey } from "../../src/core/block.ts";
+import { toBase64Url } from "../../src/core/bytes.ts";
 import { type Commit, commitId, makeCommit } from "../../src/core/commit.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { envInteger } from "../harness/peers.ts";
@@ -23,6 +24,34 @@ async function peers(count: number): Promise<{ dbs: Cairn[]; repos: RepositoryHa
     for (const other of dbs) if (other !== db) await db.trust(other.session.publicKey);
   }
   return { dbs, repos: await Promise.all(dbs.map((db) => db.open("/docs"))) };
+}
+
+/**
+ * A block by a new session every one of `dbs` trusts: commits of item "d" given as [parents, text
+ * operations], a parent "first" being the block's first commit.
+ */
+async function trustedBlock(
+  dbs: readonly Cairn[],
+  ...commits: [string[], unknown[]][]
+): Promise<{ session: string; frame: Uint8Array }> {
+  const suite = await cryptoSuite();
+  const author = await suite.ed25519.generate();
+  const session = await sessionIdFromPublicKey(author.publicKey, suite);
+  for (const db of dbs) await db.trust(toBase64Url(author.publicKey));
+  const made: Commit[] = [];
+  for (const [parents, ops] of commits) {
+    const named = parents.map((parent) => parent === "first" ? commitId(made[0]) : parent);
+    const hlc = Date.now() * 1024 + 5000 + made.length;
+    made.push(makeCommit(session, made.length + 1, "d", hlc, named, Doc.id, "delta", {
+      body: ops as never,
+    }, []));
+  }
+  const sealed = await sealBlock(
+    { session, publicKey: author.publicKey, seq: 1, prev: "", commits: made },
+    { key: author, ed25519: suite.ed25519 },
+    suite,
+  );
+  return { session, frame: encodeBlockPayload(sealed.body, sealed.block.signature) };
 }
 
 async function exchange(from: RepositoryHandle, to: RepositoryHandle): Promise<void> {
@@ -120,7 +149,6 @@ test("an unset text field starts empty again when edited", async () => {
 async function legacyItem(dbs: Cairn[], repos: RepositoryHandle[], body: string): Promise<void> {
   const suite = await cryptoSuite();
   const author = await suite.ed25519.generate();
-  const { sessionIdFromPublicKey } = await import("../../src/core/block.ts");
   const session = await sessionIdFromPublicKey(author.publicKey, suite);
   const legacy = makeCommit(session, 1, "d", 1, [], Doc.id, "value", { title: "t", body });
   const sealed = await sealBlock(
@@ -128,7 +156,6 @@ async function legacyItem(dbs: Cairn[], repos: RepositoryHandle[], body: string)
     { key: author, ed25519: suite.ed25519 },
     suite,
   );
-  const { encodeBlockPayload } = await import("../../src/core/block.ts");
   for (const [i, repo] of repos.entries()) {
     await dbs[i].trust(
       btoa(String.fromCharCode(...author.publicKey)).replace(/\+/g, "-")
@@ -248,8 +275,6 @@ test("a trusted peer's block with text edits that cannot apply is refused whole;
   await a.flush();
   const suite = await cryptoSuite();
   const author = await suite.ed25519.generate();
-  const { sessionIdFromPublicKey, encodeBlockPayload } = await import("../../src/core/block.ts");
-  const { toBase64Url } = await import("../../src/core/bytes.ts");
   const session = await sessionIdFromPublicKey(author.publicKey, suite);
   await dbs[0].trust(toBase64Url(author.publicKey));
   const [leaf] = a.leaves("d");
@@ -291,8 +316,6 @@ test("a trusted peer's edit that splits a surrogate pair, or whose origins are o
   b.get("d", Doc)!.insertText("body", 4, "X");
   const suite = await cryptoSuite();
   const author = await suite.ed25519.generate();
-  const { sessionIdFromPublicKey, encodeBlockPayload } = await import("../../src/core/block.ts");
-  const { toBase64Url } = await import("../../src/core/bytes.ts");
   const session = await sessionIdFromPublicKey(author.publicKey, suite);
   for (const db of dbs) await db.trust(toBase64Url(author.publicKey));
   const me = dbs[0].session.id; // a: 1, the pair: 2 and 3, b: 4, c: 5
@@ -343,32 +366,7 @@ test("a trusted peer's insert whose origins skip text its author had is refused 
   const [bLeaf] = b.leaves("d");
   const me = dbs[0].session.id; // a, b, c: 1, 2, 3
   const them = dbs[1].session.id; // X: 1
-  const suite = await cryptoSuite();
-  const { sessionIdFromPublicKey, encodeBlockPayload } = await import("../../src/core/block.ts");
-  const { toBase64Url } = await import("../../src/core/bytes.ts");
-  /**
-   * A block by a new trusted session: commits given as [parents, text operations], a parent
-   * "first" being the block's first commit.
-   */
-  const block = async (...commits: [string[], unknown[]][]) => {
-    const author = await suite.ed25519.generate();
-    const session = await sessionIdFromPublicKey(author.publicKey, suite);
-    for (const db of dbs) await db.trust(toBase64Url(author.publicKey));
-    const made: Commit[] = [];
-    for (const [parents, ops] of commits) {
-      const named = parents.map((parent) => parent === "first" ? commitId(made[0]) : parent);
-      const hlc = Date.now() * 1024 + 5000 + made.length;
-      made.push(makeCommit(session, made.length + 1, "d", hlc, named, Doc.id, "delta", {
-        body: ops as never,
-      }, []));
-    }
-    const sealed = await sealBlock(
-      { session, publicKey: author.publicKey, seq: 1, prev: "", commits: made },
-      { key: author, ed25519: suite.ed25519 },
-      suite,
-    );
-    return { session, frame: encodeBlockPayload(sealed.body, sealed.block.signature) };
-  };
+  const block = (...commits: [string[], unknown[]][]) => trustedBlock(dbs, ...commits);
   const refused = "E_BAD_COMMIT: text edit refused: an insert's origins were not neighbours: " +
     "its author had seen text between them";
   const tryOn = async (repo: RepositoryHandle, frame: Uint8Array) =>
@@ -407,6 +405,31 @@ test("a trusted peer's insert whose origins skip text its author had is refused 
     assert.deepEqual(await tryOn(repo, afterSeen.frame), []);
   }
   assert.equal(a.get("d", Doc)!.get("body"), b.get("d", Doc)!.get("body"));
+  for (const db of dbs) await db.close();
+});
+
+test("a trusted peer's insert whose origins are characters its author had not seen is refused on every peer, whatever order the blocks arrive in", async () => {
+  const { dbs, repos: [a, b] } = await peers(2);
+  a.create(Doc, { title: "t", body: "ab" }, { key: "d" });
+  await exchange(a, b);
+  const [base] = a.leaves("d");
+  const me = dbs[0].session.id; // a, b: 1, 2
+  const typed = await trustedBlock(dbs, [[base], [[1, "QQQQ", [me, 1], [me, 2]]]]);
+  const q = (clock: number) => [typed.session, clock];
+  // Both made on `base` alone, so QQQQ was concurrent to them, yet both name its characters,
+  // with some of them between: accepted, they came out in an order that depended on arrival.
+  const x = await trustedBlock(dbs, [[base], [[1, "yz", q(1), q(3)]]]);
+  const y = await trustedBlock(dbs, [[base], [[1, "w", q(2), q(4)]]]);
+  const refused = "E_BAD_COMMIT: text edit refused: an insert's origin is a character its " +
+    "author had not seen";
+  for (const [repo, order] of [[a, [x, y]], [b, [y, x]]] as const) {
+    assert.deepEqual((await repo.importBlocks([typed.frame])).rejected, []);
+    for (const { frame } of order) {
+      const report = await repo.importBlocks([frame]);
+      assert.deepEqual(report.rejected.map((r) => r.error.message), [refused]);
+    }
+    assert.equal(repo.get("d", Doc)!.get("body"), "aQQQQb");
+  }
   for (const db of dbs) await db.close();
 });
 

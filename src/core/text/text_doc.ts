@@ -422,11 +422,11 @@ export class TextDoc {
    * session and its text (or a base's) is well-formed UTF-16, an insert's right origin stands after
    * its left one, and no edit splits a surrogate pair. Changes nothing; records `op` in `pending`.
    *
-   * Given `view`, what the edit's author had seen, an insert's origins must also have been
-   * neighbours for it: every character between them here must be one it had not seen (a
-   * concurrent insert). YATA places an insert correctly only then; one whose origins skip
-   * characters its author held would be placed differently by replicas that hold different
-   * concurrent text. The characters an author had seen stand in the same order on every replica,
+   * Given `view`, what the edit's author had seen, an insert's origins must be characters it had
+   * seen, and must have been neighbours for it: every character between them here must be one it
+   * had not seen (a concurrent insert). YATA places an insert correctly only then; one whose
+   * origins skip characters its author held would be placed differently by replicas that hold
+   * different concurrent text. The characters an author had seen stand in the same order on every replica,
    * so every replica decides alike.
    *
    * Every replica that checks an operation holds the characters it names, in the same order
@@ -455,6 +455,13 @@ export class TextDoc {
         throw badEdit(`an insert's right origin does not stand after its left origin`);
       }
       if (view !== undefined) {
+        // Origins typed in a commit it did not follow: two such inserts into one concurrent
+        // insert were ordered by which arrived first (docs/merge-rules.md, "Edits refused").
+        for (const id of [left, right]) {
+          if (id !== null && !view.sawAny(id.session, id.clock, id.clock + 1)) {
+            throw badEdit(`an insert's origin is a character its author had not seen`);
+          }
+        }
         // The earlier operations of its block may stand between the origins too.
         if (this.#placed(pending, left, right).#seenBetween(left, right, view)) {
           throw badEdit(
