@@ -37,8 +37,6 @@ export interface ViewSources {
   leaves(key: string): readonly Commit[];
   /** An applied commit. */
   get(id: string): Commit | undefined;
-  /** Whether a commit is applied, or earlier in the block. */
-  holds(id: string): boolean;
   /** How many commits entered so far (or are earlier in the block), of any item: ever growing. */
   entered(): number;
   /** The commits of the block that come before this one and will apply with it, by id. */
@@ -182,8 +180,8 @@ export class CommitView {
     const { key, parents } = this.#commit;
     const memo = this.#sources.memos.get(key);
     if (memo === undefined || this.#sources.entered() !== memo.entered + 1) return;
+    if (!this.#entered(memo.commit)) return;
     const last = commitId(memo.commit);
-    if (!this.#sources.holds(last)) return;
     if (parents.length === 1 && parents[0] === last) {
       // Its only parent: the same concurrent commits.
       this.#concurrent = memo.concurrent;
@@ -196,6 +194,16 @@ export class CommitView {
       this.#addUnseen(memo.commit);
     } else return;
     this.#remember();
+  }
+
+  /**
+   * Whether `commit`, the very one a memo was made for, entered: not just one with its id, which
+   * a refused block's commit shares with its signer's next block at that seq. Having entered last,
+   * it is earlier in this block or a leaf of its item.
+   */
+  #entered(commit: Commit): boolean {
+    return this.#sources.earlier.get(commitId(commit)) === commit ||
+      this.#sources.leaves(commit.key).includes(commit);
   }
 
   #remember(): void {

@@ -28,7 +28,7 @@ export interface VerifierHost {
   /** Whether blocks by this session (other than the own one) may enter. */
   isTrusted(session: string, publicKey: Uint8Array): boolean;
   /** Commits applied. */
-  readonly graph: Pick<CommitGraph, "has" | "holds" | "get" | "added">;
+  readonly graph: Pick<CommitGraph, "holds" | "get" | "added">;
   /** Commits held back for missing history. */
   readonly heldBack: Pick<HeldBackCommits, "has" | "get">;
   /** The leaf `id` of the item `key`, if it is one: found without decoding history. */
@@ -149,7 +149,6 @@ export class BlockVerifier {
     return {
       leaves: (key) => host.leaves(key),
       get: (id) => host.graph.get(id),
-      holds: (id) => earlier.has(id) || host.graph.has(id),
       entered: () => host.graph.added + earlier.size,
       earlier,
       opsOf: (commit, field) => host.texts.opsOf(commit, field),

@@ -9,13 +9,33 @@ import assert from "node:assert/strict";
 import { type Commit, commitId, makeCommit } from "../../src/core/commit.ts";
 import { baseSession } from "../../src/core/text/text_doc.ts";
 import type { TextOp } from "../../src/core/text/text_ops.ts";
-import { CommitView, ViewMemos } from "../../src/repo/author_view.ts";
+import { CommitView, ViewMemos, type ViewSources } from "../../src/repo/author_view.ts";
 import { envInteger } from "../harness/peers.ts";
 import { seededRandom } from "../harness/random.ts";
 
 const ROUNDS = envInteger("CAIRN_VIEW_FUZZ") ?? 300;
 const SEED = envInteger("CAIRN_VIEW_FUZZ_SEED") ?? 20261128;
 const BASE = "old text";
+
+/** What a view reads: the `applied` commits (their leaves worked out), the block's `earlier` ones. */
+function sources(
+  applied: readonly Commit[],
+  earlier: ReadonlyMap<string, Commit>,
+  opsOf: (commit: Commit) => readonly TextOp[],
+  memos: ViewMemos,
+): ViewSources {
+  const leaves = applied.filter((c) =>
+    !applied.some((child) => child.parents.includes(commitId(c)))
+  );
+  return {
+    leaves: () => leaves,
+    get: (id) => applied.find((c) => commitId(c) === id),
+    entered: () => applied.length + earlier.size,
+    earlier,
+    opsOf,
+    memos,
+  };
+}
 
 test(`CommitView: a character is seen exactly when its commit is an ancestor, in random histories (${ROUNDS} rounds, seed ${SEED})`, () => {
   let seen = 0;
@@ -71,7 +91,7 @@ test(`CommitView: a character is seen exactly when its commit is an ancestor, in
     const memos = new ViewMemos();
     /**
      * Asks a view of `commit` about every character `held` has, some held as its block's (or,
-     * not `asking`, only makes the view, as a commit with nothing between its origins does).
+     * not `asking`, only makes the view, as a commit that only deletes does).
      * Answers for the `field` asked about.
      */
     const check = (commit: Commit, held: ReadonlySet<Commit>, asking = true, field = "body") => {
@@ -83,18 +103,9 @@ test(`CommitView: a character is seen exactly when its commit is an ancestor, in
           earlier.set(commitId(other), other);
         } else applied.add(other);
       }
-      const leaves = [...applied].filter((c) =>
-        ![...applied].some((child) => child.parents.includes(commitId(c)))
-      );
-      const view = new CommitView(commit, {
-        leaves: () => leaves,
-        get: (id) => [...applied].find((c) => commitId(c) === id),
-        holds: (id) => [...held].some((c) => commitId(c) === id),
-        entered: () => held.size,
-        earlier,
-        opsOf: (made) => ops.get(byId.get(commitId(made))!) ?? [],
-        memos,
-      }).field(field);
+      const opsOf = (made: Commit) => ops.get(byId.get(commitId(made))!) ?? [];
+      const view = new CommitView(commit, sources([...applied], earlier, opsOf, memos))
+        .field(field);
       if (!asking) return;
       for (const made of [...held, commit]) {
         for (const op of ops.get(made)!) {
@@ -158,4 +169,33 @@ test(`CommitView: a character is seen exactly when its commit is an ancestor, in
     check(add(after(last)), held, true, random() < 0.5 ? "body" : "note");
   }
   assert.ok(seen > 0 && unseen > 0, `${seen} seen, ${unseen} unseen`);
+});
+
+test("CommitView: what was worked out for a refused commit is not taken over by another commit with its id", () => {
+  const insert = (clock: number, text: string): TextOp[] => [
+    { kind: "insert", clock, text, left: null, right: null },
+  ];
+  const made = new Map<Commit, readonly TextOp[]>();
+  const commit = (session: string, seq: number, hlc: number, parents: string[], ops: TextOp[]) => {
+    const c = makeCommit(session, seq, "d", hlc, parents, "x", "delta", {}, []);
+    made.set(c, ops);
+    return c;
+  };
+  const root = commit("h", 1, 1, [], insert(1, "0123"));
+  const typed = commit("a", 1, 2, [commitId(root)], insert(1, "QQQQ"));
+  // Refused (say its edit skipped text its author had): its view found "typed" concurrent.
+  const decoy = commit("c", 1, 3, [commitId(root)], insert(1, "x"));
+  // Its signer's next block at that seq: "c.1" follows "typed" now, and "c.2" follows it.
+  const real = commit("c", 1, 3, [commitId(typed)], []);
+  const next = commit("c", 2, 4, [commitId(real)], insert(1, "x"));
+  const memos = new ViewMemos();
+  const opsOf = (c: Commit) => made.get(c)!;
+  const applied = [root, typed];
+  const decoyView = new CommitView(decoy, sources(applied, new Map(), opsOf, memos)).field("body");
+  assert.equal(decoyView.sawAny("a", 1, 5), false);
+  const block = new Map<string, Commit>();
+  new CommitView(real, sources(applied, block, opsOf, memos)).field("body");
+  block.set(commitId(real), real);
+  const view = new CommitView(next, sources(applied, block, opsOf, memos)).field("body");
+  assert.equal(view.sawAny("a", 1, 5), true, "its author had seen what its parent followed");
 });
