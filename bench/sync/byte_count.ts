@@ -50,9 +50,9 @@ export function countingSockets(
   };
   return {
     sockets,
-    open(url) {
+    open(url, maxFrame) {
       if (sockets.offline) throw new Error("held offline by the bench");
-      const socket = new CountingSocket(open(url), sockets.count);
+      const socket = new CountingSocket(open(url, maxFrame), sockets.count);
       opened.push(socket);
       return socket;
     },

@@ -4,6 +4,9 @@
  * Runs unchanged on Deno, Node and in Chromium.
  */
 import { openClientWebSocket } from "../../src/runtime/websocket.ts";
+
+/** Control replies carry a run's samples: far larger than a sync frame may be. */
+const CONTROL_MESSAGE_LIMIT = 256 << 20;
 import type { HelperProcess } from "./line_channel.ts";
 import { Replies } from "./replies.ts";
 
@@ -13,7 +16,7 @@ export function controlSocket(
   label: string,
   stop: () => Promise<void>,
 ): Promise<HelperProcess> {
-  const socket = openClientWebSocket(url);
+  const socket = openClientWebSocket(url, CONTROL_MESSAGE_LIMIT);
   const replies = new Replies(label, (text) => socket.send(new TextEncoder().encode(text)));
   socket.onmessage = ({ data }) => replies.settle(String(data));
   socket.onclose = () => replies.failAll("control socket closed");

@@ -26,6 +26,7 @@ import { itemKey, itemValues } from "../lib/items.ts";
 import { FanOutClients } from "./fan_out_clients.ts";
 import type { Request } from "./line_channel.ts";
 import { type ClientWebSocket, openClientWebSocket } from "../../src/runtime/websocket.ts";
+import { DEFAULT_MAX_FRAME } from "../../src/sync/protocol.ts";
 
 interface CairnPeer {
   db: Cairn;
@@ -46,7 +47,7 @@ async function closeCairn(peer: CairnPeer): Promise<void> {
 
 /** The socket the sync client opens (runtime/websocket.ts): the floor travels as Cairn does. */
 function openRaw(url: string): Promise<ClientWebSocket> {
-  const socket = openClientWebSocket(url);
+  const socket = openClientWebSocket(url, DEFAULT_MAX_FRAME);
   socket.binaryType = "arraybuffer";
   return new Promise((resolve, reject) => {
     socket.onopen = () => resolve(socket);

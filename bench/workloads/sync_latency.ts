@@ -14,6 +14,7 @@ import type { BenchWorkload } from "./common.ts";
 import { serverAndPeer, SYNC_ROW, syncHost } from "./sync_common.ts";
 import type { HelperProcess } from "../sync/line_channel.ts";
 import { openClientWebSocket } from "../../src/runtime/websocket.ts";
+import { DEFAULT_MAX_FRAME } from "../../src/sync/protocol.ts";
 
 /** Writes whose latency is kept for the percentiles (≥ 1,000, issue #16). */
 export function writes(quick: boolean): number {
@@ -85,7 +86,7 @@ export async function liveQueryPair(
  */
 async function relayPair(ctx: TextCtx, bytes: number): Promise<Pair> {
   const processes = await serverAndPeer(syncHost(ctx), "relay");
-  const socket = openClientWebSocket(processes.url);
+  const socket = openClientWebSocket(processes.url, DEFAULT_MAX_FRAME);
   socket.binaryType = "arraybuffer";
   await new Promise((resolve, reject) => {
     socket.onopen = resolve;

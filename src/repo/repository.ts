@@ -351,11 +351,13 @@ export class Repository {
   }
 
   /**
-   * @internal Trusts exactly these public keys to write this repository, on top of the
-   * database's trusted sessions: the writers a sync server lists for it. Replaces the last set.
+   * @internal Trusts exactly the public keys (base64url) of `writers` to write this repository,
+   * on top of the database's trusted sessions: the writers a sync server lists for it. Replaces
+   * the last set. The set is read as it stands whenever a block is checked: its owner (the sync
+   * link) adds writers to it as the server lists them, without handing over a copy each time.
    */
-  trustWriters(publicKeys: Iterable<Uint8Array>): void {
-    this.#writers = new Set(Array.from(publicKeys, toBase64Url));
+  trustWriters(writers: ReadonlySet<string>): void {
+    this.#writers = writers;
   }
 
   // ── local writes: synchronous in memory, sealed once per tick ─────────────────────────────

@@ -69,6 +69,8 @@ const DEFAULT_HEARTBEAT_MS = 15_000;
 const MIN_HEARTBEAT_MS = 1000;
 /** The longest: a server's longer interval would leave a dead socket unnoticed for hours. */
 const MAX_HEARTBEAT_MS = 10 * 60_000;
+/** How long a caught-up connection stays up before a drop of it starts the backoff over. */
+const STABLE_AFTER_MS = 10_000;
 /** The longest delay a server's `goaway` may ask for before the client comes back. */
 const MAX_RETRY_AFTER_MS = 60 * 60_000;
 /** setTimeout's largest delay: it fires a longer one at once. */
@@ -128,6 +130,8 @@ interface Connection {
   watchdog: unknown;
   /** Sends again the blocks refused for a reason that may pass (see #armRetry). */
   retryTimer: unknown;
+  /** Starts the backoff over once the connection has stayed up, caught up (see #caughtUp). */
+  stableTimer: unknown;
   /** Set by `goaway`: the delay it asked for before reconnecting (see #scheduleReconnect). */
   retryAfterMs?: number;
   ended: boolean;
@@ -277,6 +281,7 @@ class SyncClient extends EventedLink implements SyncLink {
       pushesInFlight: new Map(),
       watchdog: undefined,
       retryTimer: undefined,
+      stableTimer: undefined,
       ended: false,
     };
     this.#connection = connection;
@@ -439,6 +444,7 @@ class SyncClient extends EventedLink implements SyncLink {
   #stopTimers(connection: Connection): void {
     this.#seams.clearTimeout(connection.watchdog);
     this.#seams.clearTimeout(connection.retryTimer);
+    this.#seams.clearTimeout(connection.stableTimer);
   }
 
   /** The network may be back: try now rather than at the end of the backoff. */
@@ -626,13 +632,14 @@ class SyncClient extends EventedLink implements SyncLink {
     // before that, a socket lost during the export left a cursor and an empty queue: blocks
     // written before an app restart were never pushed.)
     if (!link.missedBlocks) link.cursor = frame.cursor;
-    link.phase = "synced";
-    // The connection worked once every repository caught up on it: a socket that one of them
-    // keeps failing (a frame too large for this client, say) still backs off.
+    link.caughtUp();
+    // The connection worked once every repository caught up on it and it stayed up a while: a
+    // socket that one of them keeps failing (a frame too large for this client, say), or a
+    // server that drops every client right after its catch-up, still backs off.
     if (![...this.#links.values()].some((other) => other.phase === "catching-up")) {
-      this.#backoff.reset();
+      connection.stableTimer ??= this.#setTimer(() => this.#backoff.reset(), STABLE_AFTER_MS);
     }
-    for (const id of this.#push(connection, link)) link.catchUpPushes.add(id);
+    this.#push(connection, link);
     this.#updateStatus();
   }
 
@@ -645,16 +652,10 @@ class SyncClient extends EventedLink implements SyncLink {
     const { link } = push;
     // A push sent before its repository closed, or subscribed again (reset), is acknowledged
     // late: its blocks are queued (or exported) again and settle with a later push.
-    const current = this.#isCurrent(link) && link.queue.has(frame.id);
-    if (current) this.#settle(connection, link, frame);
-    const caughtUp = current && link.catchUpPushes.delete(frame.id);
-    // The window has room again: what waited for it goes, still catch-up if it was.
+    if (this.#isCurrent(link) && link.queue.has(frame.id)) this.#settle(connection, link, frame);
+    // The window has room again: what waited for it goes.
     for (const waiting of this.#links.values()) {
-      if (waiting.phase !== "synced") continue;
-      const ids = this.#push(connection, waiting);
-      if (waiting === link ? caughtUp : waiting.catchUpPushes.size > 0) {
-        for (const id of ids) waiting.catchUpPushes.add(id);
-      }
+      if (waiting.phase === "synced") this.#push(connection, waiting);
     }
     this.#updateStatus();
   }
@@ -704,7 +705,7 @@ class SyncClient extends EventedLink implements SyncLink {
     if (!couldWrite && link.canWrite && link.phase === "synced") {
       link.toldCannotWrite = false;
       link.queue.resend("right");
-      for (const id of this.#push(connection, link)) link.catchUpPushes.add(id);
+      this.#push(connection, link);
       this.#updateStatus();
     }
   }
@@ -760,10 +761,10 @@ class SyncClient extends EventedLink implements SyncLink {
   /**
    * Sends the queued blocks not yet in a push on this socket, in pushes of at most a frame each,
    * while the pushes waiting for their ack add up to at most PUSH_WINDOW_FRAMES frames (small
-   * pushes fly freely; a backlog goes a few frames at a time); returns the push ids.
+   * pushes fly freely; a backlog goes a few frames at a time).
    */
-  #push(connection: Connection, link: RepositoryLink): number[] {
-    if (connection.ended || !this.#isCurrent(link)) return [];
+  #push(connection: Connection, link: RepositoryLink): void {
+    if (connection.ended || !this.#isCurrent(link)) return;
     if (!link.canWrite) {
       // Kept for a later socket, where the right may have been granted; said once per socket.
       if (link.queue.size > 0 && !link.toldCannotWrite) {
@@ -776,7 +777,7 @@ class SyncClient extends EventedLink implements SyncLink {
           ),
         );
       }
-      return [];
+      return;
     }
     const overhead = frameOverhead(link.path);
     const sendable: OutgoingBlock[] = [];
@@ -794,7 +795,6 @@ class SyncClient extends EventedLink implements SyncLink {
         );
       }
     }
-    const ids: number[] = [];
     let at = 0;
     const window = PUSH_WINDOW_FRAMES * connection.sendLimit;
     let inFlight = this.#bytesInFlight(connection);
@@ -808,9 +808,7 @@ class SyncClient extends EventedLink implements SyncLink {
       at += group.length;
       link.queue.sent(id, blocks);
       this.#send(connection, { type: "push", repo: link.path, id, frames: group });
-      ids.push(id);
     }
-    return ids;
   }
 
   /** What fills the push window: pushes in flight, but for those of repositories since closed. */

@@ -4,9 +4,10 @@
  * new socket must not inherit what the last one's server was believed to know.
  */
 import { toBase64Url } from "../core/bytes.ts";
+import { CairnError } from "../core/errors.ts";
 import type { Repository, VersionVector } from "../repo/repository.ts";
 import type { Cursor } from "./protocol.ts";
-import { PushQueue } from "./push_queue.ts";
+import { type OutgoingBlock, PushQueue } from "./push_queue.ts";
 
 /** Where a repository's subscription stands on the current socket. */
 export type SubscriptionPhase =
@@ -14,10 +15,13 @@ export type SubscriptionPhase =
   | "idle"
   /** Subscribed; catch-up not finished. */
   | "catching-up"
-  /** Caught up; blocks it lacked pushed (see `catchUpPushes`). */
+  /** Caught up; the blocks the server lacked are being pushed (see `settled`). */
   | "synced"
   /** Reading refused by the server: left alone until the next socket. */
   | "denied";
+
+/** The most writers of one repository a client keeps trusted. */
+export const MAX_WRITERS = 100_000;
 
 export class RepositoryLink {
   readonly repo: Repository;
@@ -30,10 +34,14 @@ export class RepositoryLink {
   phase: SubscriptionPhase = "idle";
   /** Whether the server said this session may write (its `members` frame). */
   canWrite = false;
-  /** Pushes of blocks the server lacked at `synced` that are not yet acknowledged. */
-  catchUpPushes = new Set<number>();
-  /** The writers the server listed, by base64url. */
-  #writers = new Map<string, Uint8Array>();
+  /**
+   * The blocks queued when the server said it was caught up (`synced`): what it lacked, written
+   * offline or before a restart. Tracked by block, not by push: a push that waits for room in the
+   * window, or a block refused for a while and sent again, is still owed.
+   */
+  #owed: OutgoingBlock[] = [];
+  /** The writers the server listed (base64url), which the repository trusts (see members). */
+  #writers = new Set<string>();
   /** The next `members` lists every writer (a subscription by version vector), not the new. */
   #fullListNext = false;
   /**
@@ -61,9 +69,21 @@ export class RepositoryLink {
     return this.repo.path;
   }
 
-  /** Caught up and every push of what the server lacked acknowledged. */
+  /** The server's catch-up is over: from now on, what it lacked is owed to it. */
+  caughtUp(): void {
+    this.phase = "synced";
+    this.#owed = this.queue.blocks();
+  }
+
+  /**
+   * Caught up, and every block the server lacked then acknowledged — but those that wait for the
+   * right to write, and all when this session may not write (both reported, not waited for).
+   */
   get settled(): boolean {
-    return this.phase === "synced" && this.catchUpPushes.size === 0;
+    if (this.phase !== "synced") return false;
+    this.#owed = this.#owed.filter((block) => !block.done);
+    if (!this.canWrite) return true;
+    return this.#owed.every((block) => this.queue.waitsForRight(block));
   }
 
   /**
@@ -80,7 +100,7 @@ export class RepositoryLink {
     this.phase = "idle";
     this.canWrite = false;
     this.toldCannotWrite = false;
-    this.catchUpPushes.clear();
+    this.#owed = [];
     this.queue.unsendAll();
   }
 
@@ -116,13 +136,23 @@ export class RepositoryLink {
 
   /**
    * The server's `members`: writers to trust (all of them, or those added; see subscribed).
-   * The repository trusts exactly these, on top of the database's own trust.
+   * The repository trusts exactly these, on top of the database's own trust. E_PROTOCOL past
+   * MAX_WRITERS: a server listing key after key would hold this client's memory without bound.
    */
   members(writers: readonly Uint8Array[], canWrite: boolean): void {
-    if (this.#fullListNext) this.#writers = new Map();
+    if (this.#fullListNext) this.#writers = new Set();
     this.#fullListNext = false;
-    for (const key of writers) this.#writers.set(toBase64Url(key), key);
+    this.repo.trustWriters(this.#writers);
+    for (const key of writers) {
+      this.#writers.add(toBase64Url(key));
+      if (this.#writers.size > MAX_WRITERS) {
+        this.cursor = undefined; // the next subscription, by version vector, lists them anew
+        throw new CairnError(
+          "E_PROTOCOL",
+          `sync ${this.path}: the server lists over ${MAX_WRITERS} writers, more than a client keeps`,
+        );
+      }
+    }
     this.canWrite = canWrite;
-    this.repo.trustWriters(this.#writers.values());
   }
 }

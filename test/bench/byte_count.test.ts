@@ -48,8 +48,8 @@ test("payloadBytes: binary as is, text as UTF-8", () => {
 test("countingSockets counts every message both ways, passes them on, and reset zeroes it", () => {
   const inner = fakes();
   const { open, sockets } = countingSockets(inner.open);
-  const a = open("ws://a");
-  const b = open("ws://b");
+  const a = open("ws://a", 1 << 20);
+  const b = open("ws://b", 1 << 20);
   const received: unknown[] = [];
   a.onmessage = (event) => received.push(event.data);
   b.onmessage = (event) => received.push(event.data);
@@ -69,12 +69,12 @@ test("countingSockets counts every message both ways, passes them on, and reset 
 test("countingSockets: offline refuses new sockets; dropAll closes the open ones", () => {
   const inner = fakes();
   const { open, sockets } = countingSockets(inner.open);
-  open("ws://a");
+  open("ws://a", 1 << 20);
   sockets.offline = true;
-  assert.throws(() => open("ws://b"), /offline/);
+  assert.throws(() => open("ws://b", 1 << 20), /offline/);
   sockets.dropAll();
   assert.equal(inner.made[0].closed, true);
   sockets.offline = false;
-  open("ws://c");
+  open("ws://c", 1 << 20);
   assert.equal(inner.made[1].closed, false);
 });

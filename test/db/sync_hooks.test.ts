@@ -100,17 +100,16 @@ test("writers trusted for one repository are trusted there only, and the set is 
   const frames = await notes.exportBlocks();
   const trusting = await repoOf(bob, "/notes");
   const other = await repoOf(bob, "/other");
-  const aliceKey = fromBase64Url(alice.session.publicKey)!;
 
   const refused = await trusting.importBlocks(frames);
   assert.ok(isCairnError(refused.rejected[0]?.error, "E_UNTRUSTED_SESSION"));
-  trusting.trustWriters([aliceKey]);
+  trusting.trustWriters(new Set([alice.session.publicKey]));
   assert.equal((await trusting.importBlocks(frames)).applied, 1);
   assert.equal(trusting.count(), 1);
   const elsewhere = await other.importBlocks(frames);
   assert.ok(isCairnError(elsewhere.rejected[0]?.error, "E_UNTRUSTED_SESSION"));
 
-  trusting.trustWriters([]);
+  trusting.trustWriters(new Set());
   notes.create(Note, { title: "later" });
   const later = await notes.exportBlocks(trusting.versionVector());
   const after = await trusting.importBlocks(later);

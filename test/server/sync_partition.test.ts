@@ -37,8 +37,8 @@ const LINK_OPTIONS = { maxFrame: MAX_FRAME, backoff: { initialMs: 1, maxMs: 20 }
 class Cutter {
   readonly #sockets = new Set<SyncSocket>();
 
-  readonly open = (url: string): SyncSocket => {
-    const socket = openWebSocket(url);
+  readonly open = (url: string, maxFrame: number): SyncSocket => {
+    const socket = openWebSocket(url, maxFrame);
     this.#sockets.add(socket);
     return socket;
   };

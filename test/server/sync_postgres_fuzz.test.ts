@@ -94,7 +94,10 @@ interface Replica extends FuzzReplica {
 function connect(replica: Replica, servers: Servers): SyncLink {
   // The link never dials the URL it is given: its socket seam picks a live server each time.
   return syncWith(replica.db, "ws://127.0.0.1:1", LINK_OPTIONS, {
-    socket: () => (replica.socket = openWebSocket(servers.urlFor(replica.index))),
+    socket: (
+      _url,
+      maxFrame,
+    ) => (replica.socket = openWebSocket(servers.urlFor(replica.index), maxFrame)),
   });
 }
 

@@ -10,8 +10,10 @@ import { Repository } from "../../src/repo/repository.ts";
 import { isCairnError } from "../../src/core/errors.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { syncWith } from "../../src/sync/client.ts";
+import { MAX_WRITERS } from "../../src/sync/repository_link.ts";
 import { openBackend } from "../../src/storage/backends/select.ts";
 import {
+  CLOSE,
   DEFAULT_MAX_FRAME,
   type Frame,
   proofMessage,
@@ -215,6 +217,36 @@ test("members: the client trusts exactly the listed writers; another key's block
   await until(() => notes.count() === 4, "mallory's notes applied");
   const sent = await connection.unreadFrames();
   assert.deepEqual(sent.map((frame) => frame.type), ["credit"], "nothing is pushed back");
+  await link.close();
+});
+
+test("members: a server listing over MAX_WRITERS writers is a protocol error; the next subscription asks by version vector", async () => {
+  const { link, connection, server, timers, errors } = await linked();
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  const perFrame = 25_000;
+  for (let listed = 0; listed < MAX_WRITERS; listed += perFrame) {
+    const writers = Array.from(
+      { length: perFrame },
+      () => crypto.getRandomValues(new Uint8Array(32)),
+    );
+    connection.send({ type: "members", repo: PATH, writers, canWrite: true });
+  }
+  await settle();
+  const closed = () => connection.closed;
+  assert.equal(closed(), undefined, "the limit itself is kept");
+  const one = crypto.getRandomValues(new Uint8Array(32));
+  connection.send({ type: "members", repo: PATH, writers: [one], canWrite: true });
+  await until(() => closed() !== undefined, "closed by the client");
+  assert.equal(closed()?.code, CLOSE.protocol);
+  assert.match(errors.at(-1)!.message, /lists over 100000 writers/);
+  timers.runNext(); // the reconnect
+  const again = await server.accept();
+  await again.handshake();
+  const subscribe = await again.expect("subscribe");
+  assert.equal(subscribe.cursor, null);
+  assert.notEqual(subscribe.versionVector, null);
   await link.close();
 });
 
@@ -754,6 +786,91 @@ test("closing the whole database closes its links: the socket closes, no reconne
   assert.equal(connection.closed?.by, "client");
   assert.deepEqual(timers.delays(), [], "no reconnect, no timer left");
   await assert.rejects(link.synced(), (err) => isCairnError(err, "E_CLOSED"));
+});
+
+test("blocks the server lacked at its catch-up, refused for a while, keep the link catching-up; a synced() called before the catch-up waits for them", async () => {
+  const { db, link, connection, timers } = await linked({}, async (_db, notes) => {
+    for (let i = 0; i < 3; i++) {
+      notes.create(Note, { title: `offline ${i}` });
+      await notes.flush();
+    }
+  });
+  await connection.handshake();
+  let resolved = false;
+  void link.synced().then(() => (resolved = true));
+  await serveSubscription(connection, {
+    writers: [keyOf(db)],
+    serverVector: { [db.session.id]: 0 },
+  });
+  const push = await connection.expect("push");
+  assert.equal(push.frames.length, 3, "the catch-up found the offline blocks");
+  const refusal = (index: number, code: string) => ({ index, code, message: code });
+  connection.send({
+    type: "ack",
+    repo: PATH,
+    id: push.id,
+    applied: 0,
+    duplicates: 0,
+    position: 0,
+    rejected: [refusal(0, "E_IO"), refusal(1, "E_CHAIN_GAP"), refusal(2, "E_CHAIN_GAP")],
+  });
+  await settle();
+  assert.equal(link.status, "catching-up", "three blocks the server lacks wait for a retry");
+  assert.equal(resolved, false);
+  timers.runNext(); // the retry
+  ack(connection, await connection.expect("push"));
+  await until(() => resolved, "synced() resolved");
+  assert.equal(link.status, "synced");
+  assert.equal(link.unacknowledged, 0);
+  await link.close();
+});
+
+test("offline blocks of two repositories, more than the push window holds: synced, and synced() resolved, only once every one is acknowledged", async () => {
+  const title = (i: number) => `${"x".repeat(1500)} ${i}`;
+  const { db, link, connection } = await linked({ maxFrame: 8192 }, async (db, notes) => {
+    const other = await db.open("/other");
+    for (let i = 0; i < 20; i++) {
+      notes.create(Note, { title: title(i) });
+      other.create(Note, { title: title(i) });
+      await Promise.all([notes.flush(), other.flush()]);
+    }
+  });
+  await connection.handshake({ maxFrame: 8192, heartbeatMs: 15_000 });
+  let resolved = false;
+  void link.synced().then(() => (resolved = true));
+  for (const type of ["subscribe", "credit", "subscribe", "credit"] as const) {
+    await connection.expect(type);
+  }
+  // /other caught up first: its pushes fill the window, and those of /notes wait for room.
+  for (const repo of ["/other", PATH]) {
+    connection.send({ type: "members", repo, writers: [keyOf(db)], canWrite: true });
+    connection.send({
+      type: "synced",
+      repo,
+      cursor: ["epoch-1", 0],
+      versionVector: { [db.session.id]: 0 },
+    });
+    await settle();
+  }
+  const held: Extract<Frame, { type: "push" }>[] = [];
+  const answer = async (ackNotes: boolean) => {
+    for (const frame of await connection.unreadFrames()) {
+      if (frame.type !== "push") continue;
+      if (frame.repo === "/other" || ackNotes) ack(connection, frame);
+      else held.push(frame);
+    }
+    await settle();
+  };
+  for (let round = 0; round < 50; round++) await answer(false);
+  assert.ok(held.length > 0);
+  assert.equal(link.status, "catching-up", "/notes's offline blocks are not acknowledged");
+  assert.equal(resolved, false);
+  assert.ok(link.unacknowledged >= 20, `${link.unacknowledged} unacknowledged`);
+  for (const push of held) ack(connection, push);
+  while (!resolved) await answer(true);
+  assert.equal(link.status, "synced");
+  assert.equal(link.unacknowledged, 0);
+  await link.close();
 });
 
 test("synced() resolves once connected when no open repository is to sync", async () => {

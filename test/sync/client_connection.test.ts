@@ -40,11 +40,12 @@ test("a server silent for three heartbeat intervals is dropped (4004), then reco
   await connection.handshake({ maxFrame: 1 << 20, heartbeatMs: 1000 });
   await serveSubscription(connection, { writers: [] });
   await until(() => link.status === "synced", "synced");
-  // The watchdog is re-armed by every frame: it is the one timer pending, at 3 intervals.
-  assert.deepEqual(timers.delays(), [3000]);
+  // The watchdog is re-armed by every frame, at 3 intervals; the other timer starts the backoff
+  // over once the connection has stayed up ten seconds.
+  assert.deepEqual(timers.delays(), [3000, 10_000]);
   connection.send({ type: "ping", n: 1 });
   await connection.expect("pong");
-  assert.deepEqual(timers.delays(), [3000]);
+  assert.deepEqual(timers.delays(), [10_000, 3000]);
   assert.equal(timers.runNext(), 3000);
   assert.equal(connection.closed?.by, "client");
   assert.equal(connection.closed?.code, 4004);
@@ -112,7 +113,7 @@ test("a server's heartbeat interval is capped at ten minutes: the watchdog never
   await connection.handshake({ maxFrame: 1 << 20, heartbeatMs: Number.MAX_SAFE_INTEGER });
   await serveSubscription(connection, { writers: [] });
   await until(() => link.status === "synced", "synced");
-  assert.deepEqual(timers.delays(), [3 * 10 * 60_000]);
+  assert.deepEqual(timers.delays(), [3 * 10 * 60_000, 10_000]);
   await link.close();
 });
 
@@ -155,11 +156,28 @@ test("a link whose connections keep failing backs off, and starts over once sync
   await good.handshake();
   await serveSubscription(good, { writers: [] });
   await link.synced();
+  assert.equal(timers.runNext(), 10_000, "up and caught up for ten seconds");
   good.close(1006);
   await until(() => link.status === "offline", "offline");
   assert.deepEqual(timers.delays(), [50]);
   await link.close();
   assert.deepEqual(timers.delays(), [], "close() leaves no timer behind");
+});
+
+test("a server that drops every connection right after its catch-up is backed off from, not called every 250 ms", async () => {
+  const { server, timers, link } = await backingOff([PATH]);
+  const delays: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const connection = await server.accept();
+    await connection.handshake();
+    await serveSubscription(connection, { writers: [] });
+    await until(() => link.status === "synced", "synced");
+    connection.close(1006);
+    await until(() => link.status === "offline", "offline");
+    delays.push(timers.runNext());
+  }
+  assert.deepEqual(delays, [50, 100, 200, 400, 500]);
+  await link.close();
 });
 
 test("goaway's delay is at least the backoff's next one, at most an hour, for its own drop only", async () => {
@@ -351,7 +369,7 @@ test("a server whose frames could not carry a block is refused; a tiny heartbeat
   await again.handshake({ maxFrame: 1 << 20, heartbeatMs: 1 });
   await serveSubscription(again, { writers: [] });
   await until(() => link.status === "synced", "synced");
-  assert.deepEqual(timers.delays(), [3000], "the watchdog waits three seconds at least");
+  assert.deepEqual(timers.delays(), [3000, 10_000], "the watchdog waits three seconds at least");
   await link.close();
 });
 
