@@ -86,7 +86,16 @@ export class HeldTexts {
   /** Whether the item's value now (`current`) reads as `item`, its texts as texts. */
   holds(current: ItemValue | undefined, { key, schema, value }: ExportedItem): boolean {
     if (current?.wire === undefined || current.schema !== schema) return false;
-    const wire = this.#texts?.valueOf(key, current.wire) ?? current.wire;
+    const wire = { ...(this.#texts?.valueOf(key, current.wire) ?? current.wire) };
+    // A text created empty and never edited: read from a checkpoint it is "", an export (which
+    // reads the log) writes it as `[]`. The same text either way.
+    for (const field in value) {
+      const given = value[field];
+      if (
+        Array.isArray(given) && given.length === 0 && wire[field] === "" &&
+        this.#texts?.editedFrom(key, field) === ""
+      ) wire[field] = given;
+    }
     return JSON.stringify(wire) === JSON.stringify(value);
   }
 

@@ -312,6 +312,10 @@ test("cairndb export → import of a text created empty, into a fresh database: 
       assert.deepEqual(await tasksOf(target), [["t", "draft", ""]], `${runtime}: checkpoint`);
       await rm(join(target, "tasks.ckpt"));
       assert.deepEqual(await tasksOf(target), [["t", "draft", ""]], `${runtime}: log`);
+      // Imported back into the database it came from (whose checkpoint reads the text as ""):
+      // the item is as the file says, so nothing is written.
+      const again = await runCli(runtime, ["import", source], exported.stdout);
+      assert.equal(again.stdout, "/tasks: 0 of 1 items written\n", `${runtime}: ${again.stderr}`);
     }
   });
 });
