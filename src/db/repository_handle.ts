@@ -7,7 +7,7 @@ import { CairnError } from "../core/errors.ts";
 import { iteratorOf } from "../core/iterate.ts";
 import type { SchemaRegistry } from "../core/schema.ts";
 import type { AnySchema, CreateInput, FieldName, Schema } from "../core/schema_types.ts";
-import type { ItemChange } from "../repo/change_listeners.ts";
+import { callSafely, type ItemChange } from "../repo/change_listeners.ts";
 import type {
   ImportReport,
   MissingHistory,
@@ -67,6 +67,7 @@ export class RepositoryHandle {
   readonly #reader: TypedReader;
   /** Indexes and live queries: made on first use, so a repository never queried pays nothing. */
   #queries: QueryRegistry<Item> | undefined;
+  readonly #schemaListeners = new Set<(ids: ReadonlySet<string>) => void>();
   readonly #stats: RepositoryStats;
   /** A stored repository's createIndex declarations; undefined in memory. */
   readonly #indexes: IndexDeclarations | undefined;
@@ -90,7 +91,10 @@ export class RepositoryHandle {
     this.#registry = registry;
     this.#reader = reader;
     // Live queries end with the repository: their results are items of a closed repository.
-    life.onEnd(() => this.#queries?.dispose(life.closedError().message));
+    life.onEnd(() => {
+      this.#queries?.dispose(life.closedError().message);
+      this.#schemaListeners.clear();
+    });
   }
 
   /** The repository's path; readable after close. */
@@ -106,9 +110,14 @@ export class RepositoryHandle {
     return this.#life.ended;
   }
 
-  /** @internal New schemas were registered: queries take in the items that waited for them. */
+  /**
+   * @internal New schemas were registered: queries take in the items that waited for them, then
+   * "schemas" listeners hear of it.
+   */
   schemasRegistered(ids: ReadonlySet<string>): void {
-    if (!this.#life.ended) this.#queries?.reconsider(ids);
+    if (this.#life.ended) return;
+    this.#queries?.reconsider(ids);
+    for (const listener of [...this.#schemaListeners]) callSafely(listener, ids);
   }
 
   /** Creates an item; visible to reads, queries and events at once, sealed into a block this tick. */
@@ -260,11 +269,27 @@ export class RepositoryHandle {
    * what holds this handle can let go of it (opening the path again gives a new one).
    */
   on(event: "close", listener: () => void): () => void;
-  on(event: "change" | "close", listener: (change: ItemChange) => void): () => void {
+  /**
+   * Calls `listener` with the ids of the schemas `db.register` adds: items stored under them,
+   * or under another version of their namespaces, may read differently from now on (an item this
+   * app could not read becomes readable; one read through the newest version is read through
+   * the new one). Queries take that in by themselves; this is for what reads items directly.
+   */
+  on(event: "schemas", listener: (ids: ReadonlySet<string>) => void): () => void;
+  on(
+    event: "change" | "close" | "schemas",
+    listener: ((change: ItemChange) => void) | ((ids: ReadonlySet<string>) => void),
+  ): () => void {
     this.#life.check();
-    checkEvent(event, ["change", "close"]);
-    if (event === "close") return this.#life.onEnd(checkListener(listener, "on") as () => void);
-    return this.#repo.onChange(checkListener(listener, "on"));
+    checkEvent(event, ["change", "close", "schemas"]);
+    checkListener(listener, "on");
+    if (event === "close") return this.#life.onEnd(listener as () => void);
+    if (event === "schemas") {
+      const added = listener as (ids: ReadonlySet<string>) => void;
+      this.#schemaListeners.add(added);
+      return () => this.#schemaListeners.delete(added);
+    }
+    return this.#repo.onChange(listener as (change: ItemChange) => void);
   }
 
   /**

@@ -44,9 +44,12 @@ export function useItem<S extends AnySchema = Schema>(
       : repo.on("change", (change) => change.key === key && changed());
     // Closed, the repository shows nothing more here; its holder opens the path again.
     const stopClose = repo.on("close", onChange);
+    // A schema registered later may make the item readable, or read it through a newer version.
+    const stopSchemas = repo.on("schemas", changed);
     return () => {
       stopChanges();
       stopClose();
+      stopSchemas();
     };
   }, [repo, key, schema]);
   const values = useCallback(

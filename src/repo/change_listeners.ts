@@ -77,9 +77,10 @@ function once(end: () => void): () => void {
   };
 }
 
-function callSafely(listener: Listener, change: ItemChange): void {
+/** Calls `listener`; what it throws is reported as uncaught, after the caller's work is done. */
+export function callSafely<T>(listener: (event: T) => void, event: T): void {
   try {
-    listener(change);
+    listener(event);
   } catch (err) {
     queueMicrotask(() => {
       throw err;

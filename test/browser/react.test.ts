@@ -398,6 +398,40 @@ test("useItem: one item read through two versions renders once per change (the s
   });
 });
 
+test("useItem: an item written under a schema this app lacks shows once db.register adds it, and a newer version registered later reads through it", async () => {
+  const NoteV2 = defineSchema({
+    ns: "react-note",
+    version: 2,
+    fields: { text: { type: "string", required: true }, pinned: { type: "boolean" } },
+    upgrade: (old) => ({ ...old, pinned: false }),
+  });
+  const NoteV3 = defineSchema({
+    ns: "react-note",
+    version: 3,
+    fields: { text: { type: "string", required: true }, pinned: { type: "boolean" } },
+    upgrade: (old) => ({ ...old, text: String(old.text).toUpperCase() }),
+  });
+  await withRoot(async (root, [reader, writer]) => {
+    writer.db.register(NoteV2);
+    writer.repo.create(NoteV2, { text: "from a newer app", pinned: true }, { key: "n" });
+    await exchange(writer, reader);
+    const renders = new Renders<string>();
+    function Shown() {
+      const note = useItem(reader.repo, "n");
+      renders.seen.push(note ? `${note.text}/${String(note.pinned)}` : "none");
+      return null;
+    }
+    render(root, createElement(Shown));
+    assert.deepEqual(renders.seen, ["none"], "written under a version this app lacks");
+    reader.db.register(NoteV2);
+    await settle();
+    assert.deepEqual(renders.seen, ["none", "from a newer app/true"]);
+    reader.db.register(NoteV3);
+    await settle();
+    assert.deepEqual(renders.seen, ["none", "from a newer app/true", "FROM A NEWER APP/true"]);
+  }, 2);
+});
+
 test("useQuery: a where function without an id is refused (each render would leak a query)", async () => {
   await withRoot((root, [peer]) => {
     const errors: unknown[] = [];

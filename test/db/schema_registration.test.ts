@@ -156,3 +156,25 @@ test("registering a schema announces the items whose value it changes, and only 
   await alice.close();
   await bob.close();
 });
+
+test('repo.on("schemas") hears the ids each registration adds, nothing for one that adds none; not after unsubscribing or closing', async () => {
+  const db = await Cairn.open();
+  const notes = await db.open("/notes");
+  const heard: string[][] = [];
+  const stop = notes.on("schemas", (ids) => heard.push([...ids]));
+  const NoteV2 = defineSchema({ ...TITLE_TAGS_BODY, version: 2, upgrade: (old) => old });
+  db.register(Note);
+  db.register(Note); // already registered: adds nothing
+  db.register(NoteV2);
+  assert.deepEqual(heard, [[Note.id], [NoteV2.id]]);
+  stop();
+  const NoteV3 = defineSchema({ ...TITLE_TAGS_BODY, version: 3, upgrade: (old) => old });
+  db.register(NoteV3);
+  assert.equal(heard.length, 2);
+  notes.on("schemas", () => heard.push(["after close"]));
+  await db.close("/notes");
+  db.register(defineSchema({ ...TITLE_TAGS_BODY, version: 4, upgrade: (old) => old }));
+  assert.equal(heard.length, 2, "a closed repository hears nothing");
+  assert.throws(() => notes.on("schemas", () => {}), (err) => isCairnError(err, "E_CLOSED"));
+  await db.close();
+});
