@@ -6,7 +6,9 @@
  * - as state: the items the predicate throws for as last evaluated, so `LiveQuery.error` is what a
  *   fresh evaluation would find, and clears once no item fails any more;
  * - as an event: once per batch, the batch's last error goes to the `onError` listeners, or is
- *   reported as uncaught when there are none, so it is never lost silently.
+ *   reported as uncaught when there are none and nobody read `error` since it was thrown (the
+ *   app saw it there: React's useQuery reads it in the render that made the query, before it
+ *   can listen), so it is never lost silently.
  *
  * Errors are built only when read or reported: a scan whose predicate throws for every item
  * records the thrown values, not one CairnError per item.
@@ -17,6 +19,8 @@ interface Failure {
   /** What threw, for the message: "the where predicate … for item k1". */
   readonly what: string;
   readonly cause: unknown;
+  /** A predicate's failure, which `error` shows (a comparator's it does not). */
+  readonly predicate: boolean;
 }
 
 interface CurrentError {
@@ -35,6 +39,8 @@ export class QueryFailures {
   #current: CurrentError | undefined;
   /** The batch's last failure, until `report`. */
   #unreported: Failure | undefined;
+  /** `current` was read since the batch's last failure, a predicate's: the app saw it. */
+  #seen = false;
   readonly #listeners = new Set<(error: CairnError) => void>();
 
   /** The item is evaluated again: whatever its predicate threw before no longer holds. */
@@ -45,17 +51,28 @@ export class QueryFailures {
   predicateThrew(key: string, cause: unknown): void {
     (this.#byKey ??= new Map()).set(key, cause);
     this.#lastKey = key;
-    this.#unreported = { what: `the where predicate threw for item ${key}`, cause };
+    this.#unreported = {
+      what: `the where predicate threw for item ${key}`,
+      cause,
+      predicate: true,
+    };
+    this.#seen = false;
   }
 
   comparatorThrew(a: string, b: string, cause: unknown): void {
-    this.#unreported = { what: `the sortBy comparator threw comparing items ${a} and ${b}`, cause };
+    this.#unreported = {
+      what: `the sortBy comparator threw comparing items ${a} and ${b}`,
+      cause,
+      predicate: false,
+    };
+    this.#seen = false;
   }
 
   /** An error for an item the predicate throws for now (the latest such), else undefined. */
   get current(): CairnError | undefined {
     const byKey = this.#byKey;
     if (byKey === undefined || byKey.size === 0) return undefined;
+    if (this.#unreported?.predicate) this.#seen = true;
     let key = this.#lastKey!;
     if (!byKey.has(key)) key = byKey.keys().next().value!;
     const cause = byKey.get(key);
@@ -82,7 +99,7 @@ export class QueryFailures {
     if (failure === undefined) return;
     this.#unreported = undefined;
     const error = queryError(failure);
-    if (this.#listeners.size === 0) reportUncaught(error);
+    if (this.#listeners.size === 0 && !this.#seen) reportUncaught(error);
     for (const listener of [...this.#listeners]) {
       try {
         listener(error);
@@ -106,7 +123,7 @@ export class QueryFailures {
   }
 }
 
-function queryError({ what, cause }: Failure): CairnError {
+function queryError({ what, cause }: Pick<Failure, "what" | "cause">): CairnError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   return new CairnError("E_QUERY_FAILED", `${what}: ${reason}`, { cause });
 }

@@ -165,6 +165,33 @@ test("with no onError listener the error is reported as uncaught; a throwing lis
   await db.close();
 });
 
+test("a predicate's error read through q.error before its batch ends was seen: not reported as uncaught (a comparator's still is)", async () => {
+  const { db, repo } = await setup();
+  let q = undefined as unknown as LiveQuery<EntryItem>;
+  const read = await captureUncaught(() => {
+    q = repo.query({ schema: Entry, where: evenCount });
+    assert.ok(isCairnError(q.error, "E_QUERY_FAILED")); // what useQuery's render does
+  });
+  assert.deepEqual(read, []);
+  const unread = await captureUncaught(() => {
+    repo.get("k1", Entry)!.set("count", undefined);
+  });
+  assert.equal(unread.length, 1, "a later failure nobody read is reported");
+  const sorted = await captureUncaught(() => {
+    const bySort = repo.query({
+      schema: Entry,
+      where: evenCount,
+      sortBy: () => {
+        throw new Error("cannot order");
+      },
+      id: "unsortable",
+    });
+    void bySort.error;
+  });
+  assert.deepEqual(sorted.map((err) => (err as Error).message.includes("comparator")), [true]);
+  await db.close();
+});
+
 test("a cold scan in slices treats a throwing predicate the same: ready resolves, the error is kept", async () => {
   const source = new FakeSource();
   for (let i = 0; i < 3000; i++) source.write(`k${String(i).padStart(4, "0")}`, { n: i });
