@@ -9,7 +9,6 @@
 import { type SealedBlock, sessionIdFromPublicKey, verifyBlock } from "../core/block.ts";
 import { CairnError, isCairnError } from "../core/errors.ts";
 import { HybridClock } from "../core/hlc.ts";
-import { isRepositoryPath } from "../core/repository_path.ts";
 import { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite, SigningKey } from "../core/signing.ts";
 import { type MissingHistory, Repository } from "../repo/repository.ts";
@@ -20,7 +19,12 @@ import { type ByteSource, crc32cOf, fileSource } from "../storage/byte_source.ts
 import { decodeCheckpoint } from "../storage/checkpoint.ts";
 import { logFormatNamed } from "../storage/log_convert.ts";
 import type { LogFormat, LogScan } from "../storage/log_format.ts";
-import { type DatabaseSettings, logFileName, readSettings } from "../storage/settings.ts";
+import {
+  type DatabaseSettings,
+  logFileName,
+  readSettings,
+  repositoryOfLogFile,
+} from "../storage/settings.ts";
 import { CurrentTexts } from "./current_texts.ts";
 
 const NODE_FS = "node:fs/promises";
@@ -65,9 +69,8 @@ export async function readStoredDatabase(
     // A file whose name is no repository's ("a b.log", a copy left beside the logs) is not one:
     // opening never reads it, and an export naming it could not be imported.
     const repositories = (await backend.listFiles())
-      .filter((name) => name.endsWith(format.fileExtension))
-      .map((name) => repositoryOfLog(name, format))
-      .filter(isRepositoryPath)
+      .map((name) => repositoryOfLogFile(name, format))
+      .filter((path) => path !== undefined)
       .sort();
     // A convert meanwhile (it takes the lock, which reading does not): the logs listed may be
     // of the other format, or gone.
@@ -87,11 +90,6 @@ function changedWhileRead(directory: string): CairnError {
     "E_IO",
     `${directory} changed format while it was read (a convert ran): run the command again`,
   );
-}
-
-/** "data~todos.log" → "/data/todos" (settings.ts's logFileName, backwards). */
-function repositoryOfLog(name: string, format: LogFormat): string {
-  return `/${name.slice(0, -format.fileExtension.length).replaceAll("~", "/")}`;
 }
 
 /** The checkpoint of a repository, as opening would judge it. */

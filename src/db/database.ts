@@ -17,10 +17,12 @@ import type { StorageBackend } from "../storage/backend.ts";
 import { openBackend } from "../storage/backends/select.ts";
 import { opfsDirectory } from "../storage/backends/opfs_directory.ts";
 import { LOG_FORMATS, logFormatForFile, logFormatNamed } from "../storage/log_convert.ts";
+import type { LogFormat } from "../storage/log_format.ts";
 import type { Durability } from "../storage/repository_log.ts";
 import {
   type LogFormatName,
   readSettings,
+  repositoryOfLogFile,
   repositorySettingsFile,
   SETTINGS_FILE,
   writeSettings,
@@ -961,7 +963,7 @@ async function formatOfNewSettings(
   const found = new Set<LogFormatName>();
   for (const name of await backend.listFiles()) {
     const format = logFormatForFile(name);
-    if (format) found.add(format.name);
+    if (format && await isCairnLog(backend, name, format)) found.add(format.name);
   }
   if (found.size === 0) return options.format ?? "binary";
   const where = `${options.path}/${SETTINGS_FILE}`;
@@ -986,6 +988,22 @@ async function formatOfNewSettings(
       `on (put the old file back, with the database closed, to sign with the old key again)`,
   });
   return format;
+}
+
+/**
+ * Whether file `name` is a log Cairn wrote: named as a repository's log is, and starting with its
+ * format's header. An app's own "server.log" beside a new database, or a directory named so, is not.
+ */
+async function isCairnLog(
+  backend: StorageBackend,
+  name: string,
+  format: LogFormat,
+): Promise<boolean> {
+  if (repositoryOfLogFile(name, format) === undefined) return false;
+  const header = format.header();
+  const start = await backend.readRange(name, 0, header.length).catch(() => undefined);
+  return start !== undefined && start.bytes.length === header.length &&
+    start.bytes.every((byte, i) => byte === header[i]);
 }
 
 /** The database behind each persister a tab serves from after a promotion. */

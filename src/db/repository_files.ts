@@ -141,7 +141,8 @@ export class RepositoryFiles {
       // A checkpoint is derived: one that cannot be read (a directory in its place, a file too
       // large for memory) is rebuilt, like a damaged one.
       readCheckpointFile(backend, checkpointName).catch((err) => {
-        problem = isCairnError(err)
+        // Its first bytes refused (not a checkpoint, too large), or a read that failed.
+        problem = isCairnError(err) && err.code !== "E_IO"
           ? err.message
           : `it could not be read (${err instanceof Error ? err.message : String(err)})`;
         return undefined;

@@ -10,6 +10,7 @@ import { fromBase64Url, toBase64Url } from "../core/bytes.ts";
 import { CairnError } from "../core/errors.ts";
 import { SECRET_KEY_BYTES } from "../core/signing.ts";
 import { isPlainObject } from "../core/wire_validation.ts";
+import { isRepositoryPath } from "../core/repository_path.ts";
 import type { StorageBackend } from "./backend.ts";
 
 export const SETTINGS_FILE = "cairn.json";
@@ -136,4 +137,14 @@ async function writeSettingsFile(
 /** The log file of a repository: "/data/todos" → "data~todos.log" (paths cannot contain "~"). */
 export function logFileName(repositoryPath: string, extension: string): string {
   return `${repositoryPath.slice(1).replaceAll("/", "~")}${extension}`;
+}
+
+/**
+ * The repository whose log file `name` (of `format`) would be, or undefined for a name that no
+ * repository's log has ("a b.log", ".log"): logFileName backwards.
+ */
+export function repositoryOfLogFile(name: string, format: LogFormat): string | undefined {
+  if (!name.endsWith(format.fileExtension)) return undefined;
+  const path = `/${name.slice(0, -format.fileExtension.length).replaceAll("~", "/")}`;
+  return isRepositoryPath(path) ? path : undefined;
 }

@@ -18,6 +18,7 @@ import {
   isCairnError,
 } from "../../src/mod.ts";
 import { openFsBackend } from "../../src/storage/backends/fs.ts";
+import { binaryLog } from "../../src/storage/binary_log.ts";
 import { FailingCalls, faultyBackend } from "../harness/faulty_backend.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
 import { REQUIRED_TITLE } from "../harness/schemas.ts";
@@ -237,10 +238,27 @@ test("a directory whose cairn.json is gone goes on in its logs' format with a wa
     await third.close();
 
     await rm(settings);
-    await writeFile(join(path, "other.log"), "");
+    await writeFile(join(path, "other.log"), binaryLog.header());
     await assert.rejects(
       Cairn.open({ path }),
       hasCode("E_NOT_A_LOG", /missing, and the directory holds logs of both formats/),
     );
+  });
+});
+
+test("a new database beside files that only look like logs (an app's server.log, a directory named so, a name no repository has) opens as asked, with no warning", async () => {
+  await withTempDirectory("open-failures", async (path) => {
+    await writeFile(join(path, "server.log"), "12:00 started\n");
+    await writeFile(join(path, "a b.jsonl"), "{}\n");
+    await writeFile(join(path, "empty.log"), "");
+    await mkdir(join(path, "backup.log"));
+    const warnings: string[] = [];
+    const onWarning = ({ message }: { message: string }) => warnings.push(message);
+    const db = await Cairn.open({ path, format: "jsonl", schemas: [Doc], onWarning });
+    (await db.open("/docs")).create(Doc, { title: "new" });
+    await db.close();
+    assert.deepEqual(warnings, []);
+    assert.equal(JSON.parse(await readFile(join(path, "cairn.json"), "utf8")).format, "jsonl");
+    assert.equal(await readFile(join(path, "server.log"), "utf8"), "12:00 started\n");
   });
 });
