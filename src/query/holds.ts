@@ -1,10 +1,11 @@
 /**
  * Which live queries stay open. A query a plain `repo.query()` call returned is kept until it is
  * closed. One made only for holders (`{ whileHeld: true }`: what `useQuery` asks for) stays open
- * while something holds it, and closes a moment after its last holder lets go — or after it was
- * made, if nothing ever held it (a render React threw away). The moment (RELEASE_GRACE_MS) lets a
- * holder that lets go and takes hold again at once (React's strict-mode effects, a component moved
- * in the tree) find the same query, with its results, instead of evaluating it anew.
+ * while something holds it, and closes RELEASE_GRACE_MS after its last holder let go — or after it
+ * was made, if nothing held it by then (a render React threw away). The grace lets a holder that
+ * lets go and takes hold again (React's strict-mode effects, a component moved in the tree, a
+ * render that takes a while to commit) find the same query, with its results. A query still
+ * scanning in slices is not closed: a component suspended on its `ready` holds nothing meanwhile.
  */
 
 /** How long an unheld query that was made for holders stays open. */
@@ -12,6 +13,8 @@ export const RELEASE_GRACE_MS = 1_000;
 
 interface Closable {
   readonly closed: boolean;
+  /** A first evaluation still running in slices. */
+  readonly pending: boolean;
   close(): void;
 }
 
@@ -19,8 +22,8 @@ export class QueryHolds<Q extends Closable> {
   /** Queries some plain call returned: open until `close()`. */
   readonly #kept = new WeakSet<Q>();
   readonly #holders = new Map<Q, number>();
-  /** Made for holders, held by none: closed at the next sweep unless held or kept by then. */
-  readonly #unheld = new Set<Q>();
+  /** Made for holders, held by none: each closes at its deadline (ms) unless held or kept. */
+  readonly #unheld = new Map<Q, number>();
   #sweep: ReturnType<typeof setTimeout> | undefined;
 
   /** `query` was returned to a plain caller, or made for holders (`whileHeld`). */
@@ -29,7 +32,7 @@ export class QueryHolds<Q extends Closable> {
       this.#kept.add(query);
       this.#unheld.delete(query);
     } else if (!this.#kept.has(query) && !this.#holders.has(query)) {
-      this.#markUnheld(query);
+      this.#markUnheld(query); // made, or asked for again (a render): its grace starts now
     }
   }
 
@@ -66,14 +69,25 @@ export class QueryHolds<Q extends Closable> {
   }
 
   #markUnheld(query: Q): void {
-    this.#unheld.add(query);
-    this.#sweep ??= setTimeout(() => this.#closeUnheld(), RELEASE_GRACE_MS);
+    this.#unheld.set(query, Date.now() + RELEASE_GRACE_MS);
+    this.#sweep ??= setTimeout(() => this.#closeDue(), RELEASE_GRACE_MS);
   }
 
-  #closeUnheld(): void {
+  /** Closes the queries whose grace is over; the sweep comes back for the others. */
+  #closeDue(): void {
     this.#sweep = undefined;
-    const unheld = [...this.#unheld];
-    this.#unheld.clear();
-    for (const query of unheld) query.close();
+    const now = Date.now();
+    let next = Infinity;
+    for (const [query, deadline] of [...this.#unheld]) {
+      if (deadline > now) next = Math.min(next, deadline);
+      else if (query.pending) {
+        this.#unheld.set(query, now + RELEASE_GRACE_MS);
+        next = Math.min(next, now + RELEASE_GRACE_MS);
+      } else {
+        this.#unheld.delete(query);
+        query.close();
+      }
+    }
+    if (next !== Infinity) this.#sweep = setTimeout(() => this.#closeDue(), next - now);
   }
 }

@@ -234,8 +234,8 @@ export class LiveQuery<R> {
 
   /**
    * Holds the query open until the returned function is called. Only a query made with
-   * `{ whileHeld: true }` (and returned by no call without it) needs holding: it closes within a
-   * second once nothing holds it. Holding a closed query does nothing.
+   * `{ whileHeld: true }` (and returned by no call without it) needs holding: it closes a second
+   * after nothing holds it. Holding a closed query does nothing.
    */
   hold(): () => void {
     return this.#host.hold(this);

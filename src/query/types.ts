@@ -81,9 +81,10 @@ export interface QueryOptions<S extends AnySchema, R> {
 /** How long a live query stays open (`repo.query(options, lifetime)`). */
 export interface QueryLifetime {
   /**
-   * Open only while held (`query.hold()`): it closes within a second once nothing holds it, or
-   * once it was made if nothing held it by then, unless a call without `whileHeld` returned it
-   * too. What `useQuery` asks for, so that a query no component shows does not stay.
+   * Open only while held (`query.hold()`): it closes a second after nothing holds it any more,
+   * or after it was last asked for if nothing held it by then (not while its first evaluation
+   * runs in slices), unless a call without `whileHeld` returned it too. What `useQuery` asks for,
+   * so that a query no component shows does not stay.
    */
   readonly whileHeld?: boolean;
 }

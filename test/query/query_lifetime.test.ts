@@ -6,6 +6,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Cairn, defineSchema, isCairnError } from "cairndb";
+import { QueryRegistry } from "../../src/query/registry.ts";
+import { FakeSource } from "./fake_source.ts";
 
 const Task = defineSchema({
   ns: "lifetime-task",
@@ -101,4 +103,46 @@ test("a query lifetime other than { whileHeld?: boolean } is E_BAD_ARGUMENT", as
   } finally {
     await db.close();
   }
+});
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test("each query unheld gets its own grace: one made while another's runs out is not closed with it", async () => {
+  const { db, repo } = await opened();
+  try {
+    const first = repo.query({ schema: Task }, { whileHeld: true });
+    await wait(700);
+    const second = repo.query({ schema: Task, sortBy: "title" }, { whileHeld: true });
+    await wait(500); // past the first's grace, within the second's
+    assert.equal(first.closed, true);
+    assert.equal(second.closed, false);
+    const release = second.hold();
+    await afterGrace();
+    assert.equal(second.closed, false, "held once its render committed");
+    release();
+  } finally {
+    await db.close();
+  }
+});
+
+test("a query still scanning in slices is not closed unheld (a component suspended on ready holds nothing); once done, it is", async () => {
+  const source = new FakeSource();
+  for (let i = 0; i < 600; i++) source.write(`k${i}`, { n: i });
+  const registry = new QueryRegistry<string>(source, {
+    view: (key) => key,
+    convert: () => undefined,
+  }, { sliceMs: 0 });
+  const slow = (key: string) => {
+    const until = Date.now() + 3; // some 1.8 s of work in all, in slices, past the grace
+    while (Date.now() < until) { /* a costly predicate */ }
+    return key.endsWith("7");
+  };
+  const query = registry.query({ where: slow, id: "slow" }, true);
+  assert.equal(query.pending, true);
+  const results = await query.ready;
+  assert.equal(query.closed, false, "not closed during its scan");
+  assert.equal(results.length, 60, "the whole scan's results");
+  await afterGrace();
+  assert.equal(query.closed, true, "unheld after its scan: closed");
+  registry.dispose();
 });
