@@ -132,6 +132,8 @@ interface Connection {
   retryTimer: unknown;
   /** Starts the backoff over once the connection has stayed up, caught up (see #caughtUp). */
   stableTimer: unknown;
+  /** Paths unsubscribed on this socket: opened again, they need a new one (#reconnectNow). */
+  readonly unsubscribed: Set<string>;
   /** Set by `goaway`: the delay it asked for before reconnecting (see #scheduleReconnect). */
   retryAfterMs?: number;
   ended: boolean;
@@ -241,7 +243,9 @@ class SyncClient extends EventedLink implements SyncLink {
     const link = new RepositoryLink(repo, unlisten);
     this.#links.set(repo.path, link);
     const connection = this.#connection;
-    if (connection?.phase === "open") this.#subscribe(connection, link);
+    if (connection?.phase !== "open") return;
+    if (connection.unsubscribed.has(repo.path)) this.#reconnectNow(connection);
+    else this.#subscribe(connection, link);
   }
 
   #closed(repo: Repository): void {
@@ -252,6 +256,7 @@ class SyncClient extends EventedLink implements SyncLink {
     const connection = this.#connection;
     if (connection?.phase === "open") {
       this.#send(connection, { type: "unsubscribe", repo: repo.path });
+      connection.unsubscribed.add(repo.path);
     }
     this.#updateStatus();
   }
@@ -282,6 +287,7 @@ class SyncClient extends EventedLink implements SyncLink {
       watchdog: undefined,
       retryTimer: undefined,
       stableTimer: undefined,
+      unsubscribed: new Set(),
       ended: false,
     };
     this.#connection = connection;
@@ -412,6 +418,19 @@ class SyncClient extends EventedLink implements SyncLink {
     } catch {
       // Closing a socket that is closing already: nothing to do.
     }
+  }
+
+  /**
+   * A path unsubscribed on this socket was opened again. Frames of its earlier subscription may
+   * still come (the server sent them before it read the unsubscribe: blocks, members, a synced
+   * the new subscription would take for its own), and nothing tells them apart: a new socket
+   * carries none. Not a failure: no backoff.
+   */
+  #reconnectNow(connection: Connection): void {
+    this.#end(connection, 1000, "a repository was opened again");
+    this.#connection = undefined;
+    for (const link of this.#links.values()) link.startSocket();
+    this.#connect();
   }
 
   /** The socket is gone (closed by either side, or given up): reconnect unless closed. */
