@@ -720,8 +720,10 @@ class SyncClient extends EventedLink implements SyncLink {
     if (!link) return;
     const couldWrite = link.canWrite;
     link.members(frame.writers, frame.canWrite);
-    // Granted while subscribed: what waited for the right goes now.
-    if (!couldWrite && link.canWrite && link.phase === "synced") {
+    // Granted while subscribed, this session or a writer whose blocks it passes on (imported
+    // from elsewhere): what waited for the right goes now.
+    const granted = !couldWrite || frame.writers.length > 0;
+    if (granted && link.canWrite && link.phase === "synced") {
       link.toldCannotWrite = false;
       link.queue.resend("right");
       this.#push(connection, link);

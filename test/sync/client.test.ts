@@ -642,6 +642,28 @@ test("a block refused for want of the right (E_FORBIDDEN) waits for a grant, the
   await link.close();
 });
 
+test("another writer's block this client passes on, refused for want of that writer's right, goes again once the server lists the writer", async () => {
+  const alice = await writer(1);
+  const { db, notes, link, connection } = await linked();
+  await db.trust(alice.db.session.publicKey);
+  await connection.handshake();
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  await notes.importBlocks(alice.frames); // from elsewhere: passed on to the server
+  const push = await connection.expect("push");
+  refuseAll(connection, push, "E_FORBIDDEN");
+  await settle();
+  assert.equal(link.unacknowledged, 1, "kept for a grant");
+  connection.send({ type: "members", repo: PATH, writers: [keyOf(alice.db)], canWrite: true });
+  const again = await connection.expect("push");
+  assert.deepEqual(again.frames, alice.frames);
+  ack(connection, again);
+  await link.synced();
+  assert.equal(link.unacknowledged, 0);
+  await link.close();
+  await alice.db.close();
+});
+
 test("an ack that comes after writing was refused settles its push (no protocol error)", async () => {
   const { notes, link, connection, errors } = await linked();
   await connection.handshake();
