@@ -74,6 +74,13 @@ export type CairnErrorCode =
   /** A frame or block larger than the connection's limit (`maxFrame`). */
   | "E_TOO_LARGE";
 
+/**
+ * Marks Cairn's errors, the same in every copy of Cairn a process holds: the package's Node
+ * entries each bundle one (an error of `cairndb/server` meets the `isCairnError` of `cairndb`),
+ * and an app may load two versions side by side.
+ */
+const CAIRN_ERROR: unique symbol = Symbol.for("cairndb.CairnError") as never;
+
 export class CairnError extends Error {
   override readonly name = "CairnError";
   readonly code: CairnErrorCode;
@@ -82,7 +89,15 @@ export class CairnError extends Error {
     super(`${code}: ${message}`, options);
     this.code = code;
   }
+
+  /** `instanceof CairnError` holds for a CairnError of any copy of Cairn (see CAIRN_ERROR). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // A subclass (the CLI's UnreadableLog) is asked as usual.
+    if (this !== CairnError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === "object" && value !== null && CAIRN_ERROR in value;
+  }
 }
+Object.defineProperty(CairnError.prototype, CAIRN_ERROR, { value: true });
 
 /** True when `err` is a CairnError, optionally with the given code. */
 export function isCairnError(err: unknown, code?: CairnErrorCode): err is CairnError {

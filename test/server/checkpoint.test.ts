@@ -8,11 +8,12 @@ import { crc32c } from "../../src/storage/crc32c.ts";
 import { unpackBytes } from "../../src/core/commit_codec.ts";
 import { checkpointDue } from "../../src/db/repository_files.ts";
 import { openCairnOn } from "../../src/db/database.ts";
+import { defineSchema as defineSourceSchema } from "../../src/mod.ts";
 import type { StorageBackend } from "../../src/storage/backend.ts";
 import { openFsBackend } from "../../src/storage/backends/fs.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 
-const Doc = defineSchema({
+const DOC_DEFINITION = {
   ns: "doc",
   version: 1,
   fields: {
@@ -21,15 +22,23 @@ const Doc = defineSchema({
     body: { type: "text" },
     n: { type: "number" },
   },
-});
+} as const;
+const Doc = defineSchema(DOC_DEFINITION);
+
+/**
+ * Doc made by the sources' defineSchema, for a database opened through openCairnOn (the sources):
+ * on Node "cairndb" is the built package, whose schemas the sources' registry does not take.
+ */
+const SourceDoc = defineSourceSchema(DOC_DEFINITION) as unknown as typeof Doc;
 
 type State = ReturnType<typeof state>;
 
-function state(repo: RepositoryHandle) {
+/** `schema`: Doc as the module the repository comes from defines it (see SourceDoc). */
+function state(repo: RepositoryHandle, schema: typeof Doc = Doc) {
   const keys = [...repo.keys()].sort();
   return {
     keys,
-    values: keys.map((key) => repo.get(key, Doc)!.toObject()),
+    values: keys.map((key) => repo.get(key, schema)!.toObject()),
     leaves: keys.map((key) => [...repo.leaves(key)].sort()),
     vector: repo.versionVector(),
   };
@@ -493,7 +502,7 @@ test("a junk file of many megabytes in the checkpoint's place is refused from it
       const reads: number[][] = [];
       const warnings: string[] = [];
       const db = await openCairnOn(
-        { path, schemas: [Doc], onWarning: (w) => warnings.push(w.message) },
+        { path, schemas: [SourceDoc], onWarning: (w) => warnings.push(w.message) },
         async (directory) => {
           const backend = await openFsBackend(directory);
           return {
@@ -509,7 +518,7 @@ test("a junk file of many megabytes in the checkpoint's place is refused from it
           } satisfies StorageBackend;
         },
       );
-      const held = state(await db.open("/docs"));
+      const held = state(await db.open("/docs") as unknown as RepositoryHandle, SourceDoc);
       await db.close();
       return { held, reads, warnings };
     };

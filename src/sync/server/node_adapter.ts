@@ -27,6 +27,15 @@ export async function listenNode(
     response.writeHead(426, { "content-type": "text/plain" });
     response.end("Cairn sync server: connect with a WebSocket\n");
   });
+  // Listening first: ws passes on the server's errors as its own, and a port in use would be an
+  // unhandled error event (the process ends) instead of this promise's rejection.
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, hostname, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   // ws closes a connection whose message exceeds maxPayload with 1009 before buffering it.
   const wss = new WebSocketServer({ server, maxPayload: core.maxFrame });
   wss.on("connection", (socket) => {
@@ -43,10 +52,6 @@ export async function listenNode(
     });
     socket.on("close", () => handlers.closed());
     socket.on("error", () => {});
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, hostname, () => resolve());
   });
   const address = server.address() as { port: number };
   return {
