@@ -67,3 +67,23 @@ test("counter: a single change is taken exactly, without rounding", () => {
     0.3,
   );
 });
+
+test("counter: a sum past the largest number stays at it, whatever the order of the sides", () => {
+  const huge = [{ value: 1.7e308, stamp: at(1) }, { value: 1.7e308, stamp: at(2) }];
+  assert.equal(mergeCounter(0, huge), Number.MAX_VALUE);
+  assert.equal(mergeCounter(0, huge.map((s) => ({ ...s, value: -s.value }))), -Number.MAX_VALUE);
+  // An increment itself past the largest number: (1.7e308 − −1.7e308) from the base.
+  const wide = [{ value: 1.7e308, stamp: at(1) }, { value: -1e308, stamp: at(2) }];
+  assert.equal(mergeCounter(-1.7e308, wide), Number.MAX_VALUE);
+  const extreme = fc.option(fc.double({ noNaN: true, noDefaultInfinity: true }), {
+    nil: undefined,
+  });
+  fc.assert(orderDoesNotMatter(mergeCounter, extreme, extreme), RUNS);
+  fc.assert(
+    fc.property(extreme, sides(extreme), (base, list) => {
+      const merged = mergeCounter(base, list);
+      assert.ok(merged === undefined || Number.isFinite(merged), String(merged));
+    }),
+    RUNS,
+  );
+});
