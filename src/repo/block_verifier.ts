@@ -106,6 +106,7 @@ export class BlockVerifier {
         throw badCommit(id, "is already held");
       }
       const { parents } = commit;
+      let first: Commit | undefined;
       // A set, not a search of the list: a hostile commit may name any number of parents.
       const named = parents.length > 1 ? new Set<string>() : undefined;
       for (const parentId of parents) {
@@ -114,6 +115,7 @@ export class BlockVerifier {
         const parent = inBlock.get(parentId) ?? host.leaf(commit.key, parentId) ??
           host.graph.get(parentId) ?? host.heldBack.get(parentId);
         if (!parent && !stored) throw badCommit(id, `names unknown parent ${parentId}`);
+        if (parentId === parents[0]) first = parent;
         if (parent) {
           if (parent.key !== commit.key) {
             throw badCommit(id, `has parent ${parentId} of another key`);
@@ -125,7 +127,7 @@ export class BlockVerifier {
         const mustWait = !parent || host.heldBack.has(parentId) || waits?.has(parent);
         if (mustWait && !waits?.has(commit)) (waits ??= new Map()).set(commit, parentId);
       }
-      if (!stored) this.#checkValue(commit, id);
+      if (!stored) this.#checkValue(commit, id, first);
       // Text edits of a commit that waits are checked when what it waits for has come.
       if (!waits?.has(commit)) {
         // Made only for a commit that edits text: one that does not costs nothing here.
@@ -177,8 +179,21 @@ export class BlockVerifier {
     );
   }
 
-  /** Values of known schemas must match them; unknown schemas are checked when registered and read. */
-  #checkValue(commit: Commit, id: string): void {
+  /**
+   * Values of known schemas must match them; unknown schemas are checked when registered and read.
+   * A delta changes the live value of its first parent (`first`) under the same schema and keeps
+   * its required fields, so its value matches whenever that parent's does: a delta on nothing, on
+   * a delete or on another schema's value would make one that no replica could read.
+   */
+  #checkValue(commit: Commit, id: string, first: Commit | undefined): void {
+    if (commit.kind === "delta") {
+      if (first === undefined || first.kind === "delete") {
+        throw badCommit(id, "is a delta without a live first parent to change");
+      }
+      if (first.schema !== commit.schema) {
+        throw badCommit(id, `is a delta under ${commit.schema} on a value under ${first.schema}`);
+      }
+    }
     const schema = this.#host.registry.get(commit.schema);
     if (!schema) return;
     const text = this.#host.texts.fieldsOf(commit.schema);
@@ -196,6 +211,7 @@ export class BlockVerifier {
           if (!Object.hasOwn(schema.fields, field)) {
             throw new Error(`unsets unknown field ${field}`);
           }
+          if (schema.fields[field].required) throw new Error(`unsets required field ${field}`);
         }
       }
     } catch (err) {

@@ -10,13 +10,14 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Cairn } from "cairndb";
+import { Cairn, defineSchema } from "cairndb";
 import { encodeBlockPayload, sealBlock, sessionIdFromPublicKey } from "../../src/core/block.ts";
 import type { Commit } from "../../src/core/commit.ts";
 import { toBase64Url } from "../../src/core/bytes.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { envInteger } from "../harness/peers.ts";
 import { hostileStream } from "../harness/hostile_writers.ts";
+import { CraftingAuthor } from "../harness/crafting_author.ts";
 
 const RUNS = envInteger("CAIRN_HOSTILE_RUNS") ?? 12;
 const FIRST_SEED = envInteger("CAIRN_HOSTILE_SEED") ?? 20261128;
@@ -81,4 +82,83 @@ test("a commit naming a parent twice, next to each other or apart, is refused; t
   assert.equal((await block([commit(4, [left, right])])).applied, 1);
   assert.deepEqual(repo.leaves("a"), [`${session}.4`]);
   await db.close();
+});
+
+const V1 = defineSchema({
+  ns: "n",
+  version: 1,
+  fields: { title: { type: "string", required: true }, x: { type: "string" } },
+});
+const V2 = defineSchema({
+  ns: "n",
+  version: 2,
+  fields: { title: { type: "string", required: true }, x: { type: "number" } },
+  upgrade: (old) => ({ title: old.title }),
+});
+
+test("a delta that would make a value its schema refuses is refused, with the schemas registered or not: one unsetting a required field, on a value of another schema, on a delete, on no parent", async () => {
+  const cases: [string, (a: CraftingAuthor) => Commit[], string][] = [
+    ["unsets a required field", (a) => [
+      a.value("k", V1.id, [], { title: "t" }),
+      a.delta("k", V1.id, [a.id(1)], {}, ["title"]),
+    ], "unsets required field title"],
+    ["under n@2 on a value under n@1", (a) => [
+      a.value("k", V1.id, [], { title: "t", x: "str" }),
+      a.delta("k", V2.id, [a.id(1)], { title: "u" }),
+    ], "is a delta under n@2 on a value under n@1"],
+    ["on a delete", (a) => [
+      a.value("k", V1.id, [], { title: "t" }),
+      a.del("k", V1.id, [a.id(1)]),
+      a.delta("k", V1.id, [a.id(2)], { x: "y" }),
+    ], "is a delta without a live first parent"],
+    [
+      "on no parent",
+      (a) => [a.delta("k", V1.id, [], { x: "y" })],
+      "is a delta without a live first parent",
+    ],
+  ];
+  for (const schemas of [[V1, V2], []]) {
+    for (const [name, commits, why] of cases) {
+      // Unsetting a required field is known only to a replica that has the schema.
+      if (schemas.length === 0 && name === "unsets a required field") continue;
+      const author = await CraftingAuthor.make();
+      const db = await Cairn.open({ schemas, trust: [author.trust] });
+      const repo = await db.open("/r");
+      const report = await repo.importBlocks([await author.block(commits(author))]);
+      assert.equal(report.applied, 0, name);
+      assert.equal(report.rejected[0].error.code, "E_BAD_COMMIT", name);
+      assert.match(report.rejected[0].error.message, new RegExp(why), name);
+      assert.equal(repo.has("k"), false, name);
+      await db.close();
+    }
+  }
+});
+
+test("a replica accepts every delta and value an honest one writes: updates, unsets, text edits, writes through a newer version, re-creates", async () => {
+  const Notes = defineSchema({
+    ns: "n",
+    version: 3,
+    fields: { title: { type: "string", required: true }, body: { type: "text" } },
+    upgrade: (old) => ({ title: old.title }),
+  });
+  const db = await Cairn.open({ schemas: [V1, V2, Notes] });
+  const repo = await db.open("/r");
+  const item = repo.create(V1, { title: "t", x: "a" }, { key: "k" });
+  item.set("x", "b");
+  item.set("x", undefined);
+  repo.get("k", V2)!.set("x", 1);
+  repo.get("k", V2)!.set("x", 2);
+  repo.get("k", Notes)!.set("body", "hello");
+  repo.get("k", Notes)!.insertText("body", 5, "!");
+  repo.get("k", Notes)!.delete();
+  repo.create(V1, { title: "again" }, { key: "k" });
+  repo.get("k", V1)!.set("x", "c");
+  await repo.flush();
+  const peer = await Cairn.open({ schemas: [V1, V2, Notes], trust: [db.session.publicKey] });
+  const peerRepo = await peer.open("/r");
+  const report = await peerRepo.importBlocks(await repo.exportBlocks(peerRepo.versionVector()));
+  assert.deepEqual(report.rejected, []);
+  assert.deepEqual(peerRepo.get("k", V1)!.toObject(), { title: "again", x: "c" });
+  await db.close();
+  await peer.close();
 });

@@ -50,6 +50,10 @@ export class CraftingAuthor {
     return { ...this.#next(key, schema, parents), kind: "delta", set, unset } as Commit;
   }
 
+  del(key: string, schema: string, parents: string[]): Commit {
+    return { ...this.#next(key, schema, parents), kind: "delete" } as Commit;
+  }
+
   /**
    * The commits sealed as the next block of this author's chain, as importBlocks takes it. A
    * block the importer refuses leaves a gap: make another author for the next test.
