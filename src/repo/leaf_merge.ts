@@ -4,7 +4,7 @@
  * with every tie decided by stamps. Every peer holding the same commits computes the same value.
  */
 import { type Commit, commitId, type FieldRecord, type WireValue } from "../core/commit.ts";
-import { isCairnError } from "../core/errors.ts";
+import { CairnError, isCairnError } from "../core/errors.ts";
 import type { ItemValue } from "../core/item_state.ts";
 import { mergeField } from "../core/merge/mod.ts";
 import { compareStamps, type MergeSide } from "../core/merge/types.ts";
@@ -82,9 +82,9 @@ export function mergeLeaves(
       merge: reusable ? merge : undefined,
     };
   } catch (err) {
-    // An upgrade that throws, or a version in between not registered: the commits are held all
-    // the same, and the item waits as it does for an unknown schema (as for a value its schema
-    // refuses, above).
+    // An upgrade that throws, or the ancestor's version or one in between not registered: the
+    // commits are held all the same, and the item waits as it does for an unknown schema (as for
+    // a value its schema refuses, above).
     if (isCairnError(err)) return unmerged(graph, newest);
     throw err;
   }
@@ -219,7 +219,11 @@ function targetSchema(leaves: readonly Commit[], registry: SchemaRegistry): Sche
   return target;
 }
 
-/** A wire value written under `schemaId`, brought up to `target` (undefined stays undefined). */
+/**
+ * A wire value written under `schemaId`, brought up to `target` (undefined stays undefined; a
+ * value of another namespace counts as none). E_UNKNOWN_SCHEMA when `schemaId` is not registered:
+ * only the ancestor's can be, and merging from no base would differ from the merge made once it is.
+ */
 function inSchema(
   wire: FieldRecord | undefined,
   schemaId: string,
@@ -228,7 +232,8 @@ function inSchema(
 ): FieldRecord | undefined {
   if (wire === undefined || schemaId === target.id) return wire;
   const from = registry.get(schemaId);
-  if (!from || from.ns !== target.ns) return undefined;
+  if (!from) throw new CairnError("E_UNKNOWN_SCHEMA", `${schemaId} is not registered`);
+  if (from.ns !== target.ns) return undefined;
   // A text field holding edits stands as empty: the merge needs only its presence, and its text
   // is its document's, put in afterwards (TextFields.overlay). Empty, not that text, keeps the
   // merge a function of the commits alone.
