@@ -40,6 +40,8 @@ export class RepositoryLink {
    * window, or a block refused for a while and sent again, is still owed.
    */
   #owed: OutgoingBlock[] = [];
+  /** Where the owed blocks not yet settled start: they mostly settle in order. */
+  #owedFrom = 0;
   /** The writers the server listed (base64url), which the repository trusts (see members). */
   #writers = new Set<string>();
   /** The next `members` lists every writer (a subscription by version vector), not the new. */
@@ -73,6 +75,7 @@ export class RepositoryLink {
   caughtUp(): void {
     this.phase = "synced";
     this.#owed = this.queue.blocks();
+    this.#owedFrom = 0;
   }
 
   /**
@@ -81,9 +84,13 @@ export class RepositoryLink {
    */
   get settled(): boolean {
     if (this.phase !== "synced") return false;
-    this.#owed = this.#owed.filter((block) => !block.done);
     if (!this.canWrite) return true;
-    return this.#owed.every((block) => this.queue.waitsForRight(block));
+    const owed = this.#owed;
+    while (this.#owedFrom < owed.length && owed[this.#owedFrom].done) this.#owedFrom++;
+    for (let i = this.#owedFrom; i < owed.length; i++) {
+      if (!owed[i].done && !this.queue.waitsForRight(owed[i])) return false;
+    }
+    return true;
   }
 
   /**
@@ -101,6 +108,7 @@ export class RepositoryLink {
     this.canWrite = false;
     this.toldCannotWrite = false;
     this.#owed = [];
+    this.#owedFrom = 0;
     this.queue.unsendAll();
   }
 
