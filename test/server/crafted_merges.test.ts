@@ -1,7 +1,8 @@
 /**
  * Merges of commits an honest client would not write but a trusted writer can sign (made by hand,
  * test/harness/crafting_author.ts): every replica reads the same value, and a local write after
- * such a merge seals a block every peer accepts.
+ * such a merge seals a block every peer accepts. Deno and Node: one case reopens a database from
+ * its files.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
