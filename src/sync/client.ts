@@ -130,7 +130,7 @@ interface Connection {
   watchdog: unknown;
   /** Sends again the blocks refused for a reason that may pass (see #armRetry). */
   retryTimer: unknown;
-  /** Starts the backoff over once the connection has stayed up, caught up (see #caughtUp). */
+  /** Starts the backoff over once the connection has stayed up, caught up (see #synced). */
   stableTimer: unknown;
   /** Paths unsubscribed on this socket: opened again, they need a new one (#reconnectNow). */
   readonly unsubscribed: Set<string>;
@@ -428,21 +428,25 @@ class SyncClient extends EventedLink implements SyncLink {
    */
   #reconnectNow(connection: Connection): void {
     this.#end(connection, 1000, "a repository was opened again");
-    this.#connection = undefined;
-    for (const link of this.#links.values()) link.startSocket();
+    this.#forget(connection);
     this.#connect();
   }
 
   /** The socket is gone (closed by either side, or given up): reconnect unless closed. */
   #dropped(connection: Connection): void {
     if (this.#connection !== connection) return;
+    this.#forget(connection);
+    if (this.#isClosed()) return;
+    this.events.setStatus("offline");
+    this.#scheduleReconnect(connection.retryAfterMs);
+  }
+
+  /** The current socket is done with: nothing of it is kept, every link starts afresh. */
+  #forget(connection: Connection): void {
     connection.ended = true;
     this.#stopTimers(connection);
     this.#connection = undefined;
     for (const link of this.#links.values()) link.startSocket();
-    if (this.#isClosed()) return;
-    this.events.setStatus("offline");
-    this.#scheduleReconnect(connection.retryAfterMs);
   }
 
   /**
