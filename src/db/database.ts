@@ -563,7 +563,9 @@ export class Cairn {
    * Flushes and closes one repository, or (without a path) every repository and the database.
    * Fails with E_IO when a repository's log cannot be written (a full disk): that repository
    * then stays open with everything it holds — reads work, writes fail with E_CLOSED — and so
-   * does the database (and its lock), so close() can be called again once there is room.
+   * does the database (and its lock), so close() can be called again once there is room. Storage
+   * lost for good (the backend's `lost`: its OPFS worker ended) closes all the same, failing with
+   * E_IO: what was not stored before is gone, and the database can be opened again.
    */
   async close(path?: string): Promise<void> {
     if (path !== undefined) checkRepositoryPath(path);
@@ -589,21 +591,27 @@ export class Cairn {
           await this.#closeRepository(open);
         } catch (err) {
           failure ??= err;
-          continue;
+          // Storage that is gone for good (its worker ended) cannot take a retry: close anyway.
+          if (!this.#storage?.backend.lost) continue;
+          open.life.end();
         }
         if (this.#repositories.get(repoPath) === open) {
           this.#repositories.delete(repoPath);
           for (const watcher of this.#watchers) watcher.closed(open.repo);
         }
       }
-      if (failure !== undefined) throw failure;
+      const lost = this.#storage?.backend.lost;
+      if (failure !== undefined && !lost) throw failure;
       if (whole && !this.#closed) {
         this.#closed = true;
         for (const watcher of this.#watchers) watcher.ended?.();
-        await this.#storage?.backend.close();
+        await this.#storage?.backend.close().catch((err) => {
+          if (!lost) throw err;
+        });
         // After the storage: the next leader opens it as soon as this tab lets go of the lead.
         await this.#tabs?.close();
       }
+      if (failure !== undefined) throw failure;
     } finally {
       if (whole) this.#closing--;
     }

@@ -31,6 +31,12 @@ export interface StorageBackend {
   releaseLock(): Promise<void>;
   /** Releases the lock and everything the backend holds (files, a worker). Later calls fail. */
   close(): Promise<void>;
+  /**
+   * Set once the backend can do nothing more, by a failure no retry mends (its OPFS worker
+   * ended): what every call fails with from then on. Undefined while it works, or has only
+   * failed calls that may succeed again (a full disk).
+   */
+  readonly lost?: Error;
 }
 
 export interface FileRange {

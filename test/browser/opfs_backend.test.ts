@@ -253,6 +253,93 @@ test("opfs: closing the backend frees the lock and the handles for the next one"
   });
 });
 
+/** What `promise` came to within `ms` milliseconds: "pending" if it had not settled. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise((resolve) => (timer = setTimeout(() => resolve("pending"), ms)));
+  try {
+    return await Promise.race([promise.then(() => "resolved", (err) => err), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+test("opfs: a worker that ends without an error event fails what waits on it with E_IO, and lets go of the directory", async () => {
+  const dir = `cairn-test/test-${crypto.randomUUID()}`;
+  // The real worker, which closes itself (no error event) when asked to read "close-yourself":
+  // as one the browser ends does. Its writes and its close waited for good before.
+  const script = `import ${JSON.stringify(String(opfsWorkerUrl()))};
+    addEventListener("message", (event) => {
+      if (event.data.request.name === "close-yourself") self.close();
+    });`;
+  const workerUrl = URL.createObjectURL(new Blob([script], { type: "text/javascript" }));
+  try {
+    const backend = await openOpfsBackend(dir, { workerUrl });
+    await backend.acquireLock();
+    const file = await backend.openAppend("data.log");
+    await file.append(bytesOf("kept"));
+    const asked = backend.readFile("close-yourself");
+    const appended = file.append(bytesOf("asked after"));
+    for (const [what, waiting] of [["the read", asked], ["the append", appended]] as const) {
+      const outcome = await settledWithin(waiting, 10_000);
+      assert.ok(isCode("E_IO")(outcome), `${what}: ${String(outcome)}`);
+      assert.match((outcome as Error).message, /OPFS worker ended/);
+    }
+    await assert.rejects(file.append(bytesOf("later")), isCode("E_IO"));
+    assert.notEqual(await settledWithin(backend.close(), 10_000), "pending");
+    // Its directory lock went with it: the next backend takes the directory.
+    const next = await openOpfsBackend(dir);
+    try {
+      await next.acquireLock();
+      assert.equal(textOf(await next.readFile("data.log"))?.startsWith("kept"), true);
+    } finally {
+      await next.close();
+    }
+  } finally {
+    URL.revokeObjectURL(workerUrl);
+    await removeDirectory(dir);
+  }
+});
+
+test("opfs: a database whose worker ends fails its flush and close with E_IO, and opens again with what it stored", async () => {
+  const path = `cairn-test/test-${crypto.randomUUID()}`;
+  const channel = `cairn-test-worker-${crypto.randomUUID()}`;
+  // The real worker, which closes itself when told so on a BroadcastChannel.
+  const script = `import ${JSON.stringify(String(opfsWorkerUrl()))};
+    new BroadcastChannel(${JSON.stringify(channel)}).onmessage = () => self.close();`;
+  const workerUrl = URL.createObjectURL(new Blob([script], { type: "text/javascript" }));
+  const killer = new BroadcastChannel(channel);
+  try {
+    const db = await Cairn.open({ path, workerUrl });
+    const repo = await db.open("/notes");
+    repo.create(Note, { title: "stored" }, { key: "a" });
+    await db.flush();
+    killer.postMessage("end");
+    // Written after the worker ended: never stored, and flush says so instead of waiting.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    repo.create(Note, { title: "not stored" }, { key: "b" });
+    const flushed = await settledWithin(db.flush(), 10_000);
+    assert.ok(isCode("E_IO")(flushed), String(flushed));
+    // It closes all the same (a retry could not store more), so the database opens again.
+    const closed = await settledWithin(db.close(), 10_000);
+    assert.ok(isCode("E_IO")(closed), String(closed));
+    await assert.rejects(db.flush(), isCode("E_CLOSED"));
+    assert.throws(() => repo.get("a"), isCode("E_CLOSED"));
+    const again = await Cairn.open({ path, schemas: [Note] });
+    try {
+      const reopened = await again.open("/notes");
+      assert.equal(reopened.get("a")?.toObject().title, "stored");
+      assert.equal(reopened.has("b"), false);
+    } finally {
+      await again.close();
+    }
+  } finally {
+    killer.close();
+    URL.revokeObjectURL(workerUrl);
+    await removeDirectory(path);
+  }
+});
+
 test("opfs: OPFS errors cross the worker boundary as E_IO naming the DOMException", async () => {
   await withBackend(async (backend, dir) => {
     const file = await backend.openAppend("busy.log");

@@ -88,8 +88,11 @@ export async function openOpfsBackend(
       reject(workerLoadError(url, waited, true));
     }, startTimeoutMs);
   });
+  const lifeLock = `cairn:opfs-worker:${crypto.randomUUID()}`;
   try {
-    await Promise.race([client.request({ op: "init", directory: normalized }), unanswered]);
+    const init = client.request({ op: "init", directory: normalized, lifeLock });
+    await Promise.race([init, unanswered]);
+    client.watchLife(lifeLock);
   } catch (err) {
     client.terminate();
     throw err;
@@ -168,6 +171,8 @@ class WorkerClient {
   #dead: CairnError | undefined;
   /** Set by the worker's first message: an error before it means the script never loaded. */
   #started = false;
+  /** Withdraws watchLife's wait when the worker is ended from here. */
+  #stopWatching = new AbortController();
 
   constructor(worker: Worker, url: string | URL) {
     this.#worker = worker;
@@ -204,7 +209,33 @@ class WorkerClient {
     });
   }
 
+  /**
+   * Fails every waiting and later request with E_IO once the worker ends without an error event
+   * (it closed itself, or the browser ended it): the worker holds the Web Lock `lifeLock` for its
+   * life, and this waits for it. Without this, those requests (a write's, a close's) waited for
+   * good.
+   */
+  watchLife(lifeLock: string): void {
+    const locks = typeof navigator === "undefined" ? undefined : navigator.locks;
+    if (!locks) return;
+    locks.request(lifeLock, { signal: this.#stopWatching.signal }, () => {
+      this.#fail(
+        new CairnError(
+          "E_IO",
+          "the OPFS worker ended: what it had not answered may not be stored, and it stores " +
+            "nothing more (open the database again)",
+        ),
+      );
+    }).catch(() => {}); // aborted: terminate() ended the worker itself
+  }
+
+  /** Why the worker can do nothing more (it ended, or failed), unless ended from here. */
+  get lost(): CairnError | undefined {
+    return this.#dead?.code === "E_IO" ? this.#dead : undefined;
+  }
+
   terminate(): void {
+    this.#stopWatching.abort();
     this.#worker.terminate();
     this.#fail(closedError("backend"));
   }
@@ -226,6 +257,10 @@ class Backend implements OpfsBackend {
   constructor(client: WorkerClient, directory: string) {
     this.#client = client;
     this.directory = directory;
+  }
+
+  get lost(): CairnError | undefined {
+    return this.#client.lost;
   }
 
   #live(): WorkerClient {

@@ -10,8 +10,11 @@ import type { CairnErrorCode } from "../../core/errors.ts";
 
 /** Every request the worker understands, keyed by `op`. */
 export type Request =
-  /** First message: resolve (creating if missing) the OPFS directory, given as "a/b/c". */
-  | { op: "init"; directory: string }
+  /**
+   * First message: resolve (creating if missing) the OPFS directory, given as "a/b/c", and hold
+   * the Web Lock `lifeLock` for the worker's whole life (the main side learns of its end by it).
+   */
+  | { op: "init"; directory: string; lifeLock: string }
   | { op: "readFile"; name: string }
   /** Up to `length` bytes from `offset` (fewer where the file ends). */
   | { op: "readRange"; name: string; offset: number; length: number }

@@ -363,7 +363,24 @@ function releaseLock(): void {
   releaseHeldLock = undefined;
 }
 
-async function init(path: string): Promise<void> {
+/**
+ * Takes the Web Lock `name` and never lets it go: the browser releases it when this worker ends,
+ * however it ends (closed, terminated, killed with its process), and the main side, waiting for
+ * the same lock, then fails what it still waits for (opfs.ts, WorkerClient).
+ */
+async function holdForLife(name: string): Promise<void> {
+  const locks = (navigator as Navigator).locks;
+  if (!locks) return; // acquireLock refuses to go on without Web Locks
+  await new Promise<void>((granted, refused) => {
+    locks.request(name, () => {
+      granted();
+      return new Promise<never>(() => {});
+    }).catch(refused);
+  });
+}
+
+async function init(path: string, lifeLock: string): Promise<void> {
+  await holdForLife(lifeLock);
   let handle = await navigator.storage.getDirectory();
   for (const part of path.split("/")) {
     if (part) handle = await handle.getDirectoryHandle(part, { create: true });
@@ -389,7 +406,7 @@ function closeAll(): void {
 async function handle(request: Request): Promise<unknown> {
   switch (request.op) {
     case "init":
-      await init(request.directory);
+      await init(request.directory, request.lifeLock);
       return null;
     case "readFile":
       return await readFile(request.name);
