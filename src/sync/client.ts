@@ -77,6 +77,11 @@ const MAX_RETRY_AFTER_MS = 60 * 60_000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Silence (in heartbeat intervals) after which the socket is taken as dead. */
 const SILENT_INTERVALS = 3;
+/**
+ * How long (in heartbeat intervals) pushes may wait in flight with none acknowledged before the
+ * socket is given up: a server that keeps it alive but withholds acks would hold them for good.
+ */
+const UNACKED_INTERVALS = 8;
 
 /**
  * Syncs `db` with the server at `url` (ws:// or wss://) until `close()`.
@@ -128,6 +133,8 @@ interface Connection {
   /** Each push sent and not yet acknowledged, by id. */
   readonly pushesInFlight: Map<number, InFlightPush>;
   watchdog: unknown;
+  /** Gives the socket up when no push in flight is acknowledged in time (see #armAckWatch). */
+  ackWatch: unknown;
   /** Sends again the blocks refused for a reason that may pass (see #armRetry). */
   retryTimer: unknown;
   /** Starts the backoff over once the connection has stayed up, caught up (see #synced). */
@@ -285,6 +292,7 @@ class SyncClient extends EventedLink implements SyncLink {
       nextPushId: 1,
       pushesInFlight: new Map(),
       watchdog: undefined,
+      ackWatch: undefined,
       retryTimer: undefined,
       stableTimer: undefined,
       unsubscribed: new Set(),
@@ -466,6 +474,7 @@ class SyncClient extends EventedLink implements SyncLink {
 
   #stopTimers(connection: Connection): void {
     this.#seams.clearTimeout(connection.watchdog);
+    this.#seams.clearTimeout(connection.ackWatch);
     this.#seams.clearTimeout(connection.retryTimer);
     this.#seams.clearTimeout(connection.stableTimer);
   }
@@ -672,6 +681,8 @@ class SyncClient extends EventedLink implements SyncLink {
       throw new CairnError("E_PROTOCOL", `sync: an ack for push ${frame.id}, never sent`);
     }
     connection.pushesInFlight.delete(frame.id);
+    this.#seams.clearTimeout(connection.ackWatch);
+    connection.ackWatch = undefined;
     const { link } = push;
     // A push sent before its repository closed, or subscribed again (reset), is acknowledged
     // late: its blocks are queued (or exported) again and settle with a later push.
@@ -680,7 +691,27 @@ class SyncClient extends EventedLink implements SyncLink {
     for (const waiting of this.#links.values()) {
       if (waiting.phase === "synced") this.#push(connection, waiting);
     }
+    if (connection.pushesInFlight.size > 0) this.#armAckWatch(connection);
     this.#updateStatus();
+  }
+
+  /**
+   * While pushes are in flight, one must be acknowledged within UNACKED_INTERVALS heartbeats (from
+   * the first sent, or the last ack): otherwise the server is taken as withholding them, and the
+   * socket is dropped (the blocks go again on the next one). A server that answers pings but
+   * never acks kept a link, and synced(), waiting for good.
+   */
+  #armAckWatch(connection: Connection): void {
+    if (connection.ackWatch !== undefined) return;
+    const waitMs = UNACKED_INTERVALS * connection.heartbeatMs;
+    connection.ackWatch = this.#setTimer(() => {
+      if (connection.ended) return;
+      this.events.report(
+        new CairnError("E_IO", `sync: the server acknowledged no push for ${waitMs} ms`),
+      );
+      this.#end(connection, CLOSE.heartbeat, "pushes not acknowledged");
+      this.#dropped(connection);
+    }, waitMs);
   }
 
   /** Settles a push by its ack: refusals reported, the blocks that may pass retried later. */
@@ -833,6 +864,7 @@ class SyncClient extends EventedLink implements SyncLink {
       at += group.length;
       link.queue.sent(id, blocks);
       this.#send(connection, { type: "push", repo: link.path, id, frames: group });
+      this.#armAckWatch(connection);
     }
   }
 

@@ -230,6 +230,17 @@ export class ManualTimers {
     return [...this.#pending.values()].map((timer) => timer.ms);
   }
 
+  /** Moves time on by `ms`, running each timer due by then in turn, the one due first first. */
+  advance(ms: number): void {
+    const until = this.#now + ms;
+    for (;;) {
+      const due = [...this.#pending.values()].filter((timer) => timer.at <= until);
+      if (due.length === 0) break;
+      this.runNext();
+    }
+    this.#now = until;
+  }
+
   /** Runs the timer due first (time moves to it); returns the delay it was set with. */
   runNext(): number {
     let first: [number, { at: number; callback: () => void; ms: number }] | undefined;

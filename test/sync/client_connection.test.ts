@@ -11,7 +11,15 @@ import { Cairn } from "../../src/db/database.ts";
 import { syncWith } from "../../src/sync/client.ts";
 import { encodeFrame, PROTOCOL_VERSION } from "../../src/sync/protocol.ts";
 import { type FakeConnection, FakeSyncServer, ManualTimers } from "../harness/fake_sync_server.ts";
-import { linked, Note, PATH, serveSubscription, settle, until } from "../harness/linked_client.ts";
+import {
+  ack,
+  linked,
+  Note,
+  PATH,
+  serveSubscription,
+  settle,
+  until,
+} from "../harness/linked_client.ts";
 
 test("ping is answered with a pong of the same number", async () => {
   const { link, connection } = await linked();
@@ -87,6 +95,58 @@ test("a server that pings but never completes the handshake is dropped after thr
     assert.match(errors.at(-1)!.message, /did not take the handshake's next step/);
     await reconnectsAndSyncs({ link, server, timers });
   }
+});
+
+test("a server that keeps the socket alive but acknowledges no push is dropped after eight intervals; the blocks go again on the next socket", async () => {
+  const { link, connection, server, timers, errors, notes } = await linked();
+  await connection.handshake({ maxFrame: 1 << 20, heartbeatMs: 1000 });
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  notes.create(Note, { title: "withheld" });
+  const withheld = await connection.expect("push");
+  // It answers a ping each 900 ms, so the watchdog (three intervals of silence) never fires;
+  // synced() would wait for good. Eight intervals after the push, the wait for its ack ends.
+  let pings = 0;
+  while (connection.closed === undefined) {
+    timers.advance(900);
+    if (connection.closed !== undefined) break;
+    connection.send({ type: "ping", n: ++pings });
+    await connection.expect("pong");
+  }
+  assert.equal(pings, 8, "dropped eight intervals after the push, not before");
+  assert.equal(connection.closed?.code, 4004);
+  assert.equal(link.status, "offline");
+  assert.match(errors.at(-1)!.message, /acknowledged no push for 8000 ms/);
+  assert.ok(isCairnError(errors.at(-1), "E_IO"));
+  assert.equal(link.unacknowledged, 1);
+  // The next socket sends the block again; its ack settles it.
+  timers.runNext();
+  const again = await server.accept();
+  await again.handshake({ maxFrame: 1 << 20, heartbeatMs: 1000 });
+  await serveSubscription(again, { writers: [] });
+  const resent = await again.expect("push");
+  assert.deepEqual(resent.frames, withheld.frames);
+  ack(again, resent);
+  await link.synced();
+  assert.equal(link.unacknowledged, 0);
+  await link.close();
+});
+
+test("pushes acknowledged in time keep the socket: each ack starts the wait for the next over", async () => {
+  const { link, connection, timers, notes } = await linked();
+  await connection.handshake({ maxFrame: 1 << 20, heartbeatMs: 1000 });
+  await serveSubscription(connection, { writers: [] });
+  await until(() => link.status === "synced", "synced");
+  for (let i = 0; i < 3; i++) {
+    notes.create(Note, { title: `note ${i}` });
+    const push = await connection.expect("push");
+    assert.ok(timers.delays().includes(8000), "a push in flight is watched");
+    ack(connection, push);
+    await until(() => link.unacknowledged === 0, "acknowledged");
+    assert.ok(!timers.delays().includes(8000), "nothing in flight, nothing watched");
+  }
+  assert.equal(connection.closed, undefined);
+  await link.close();
 });
 
 test("goaway: once the server closes, the client comes back after the delay it asked", async () => {
