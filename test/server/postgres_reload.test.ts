@@ -140,3 +140,45 @@ test("postgres cache: a row whose session or seq is not its block's, or a first 
     (err) => isCairnError(err) && err.code === "E_IO" && /inconsistent at 1/.test(err.message),
   );
 });
+
+test("postgres cache: a writer row naming a key that did not sign its session's blocks is E_IO", async () => {
+  const session = await newSession();
+  const blocks = await blocksOf(session, REPO, 2);
+  const stranger = await newSession();
+  const fake = fakePool(blocks, session);
+  // The writers' table was altered: members would tell clients to trust the stranger's key.
+  const pool: PostgresPool = {
+    ...fake.pool,
+    query: (text, values) =>
+      text.includes("cairn_writers")
+        ? Promise.resolve({ rows: [{ public_key: stranger.publicKey, position: "1" }] })
+        : fake.pool.query(text, values),
+  };
+  const repository = await opened(pool);
+  const next = await blocksOf(session, REPO, 1, 2);
+  await assert.rejects(
+    repository.apply([authorizedBlock(next[0], await decodeBlock(next[0], await cryptoSuite()))]),
+    (err) => isCairnError(err) && err.code === "E_IO" && /not what its row says/.test(err.message),
+  );
+});
+
+test("postgres cache: a stored payload that is not a block is E_IO, not its decoder's code (which a client takes as its own block refused for good)", async () => {
+  const session = await newSession();
+  const blocks = await blocksOf(session, REPO, 3);
+  const next = await blocksOf(session, REPO, 1, 3);
+  const pushed = () => authorizedBlock(next[0], sealedNext);
+  const sealedNext = await decodeBlock(next[0], await cryptoSuite());
+  const isUnreadable = (err: unknown) =>
+    isCairnError(err) && err.code === "E_IO" && /cannot be read/.test(err.message);
+  // Among the rows the cache verifies before its first push.
+  const garbled = [blocks[0], new Uint8Array([1, 2, 3, 4, 5]), blocks[2]];
+  await assert.rejects(
+    (await opened(fakePool(garbled, session).pool)).apply([pushed()]),
+    isUnreadable,
+  );
+  // Among those another server committed since the cache's head.
+  const later = [blocks[0], blocks[1]];
+  const repository = await opened(fakePool(later, session).pool);
+  later.push(new Uint8Array([0x92, 0xc1]));
+  await assert.rejects(repository.refresh(), isUnreadable);
+});

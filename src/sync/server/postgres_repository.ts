@@ -11,7 +11,7 @@
  * next (group commit). The cache's index only moves after COMMIT, so readers never see a block
  * PostgreSQL might not keep; after a failed transaction the cache is loaded again.
  */
-import { toBase64Url } from "../../core/bytes.ts";
+import { bytesEqual, toBase64Url } from "../../core/bytes.ts";
 import { decodeBlock } from "../../core/block.ts";
 import { CairnError } from "../../core/errors.ts";
 import type { CryptoSuite } from "../../core/signing.ts";
@@ -49,12 +49,14 @@ interface Cache {
   readonly trusted: Set<string>;
 }
 
-/** A stored block as #indexStored reads it: what its row says, and its bytes. */
+/** A stored block as #indexStored reads it: what its rows say, and its bytes. */
 interface StoredRow {
   readonly position: number;
   readonly session: string;
   readonly seq: number;
   readonly bytes: Uint8Array;
+  /** The key its writer row names, where the block is its session's first. */
+  readonly publicKey?: Uint8Array;
 }
 
 interface QueuedApply {
@@ -247,7 +249,9 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
         Number(row.position),
         new Uint8Array(row.public_key as Uint8Array),
       ]));
-      for (const { position, session, seq, bytes } of rows) {
+      const indexed: StoredRow[] = [];
+      for (const row of rows) {
+        const { position, session, seq, bytes } = row;
         const { index } = cache;
         if (position !== index.head + 1 || (!index.hasSession(session) && !keyAt.has(position))) {
           throw new CairnError(
@@ -255,9 +259,11 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
             `the stored blocks of ${this.path} are inconsistent at ${position}`,
           );
         }
-        index.add(bytes, session, seq, keyAt.get(position));
+        const publicKey = keyAt.get(position);
+        index.add(bytes, session, seq, publicKey);
+        indexed.push(publicKey ? { ...row, publicKey } : row);
       }
-      return { cache, rows };
+      return { cache, rows: indexed };
     } catch (err) {
       await cache.db.close().catch(() => {});
       throw err;
@@ -271,9 +277,15 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     try {
       for (let start = 0; start < rows.length; start += READ_PAGE) {
         const blocks = [];
-        for (const { bytes, session, seq } of rows.slice(start, start + READ_PAGE)) {
-          const block = authorizedBlock(bytes, await decodeBlock(bytes, this.#suite, false));
-          if (block.session !== session || block.seq !== seq) {
+        for (const row of rows.slice(start, start + READ_PAGE)) {
+          const block = await this.#decodeStored(row.bytes);
+          const { session, seq, publicKey } = row;
+          // The writer row's key is the one clients are told to trust (members): it must be the
+          // block's signer, or clients would trust a key that wrote nothing.
+          if (
+            block.session !== session || block.seq !== seq ||
+            (publicKey !== undefined && !bytesEqual(publicKey, block.publicKey))
+          ) {
             throw new CairnError("E_IO", `a stored block of ${this.path} is not what its row says`);
           }
           blocks.push(block);
@@ -309,9 +321,7 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
       if (rows.length === 0) break;
       const blocks = [];
       for (const row of rows) {
-        const bytes = new Uint8Array(row.payload as Uint8Array);
-        // Verified by the server that placed it; the canonical check is not needed again.
-        blocks.push(authorizedBlock(bytes, await decodeBlock(bytes, this.#suite, false)));
+        blocks.push(await this.#decodeStored(new Uint8Array(row.payload as Uint8Array)));
       }
       try {
         this.#refuseRejected(await this.#import(cache, blocks));
@@ -328,6 +338,22 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     }
     if (placed.length === 0) return undefined;
     return { outcomes: [], placed, newWriters, head: index.head };
+  }
+
+  /**
+   * A stored block, decoded: E_IO when its bytes are not a block (a row altered by hand). Not
+   * its decoder's own code: the push that reads it would pass that on as the pushed blocks'
+   * refusal, and a client drops a block refused for good, where it sends again one refused E_IO.
+   * Verified by the server that placed it, so the canonical check is not needed again.
+   */
+  async #decodeStored(bytes: Uint8Array): Promise<AuthorizedBlock> {
+    try {
+      return authorizedBlock(bytes, await decodeBlock(bytes, this.#suite, false));
+    } catch (err) {
+      throw new CairnError("E_IO", `a stored block of ${this.path} cannot be read`, {
+        cause: err,
+      });
+    }
   }
 
   #refuseRejected(report: { rejected: readonly { error: CairnError }[] }): void {
