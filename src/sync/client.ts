@@ -137,6 +137,8 @@ interface Connection {
   ackWatch: unknown;
   /** Sends again the blocks refused for a reason that may pass (see #armRetry). */
   retryTimer: unknown;
+  /** Subscribes again to the repositories the server could not read (see #armResubscribe). */
+  resubscribeTimer: unknown;
   /** Starts the backoff over once the connection has stayed up, caught up (see #synced). */
   stableTimer: unknown;
   /** Paths unsubscribed on this socket: opened again, they need a new one (#reconnectNow). */
@@ -169,6 +171,7 @@ class SyncClient extends EventedLink implements SyncLink {
   readonly #backoff: Backoff;
   /** Delays between sending again blocks refused for a reason that may pass. */
   readonly #retryBackoff: Backoff;
+  readonly #resubscribeBackoff: Backoff;
   readonly #links = new Map<string, RepositoryLink>();
   #waiters: Waiter[] = [];
   #connection: Connection | undefined;
@@ -184,6 +187,7 @@ class SyncClient extends EventedLink implements SyncLink {
     this.#seams = seams;
     this.#backoff = new Backoff(options.backoff, seams.random);
     this.#retryBackoff = new Backoff(options.backoff, seams.random);
+    this.#resubscribeBackoff = new Backoff(options.backoff, seams.random);
     this.#unwatch = watchRepositories(db, {
       opened: (repo) => this.#opened(repo),
       closed: (repo) => this.#closed(repo),
@@ -293,6 +297,7 @@ class SyncClient extends EventedLink implements SyncLink {
       pushesInFlight: new Map(),
       watchdog: undefined,
       ackWatch: undefined,
+      resubscribeTimer: undefined,
       retryTimer: undefined,
       stableTimer: undefined,
       unsubscribed: new Set(),
@@ -475,6 +480,7 @@ class SyncClient extends EventedLink implements SyncLink {
   #stopTimers(connection: Connection): void {
     this.#seams.clearTimeout(connection.watchdog);
     this.#seams.clearTimeout(connection.ackWatch);
+    this.#seams.clearTimeout(connection.resubscribeTimer);
     this.#seams.clearTimeout(connection.retryTimer);
     this.#seams.clearTimeout(connection.stableTimer);
   }
@@ -665,6 +671,9 @@ class SyncClient extends EventedLink implements SyncLink {
     // written before an app restart were never pushed.)
     if (!link.missedBlocks) link.cursor = frame.cursor;
     link.caughtUp();
+    if (![...this.#links.values()].some((other) => other.unreadable)) {
+      this.#resubscribeBackoff.reset();
+    }
     // The connection worked once every repository caught up on it and it stayed up a while: a
     // socket that one of them keeps failing (a frame too large for this client, say), or a
     // server that drops every client right after its catch-up, still backs off.
@@ -770,8 +779,12 @@ class SyncClient extends EventedLink implements SyncLink {
     const link = this.#linkOf(frame.repo);
     if (!link) return;
     const about = `sync ${link.path}: ${frame.right === "read" ? "reading" : "writing"} refused`;
-    if (frame.right === "read") link.phase = "denied";
-    else {
+    if (frame.right === "read") {
+      link.phase = "denied";
+      // The server could not read the repository (its store failed): asked again later.
+      link.unreadable = frame.code === "E_IO";
+      if (link.unreadable) this.#armResubscribe(connection);
+    } else {
       // Nothing more is pushed. Pushes already sent are still answered by acks (the server
       // decided on them before): those settle them, and what they refuse for want of the
       // right stays queued (push_queue.ts) for when it is granted.
@@ -780,6 +793,20 @@ class SyncClient extends EventedLink implements SyncLink {
     this.events.report(remoteError(frame.code, frame.message, about));
     if (connection.ended) return;
     this.#updateStatus();
+  }
+
+  /**
+   * Subscribes again, after a backoff delay, to the repositories the server could not read: a
+   * store that failed may come back, and until then the other repositories keep the socket.
+   */
+  #armResubscribe(connection: Connection): void {
+    if (connection.resubscribeTimer !== undefined) return;
+    connection.resubscribeTimer = this.#setTimer(() => {
+      connection.resubscribeTimer = undefined;
+      for (const link of this.#links.values()) {
+        if (link.phase === "denied" && link.unreadable) this.#subscribe(connection, link);
+      }
+    }, this.#resubscribeBackoff.next());
   }
 
   #reset(connection: Connection, repo: string): void {
@@ -887,8 +914,9 @@ class SyncClient extends EventedLink implements SyncLink {
   #updateStatus(): void {
     const connection = this.#connection;
     if (this.#isClosed() || connection?.phase !== "open") return;
+    // A repository the server could not read is not caught up: it is asked for again.
     const caughtUp = [...this.#links.values()].every((link) =>
-      link.settled || link.phase === "denied"
+      link.settled || (link.phase === "denied" && !link.unreadable)
     );
     this.events.setStatus(caughtUp ? "synced" : "catching-up");
     this.#checkWaiters();
@@ -899,7 +927,7 @@ class SyncClient extends EventedLink implements SyncLink {
     if (this.events.status !== "synced" || this.#waiters.length === 0) return;
     this.#waiters = this.#waiters.filter((waiter) => {
       for (const [link, blocks] of waiter.waited) {
-        if (!this.#isCurrent(link) || link.phase === "denied") continue;
+        if (!this.#isCurrent(link) || (link.phase === "denied" && !link.unreadable)) continue;
         if (!link.canWrite) continue; // refused writing: reported, not waited for
         if (blocks.some((block) => !block.done && !link.queue.waitsForRight(block))) return true;
       }

@@ -51,6 +51,8 @@ export class RepositoryLink {
    * cursor nor a vector (see heldAtSubscribe); undefined by cursor.
    */
   #subscribedWith: VersionVector | "every" | undefined;
+  /** Reading was refused with E_IO (the server's store failed): subscribed again later. */
+  unreadable = false;
   /** Whether the client reported, on this socket, that it may not push what it holds. */
   toldCannotWrite = false;
   /**
@@ -120,6 +122,7 @@ export class RepositoryLink {
   subscribed(vector: VersionVector | "every" | undefined): void {
     this.startSocket();
     this.phase = "catching-up";
+    this.unreadable = false;
     this.#subscribedWith = vector;
     this.#fullListNext = vector !== undefined;
     if (vector !== undefined) this.missedBlocks = false;

@@ -183,6 +183,36 @@ test("postgres store: pushes that place nothing leave no row, whatever paths the
   });
 });
 
+test("postgres store: a repository whose rows do not add up is refused alone (denied E_IO); the socket's other repositories sync", async () => {
+  await withPostgresServers(async ({ cluster, server }) => {
+    const repos = ["/data/good1", "/data/bad", "/data/good2"];
+    const writer = await RawClient.connect((await server()).url);
+    for (const repo of repos) {
+      await pushBlocks(writer, repo, await blocksOf(writer.session, repo, 3));
+    }
+    await writer.close();
+    // A row moved (a partial restore, a hand edit): the blocks no longer run 1, 2, 3.
+    await query(
+      cluster.url,
+      "UPDATE cairn_blocks SET position = 7 WHERE repository = '/data/bad' AND position = 3",
+    );
+    const reader = await RawClient.connect((await server()).url);
+    for (const repo of repos) {
+      reader.send({ type: "subscribe", repo, cursor: null, versionVector: null });
+      reader.send({ type: "credit", repo, bytes: 1 << 24 });
+    }
+    const denied = await reader.next("denied");
+    assert.equal(denied.repo, "/data/bad");
+    assert.equal(denied.code, "E_IO");
+    assert.match(denied.message, /inconsistent/);
+    // Before, the whole socket was closed with an error frame: /data/good2 was never read.
+    const synced = new Set<string>();
+    while (synced.size < 2) synced.add((await reader.next("synced")).repo);
+    assert.deepEqual([...synced].sort(), ["/data/good1", "/data/good2"]);
+    await reader.close();
+  });
+});
+
 async function query(url: string, text: string, values: unknown[] = []) {
   const { default: pg } = await import("pg");
   const client = new pg.Client({ connectionString: url });

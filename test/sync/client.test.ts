@@ -777,6 +777,43 @@ test("denied reading is reported and leaves the connection and other repositorie
   await link.close();
 });
 
+test("reading refused with E_IO (the server's store failed) is asked again after a delay; synced() waits for it", async () => {
+  const { db, link, connection, errors, timers } = await linked();
+  await db.open("/other");
+  await connection.handshake();
+  for (let i = 0; i < 2; i++) {
+    await connection.expect("subscribe");
+    await connection.expect("credit");
+  }
+  connection.send({
+    type: "denied",
+    repo: "/other",
+    right: "read",
+    code: "E_IO",
+    message: "the server cannot read /other now",
+  });
+  connection.send({ type: "members", repo: PATH, writers: [], canWrite: true });
+  connection.send({ type: "synced", repo: PATH, cursor: ["e", 0], versionVector: null });
+  let resolved = false;
+  const synced = link.synced().then(() => resolved = true);
+  await until(() => errors.length > 0, "the refusal reported");
+  assert.ok(isCairnError(errors[0], "E_IO"));
+  await settle();
+  assert.equal(link.status, "catching-up", "a repository the server could not read is not synced");
+  assert.equal(resolved, false);
+  assert.equal(connection.closed, undefined);
+  // After the delay, the same socket subscribes again; this time the server reads it.
+  timers.runNext();
+  const again = await connection.expect("subscribe");
+  assert.equal(again.repo, "/other");
+  await connection.expect("credit");
+  connection.send({ type: "members", repo: "/other", writers: [], canWrite: true });
+  connection.send({ type: "synced", repo: "/other", cursor: ["e", 0], versionVector: null });
+  await synced;
+  assert.equal(link.status, "synced");
+  await link.close();
+});
+
 test("repositories opened later are subscribed; closed ones unsubscribed; the option limits them", async () => {
   const { db, link, connection } = await linked({ repositories: [PATH, "/later"] });
   await connection.handshake();

@@ -35,7 +35,7 @@ import {
   PUSH_WINDOW_FRAMES,
 } from "../protocol.ts";
 import type { AuthorizeRequest, Right } from "./access.ts";
-import type { Repositories } from "./repositories.ts";
+import type { OpenRepository, Repositories } from "./repositories.ts";
 import type { SocketHandlers, SyncSocket } from "./socket.ts";
 import { type AuthorizedBlock, authorizedBlock } from "./store.ts";
 import { type Outbox, Subscription, type SubscriptionLimits } from "./subscription.ts";
@@ -411,15 +411,29 @@ export class Connection implements SocketHandlers, Outbox {
     }
     if (!await this.#may(repo, "read")) return this.#refuseReading(repo);
     const canWrite = await this.#may(repo, "write");
-    const repository = await this.#ctx.repositories.acquire(repo);
-    const subscription = await Subscription.start(repository, this, this.#ctx.config, {
-      cursor: frame.cursor,
-      versionVector: frame.versionVector,
-      canWrite,
-    }).catch((err) => {
-      this.#ctx.repositories.release(repository);
-      throw err;
-    });
+    let repository: OpenRepository | undefined;
+    let subscription: Subscription | undefined;
+    try {
+      repository = await this.#ctx.repositories.acquire(repo);
+      subscription = await Subscription.start(repository, this, this.#ctx.config, {
+        cursor: frame.cursor,
+        versionVector: frame.versionVector,
+        canWrite,
+      });
+    } catch (err) {
+      if (repository) this.#ctx.repositories.release(repository);
+      // The store could not read this repository (unreachable, or rows that do not add up):
+      // refused for it alone, so the client's other repositories on this socket keep syncing.
+      if (!isCairnError(err) || err.code !== "E_IO") throw err;
+      this.send({
+        type: "denied",
+        repo,
+        right: "read",
+        code: "E_IO",
+        message: `the server cannot read ${repo} now: ${err.message}`,
+      });
+      return;
+    }
     if (!subscription) return this.#ctx.repositories.release(repository);
     if (this.#state === "closed") {
       subscription.end();
