@@ -8,7 +8,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
-import { chown, mkdtemp, rm } from "node:fs/promises";
+import { chown, mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,6 +30,11 @@ export interface PostgresCluster {
   start(): Promise<void>;
   /** stop + start. */
   restart(): Promise<void>;
+  /**
+   * Stops every process of the server (SIGSTOP) as a frozen host or a partition would: nothing
+   * answers, no connection is closed. The function returned lets them go on (SIGCONT).
+   */
+  freeze(): Promise<() => void>;
   /** Stops the server (if running) and removes its directory. */
   dispose(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -94,6 +99,16 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
         await stop();
         await start();
       },
+      freeze: async () => {
+        const postmaster = Number(
+          (await readFile(join(data, "postmaster.pid"), "utf8")).split("\n")[0],
+        );
+        const pids = [postmaster, ...await childrenOf(postmaster)];
+        for (const pid of pids) process.kill(pid, "SIGSTOP");
+        return () => {
+          for (const pid of pids) process.kill(pid, "SIGCONT");
+        };
+      },
       dispose,
       [Symbol.asyncDispose]: dispose,
     };
@@ -102,6 +117,17 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** The processes whose parent is `pid` (a server's backends and workers). */
+function childrenOf(pid: number): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    execFile("ps", ["--ppid", String(pid), "-o", "pid="], (err, stdout) => {
+      // ps exits 1 when it lists nothing.
+      if (err && stdout.trim() !== "") reject(err);
+      else resolve(stdout.split(/\s+/).filter((field) => field !== "").map(Number));
+    });
+  });
 }
 
 /** The directory holding initdb and pg_ctl. */

@@ -1,17 +1,36 @@
 /**
  * The pool the PostgreSQL store opens (src/sync/server/postgres_pool.ts) on a throwaway cluster:
  * a session left idle inside a transaction (a server frozen, or cut off, in the middle of a push)
- * is ended by PostgreSQL, so the row lock it held stops stalling the other servers' pushes.
+ * is ended by PostgreSQL, so the row lock it held stops stalling the other servers' pushes; a
+ * PostgreSQL that answers nothing (frozen) fails queries and connects in bounded time, and once it
+ * answers again the pool works.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { startPostgres } from "../../scripts/lib/postgres.ts";
-import { IDLE_IN_TRANSACTION_MS, loadDriver } from "../../src/sync/server/postgres_pool.ts";
+import {
+  CONNECT_TIMEOUT_MS,
+  IDLE_IN_TRANSACTION_MS,
+  loadDriver,
+  QUERY_TIMEOUT_MS,
+} from "../../src/sync/server/postgres_pool.ts";
+
+/** What `promise` came to within `ms`: "pending" if it had not settled (it waited for good). */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise((resolve) => (timer = setTimeout(() => resolve("pending"), ms)));
+  try {
+    return await Promise.race([promise.then(() => "answered", (err) => err), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 test("postgres pool: a session idle in a transaction is ended, and the row lock it held is free", async () => {
   await using cluster = await startPostgres();
   const driver = await loadDriver();
-  const pool = driver.pool(cluster.url, 4, 500); // IDLE_IN_TRANSACTION_MS in production
+  // IDLE_IN_TRANSACTION_MS in production.
+  const pool = driver.pool(cluster.url, 4, { idleInTransactionMs: 500 });
   try {
     const settings = await pool.query("SHOW idle_in_transaction_session_timeout", []);
     assert.equal(settings.rows[0].idle_in_transaction_session_timeout, "500ms");
@@ -37,4 +56,39 @@ test("postgres pool: a session idle in a transaction is ended, and the row lock 
     await pool.end();
   }
   assert.equal(IDLE_IN_TRANSACTION_MS, 30_000);
+});
+
+test("postgres pool: a frozen PostgreSQL fails a query and a connect instead of leaving them waiting; thawed, the pool works", async () => {
+  await using cluster = await startPostgres();
+  const driver = await loadDriver();
+  // QUERY_TIMEOUT_MS and CONNECT_TIMEOUT_MS in production.
+  const pool = driver.pool(cluster.url, 2, { queryTimeoutMs: 300, connectTimeoutMs: 300 });
+  const listener = driver.connection(cluster.url, { queryTimeoutMs: 300, connectTimeoutMs: 300 });
+  try {
+    await pool.query("SELECT 1", []); // one connection open, idle in the pool
+    await listener.connect();
+    const thaw = await cluster.freeze();
+    try {
+      const asked: [string, () => Promise<unknown>][] = [
+        ["a query on an open connection", () => pool.query("SELECT 2", [])],
+        ["the listener's query", () => listener.query("SELECT 3")],
+        ["a connect", () => driver.connection(cluster.url, { connectTimeoutMs: 300 }).connect()],
+      ];
+      for (const [what, ask] of asked) {
+        const outcome = await settledWithin(ask(), 10_000);
+        assert.ok(outcome instanceof Error, `${what}: ${String(outcome)}`);
+      }
+    } finally {
+      thaw();
+    }
+    // The connection whose query timed out was dropped: the next query gets a working one.
+    const rows = await pool.query("SELECT 4 AS n", []);
+    assert.equal(rows.rows[0].n, 4);
+  } finally {
+    await listener.end().catch(() => {});
+    await pool.end();
+  }
+  assert.equal(QUERY_TIMEOUT_MS, 45_000);
+  assert.ok(QUERY_TIMEOUT_MS > IDLE_IN_TRANSACTION_MS, "longer than a row lock may be held");
+  assert.equal(CONNECT_TIMEOUT_MS, 10_000);
 });

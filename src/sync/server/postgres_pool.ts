@@ -62,10 +62,34 @@ export async function inTransaction<T>(
  */
 export const IDLE_IN_TRANSACTION_MS = 30_000;
 
+/**
+ * How long a query may go unanswered before its connection is taken as gone (and dropped; the
+ * step that ran it is retried on another). A PostgreSQL host frozen or cut off answers nothing
+ * and closes nothing, and pushes waited on it for as long as it stayed so (until TCP noticed:
+ * two hours by default). Longer than a wait for a row lock, which another server's session
+ * holds at most until IDLE_IN_TRANSACTION_MS ends it.
+ */
+export const QUERY_TIMEOUT_MS = 45_000;
+
+/** How long opening a connection, or waiting for a free one of the pool, may take. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/** The bounds above; tests ask for shorter ones. */
+export interface PostgresTimeouts {
+  idleInTransactionMs: number;
+  queryTimeoutMs: number;
+  connectTimeoutMs: number;
+}
+
+export const POSTGRES_TIMEOUTS: PostgresTimeouts = {
+  idleInTransactionMs: IDLE_IN_TRANSACTION_MS,
+  queryTimeoutMs: QUERY_TIMEOUT_MS,
+  connectTimeoutMs: CONNECT_TIMEOUT_MS,
+};
+
 export interface PostgresDriver {
-  /** `idleInTransactionMs`: IDLE_IN_TRANSACTION_MS unless a test asks for less. */
-  pool(url: string, max: number, idleInTransactionMs?: number): PostgresPool;
-  connection(url: string): PostgresConnection;
+  pool(url: string, max: number, timeouts?: Partial<PostgresTimeouts>): PostgresPool;
+  connection(url: string, timeouts?: Partial<PostgresTimeouts>): PostgresConnection;
 }
 
 export async function loadDriver(): Promise<PostgresDriver> {
@@ -82,17 +106,30 @@ export async function loadDriver(): Promise<PostgresDriver> {
     );
   }
   return {
-    pool: (url, max, idleInTransactionMs = IDLE_IN_TRANSACTION_MS) =>
-      lenientPool(
+    pool: (url, max, timeouts) => {
+      const { idleInTransactionMs, queryTimeoutMs, connectTimeoutMs } = {
+        ...POSTGRES_TIMEOUTS,
+        ...timeouts,
+      };
+      return lenientPool(
         new pg.Pool({
           connectionString: url,
           max,
           idle_in_transaction_session_timeout: idleInTransactionMs,
+          query_timeout: queryTimeoutMs,
+          connectionTimeoutMillis: connectTimeoutMs,
           keepAlive: true,
         }),
-      ),
-    connection: (url) => {
-      const connection = new pg.Client({ connectionString: url });
+      );
+    },
+    connection: (url, timeouts) => {
+      const { queryTimeoutMs, connectTimeoutMs } = { ...POSTGRES_TIMEOUTS, ...timeouts };
+      const connection = new pg.Client({
+        connectionString: url,
+        query_timeout: queryTimeoutMs,
+        connectionTimeoutMillis: connectTimeoutMs,
+        keepAlive: true,
+      });
       // Lost while no query runs: node-postgres emits "error", fatal to the process when
       // nobody listens. The listener's own handler (added once listening) reconnects.
       connection.on("error", () => {});
