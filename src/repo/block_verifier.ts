@@ -74,15 +74,16 @@ export class BlockVerifier {
    * Graph rules for incoming commits: known parents of the same key, stamped before the child;
    * values matching their schema; and text inserts placed between characters that were
    * neighbours for their author (author_view.ts) — the last two not checked again for blocks
-   * from our own storage (`stored`), which were checked when they first entered.
+   * from our own storage (`stored`), which were checked when they first entered. The clock
+   * (#checkClock) is asked unless `stored`, or the block was accepted already (`checkClock`).
    *
    * Returns the commits that must wait, each with a parent it waits for: a parent held back, or
    * — in a stored block only, after damage — a parent not held at all (none, the usual case);
    * and the block's text edits as checked, for applying them (TextFields.apply).
    */
-  check(sealed: SealedBlock, stored: boolean): CheckedBlock {
+  check(sealed: SealedBlock, stored: boolean, checkClock = !stored): CheckedBlock {
     const host = this.#host;
-    if (!stored) this.#checkClock(sealed);
+    if (checkClock) this.#checkClock(sealed);
     const inBlock = new Map<string, Commit>();
     /**
      * The commits of the block checked so far that apply with it (none waits), for the views:

@@ -731,12 +731,15 @@ export class Repository {
    * DecodedBlock), checked (trust, signature, chain, commits) and applied whole, or refused whole
    * with a typed error; a refused block does not stop the rest. `origin` is handed to block listeners with each applied block.
    * `trustAuthors` takes blocks by any session (their signatures are still verified): for blocks
-   * from the database's own other tabs, which were trusted where they entered.
+   * from the database's own other tabs, which were trusted where they entered. `accepted` blocks
+   * were accepted already by the store they come from (a sync server's PostgreSQL rows, placed by
+   * another server): they are not refused for a clock ahead of this one, as blocks from this
+   * repository's own storage are not; what was accepted once always applies.
    */
   async importBlocks(
     frames: Iterable<Uint8Array | DecodedBlock>,
     origin?: unknown,
-    { trustAuthors = false } = {},
+    { trustAuthors = false, accepted = false } = {},
   ): Promise<ImportReport> {
     this.#checkOpen();
     await this.#ensureHistory();
@@ -774,7 +777,7 @@ export class Repository {
         const place = this.#chains.place(decoded);
         if (place === "duplicate") duplicates++;
         else {
-          this.#applyBlock(decoded, this.#verifier.check(decoded, false), place);
+          this.#applyBlock(decoded, this.#verifier.check(decoded, false, !accepted), place);
           this.#store(decoded, origin, frame);
           applied++;
           commits += decoded.block.commits.length;

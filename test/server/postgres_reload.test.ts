@@ -182,3 +182,27 @@ test("postgres cache: a stored payload that is not a block is E_IO, not its deco
   later.push(new Uint8Array([0x92, 0xc1]));
   await assert.rejects(repository.refresh(), isUnreadable);
 });
+
+test("postgres cache: blocks another server placed are taken whatever their stamps say of this server's clock (servers' clocks differ)", async () => {
+  // Written, and placed by another server, while the clocks there ran ten minutes ahead of
+  // this one: past what a push to this server may be (hlc.ts), but accepted there. (A clock
+  // takes Date.now when its database opens.)
+  const realNow = Date.now;
+  Date.now = () => realNow() + 10 * 60_000;
+  let session: TestSession;
+  try {
+    session = await newSession();
+  } finally {
+    Date.now = realNow;
+  }
+  const ahead = await blocksOf(session, REPO, 2);
+  const rows: Uint8Array[] = [];
+  const repository = await opened(fakePool(rows, session).pool);
+  rows.push(...ahead);
+  await repository.refresh(); // refused before: E_IO, a stored block "fails verification"
+  assert.equal(repository.head(), 2);
+  assert.deepEqual(
+    asArrays((await repository.readAfter(0, 1 << 20)).map((block) => block.bytes)),
+    asArrays(ahead),
+  );
+});

@@ -40,6 +40,14 @@ import {
 const READ_PAGE = 1_000;
 /** Rows per INSERT (six parameters each; PostgreSQL takes at most 65535). */
 const INSERT_ROWS = 1_000;
+/**
+ * The most block bytes one transaction places (its first push whatever its size): the rest of
+ * the queue waits for the next. Blocks are verified while the repository's row is locked and the
+ * session is idle for PostgreSQL, about 0.2 ms per small block: a queue that grew without bound
+ * (clients' push windows piled up behind one slow transaction) took past the 30 s
+ * IDLE_IN_TRANSACTION_MS, so its every attempt was ended, and no push of it could ever commit.
+ */
+export const MAX_BATCH_BYTES = 4 << 20;
 
 /** The cache of one repository: a verifying in-memory Cairn repository and the index. */
 interface Cache {
@@ -79,6 +87,9 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
   /** Loads, catch-ups and transactions run one at a time. */
   #exclusive: Promise<unknown> = Promise.resolve();
   #queue: QueuedApply[] = [];
+  /** A turn to place what is queued is taken (see apply). */
+  #placing = false;
+  readonly #maxBatchBytes: number;
   #refreshing = false;
   readonly #elsewhere = new Set<(result: ApplyResult) => void>();
 
@@ -88,6 +99,7 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     pool: PostgresPool,
     suite: CryptoSuite,
     onClose: () => void,
+    maxBatchBytes = MAX_BATCH_BYTES,
   ) {
     super();
     this.path = path;
@@ -95,6 +107,7 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     this.#pool = pool;
     this.#suite = suite;
     this.#onClose = onClose;
+    this.#maxBatchBytes = maxBatchBytes;
   }
 
   /**
@@ -155,20 +168,35 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
   apply(blocks: readonly AuthorizedBlock[]): Promise<ApplyResult> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ blocks, resolve, reject });
-      if (this.#queue.length === 1) {
-        // Everything queued until this turn comes is placed in one transaction.
-        this.#run(async () => {
-          const batch = this.#queue;
-          this.#queue = [];
-          try {
-            const results = await retrying(() => this.#place(batch));
-            batch.forEach((entry, i) => entry.resolve(results[i]));
-          } catch (err) {
-            for (const entry of batch) entry.reject(err);
-          }
-        });
+      if (!this.#placing) {
+        this.#placing = true;
+        this.#run(() => this.#placeQueued());
       }
     });
+  }
+
+  /**
+   * Places what is queued when this turn comes, up to MAX_BATCH_BYTES, in one transaction; what
+   * is left takes the next turn.
+   */
+  async #placeQueued(): Promise<void> {
+    let bytes = 0;
+    let taken = 0;
+    for (const { blocks } of this.#queue) {
+      const size = blocks.reduce((sum, block) => sum + block.bytes.length, 0);
+      if (taken > 0 && bytes + size > this.#maxBatchBytes) break;
+      bytes += size;
+      taken++;
+    }
+    const batch = this.#queue.splice(0, taken);
+    if (this.#queue.length > 0) this.#run(() => this.#placeQueued());
+    else this.#placing = false;
+    try {
+      const results = await retrying(() => this.#place(batch));
+      batch.forEach((entry, i) => entry.resolve(results[i]));
+    } catch (err) {
+      for (const entry of batch) entry.reject(err);
+    }
   }
 
   #run<T>(step: () => Promise<T>): Promise<T> {
@@ -290,7 +318,7 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
           }
           blocks.push(block);
         }
-        this.#refuseRejected(await this.#import(this.#cache!, blocks));
+        this.#refuseRejected(await this.#import(this.#cache!, blocks, true));
       }
     } catch (err) {
       this.#stale = true;
@@ -324,7 +352,7 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
         blocks.push(await this.#decodeStored(new Uint8Array(row.payload as Uint8Array)));
       }
       try {
-        this.#refuseRejected(await this.#import(cache, blocks));
+        this.#refuseRejected(await this.#import(cache, blocks, true));
       } catch (err) {
         this.#stale = true;
         throw err;
@@ -368,7 +396,13 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     for (const listener of this.#elsewhere) listener(result);
   }
 
-  async #import(cache: Cache, blocks: readonly AuthorizedBlock[]) {
+  /**
+   * `accepted`: blocks PostgreSQL holds, placed (and checked) by a server; otherwise a push's,
+   * checked in full. Rows are not asked about the clock again: servers' clocks differ a little,
+   * and one behind another refused what the other had placed (E_IO at its next push, and its
+   * subscribers not told of the block).
+   */
+  async #import(cache: Cache, blocks: readonly AuthorizedBlock[], accepted: boolean) {
     for (const { publicKey } of blocks) {
       const key = toBase64Url(publicKey);
       if (cache.trusted.has(key)) continue;
@@ -377,6 +411,8 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     }
     return await cache.repository.importBlocks(
       blocks.map((block) => new DecodedBlock(block.bytes, block.sealed)),
+      undefined,
+      { accepted },
     );
   }
 
@@ -393,7 +429,9 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
       await this.#lockRepository(client);
       await this.#catchUp(client); // committed by other servers: told at once
       const all = batch.flatMap((entry) => entry.blocks);
-      const report = all.length > 0 ? await this.#import(this.#cache!, all) : { rejected: [] };
+      const report = all.length > 0
+        ? await this.#import(this.#cache!, all, false)
+        : { rejected: [] };
       // From here the cache's Cairn repository holds blocks PostgreSQL has not committed.
       this.#stale = true;
       const refused = new Map(report.rejected.map(({ index, error }) => [index, error]));
