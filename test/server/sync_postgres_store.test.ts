@@ -213,6 +213,33 @@ test("postgres store: a repository whose rows do not add up is refused alone (de
   });
 });
 
+test("postgres store: a head moved backwards under a running server (a restore) refuses pushes and subscribes with E_IO instead of leaving a gap", async () => {
+  await withPostgresServers(async ({ cluster, server }) => {
+    const repo = "/data/restored";
+    const { url } = await server();
+    const writer = await RawClient.connect(url);
+    const blocks = await blocksOf(writer.session, repo, 4);
+    await pushBlocks(writer, repo, blocks.slice(0, 3));
+    // Restored to a point before the last two blocks, the server left running.
+    await query(cluster.url, "DELETE FROM cairn_blocks WHERE repository = $1 AND position > 1", [
+      repo,
+    ]);
+    await query(cluster.url, "UPDATE cairn_repositories SET head = 1 WHERE path = $1", [repo]);
+    const [ack] = await pushBlocks(writer, repo, blocks.slice(3));
+    assert.equal(ack.applied, 0);
+    assert.equal(ack.rejected[0]?.code, "E_IO");
+    assert.match(ack.rejected[0].message, /restored/);
+    // Before, block 4 was placed at position 4 over a head of 1: a gap no server could load.
+    assert.deepEqual(await countRows(cluster.url, repo), { blocks: 1, head: 1 });
+    const reader = await RawClient.connect(url);
+    reader.send({ type: "subscribe", repo, cursor: null, versionVector: null });
+    const denied = await reader.next("denied");
+    assert.equal(denied.code, "E_IO");
+    await reader.close();
+    await writer.close();
+  });
+});
+
 async function query(url: string, text: string, values: unknown[] = []) {
   const { default: pg } = await import("pg");
   const client = new pg.Client({ connectionString: url });

@@ -151,7 +151,9 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     const { rows } = await retrying(() =>
       this.#pool.query("SELECT head FROM cairn_repositories WHERE path = $1", [this.path])
     );
-    if (Number(rows[0]?.head ?? 0) <= this.head()) return;
+    const head = Number(rows[0]?.head ?? 0);
+    this.#checkNotBehind(head);
+    if (head <= this.head()) return;
     await this.#run(() => retrying(() => this.#catchUp(this.#pool)));
   }
 
@@ -471,9 +473,27 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
       "INSERT INTO cairn_repositories VALUES ($1, 0) ON CONFLICT (path) DO NOTHING",
       [this.path],
     );
-    await client.query("SELECT head FROM cairn_repositories WHERE path = $1 FOR UPDATE", [
-      this.path,
-    ]);
+    const { rows } = await client.query(
+      "SELECT head FROM cairn_repositories WHERE path = $1 FOR UPDATE",
+      [this.path],
+    );
+    this.#checkNotBehind(Number(rows[0]?.head ?? 0));
+  }
+
+  /**
+   * E_IO when PostgreSQL's head is behind what this server has read (a restore to an earlier
+   * point, a failover to a replica that lacked the last commits, under running servers): its
+   * positions would be given again to other blocks, and the next push would leave a gap that
+   * servers started later refuse. Refused until the servers are restarted with a new epoch
+   * (docs/deploy.md), rather than serving positions that no longer hold what they held.
+   */
+  #checkNotBehind(head: number): void {
+    if (head >= this.head()) return;
+    throw new CairnError(
+      "E_IO",
+      `PostgreSQL holds ${this.path} up to position ${head}, behind the ${this.head()} this ` +
+        "server read: was the database restored? Restart the servers with a new epoch",
+    );
   }
 
   async #insert(
