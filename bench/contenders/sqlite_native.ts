@@ -55,6 +55,14 @@ function wrapStatement(statement: StatementSync): SqlStatement {
     run: (...params: SqlValue[]) => void statement.run(...params),
     get: (...params: SqlValue[]) => statement.get(...params) as never,
     all: (...params: SqlValue[]) => statement.all(...params) as SqlRow[],
+    values(...params: SqlValue[]) {
+      statement.setReturnArrays(true);
+      try {
+        return statement.all(...params) as unknown as SqlValue[][];
+      } finally {
+        statement.setReturnArrays(false);
+      }
+    },
     each(params, fn) {
       for (const row of statement.iterate(...params)) fn(row as never);
     },

@@ -108,6 +108,13 @@ function wrapStatement(statement: Oo1Stmt): SqlStatement {
       this.each(params, (row) => rows.push(row));
       return rows;
     },
+    values(...params) {
+      const rows: SqlValue[][] = [];
+      bind(params);
+      while (statement.step()) rows.push(statement.get([]) as SqlValue[]);
+      statement.reset();
+      return rows;
+    },
     each(params, fn) {
       bind(params);
       while (statement.step()) fn(statement.get({}) as SqlRow);

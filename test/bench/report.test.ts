@@ -41,8 +41,8 @@ const RUN = envelope([
     reason: "in-memory database: there is nothing to reopen",
   }),
   // A cached result against a query run again: in the table, out of the charts.
-  row("W13.v2", "100k → 10k", "cairn", around(0.033)),
-  row("W13.v2", "100k → 10k", "sqlite-wal", around(60_745)),
+  row("W13.v3", "100k → 10k", "cairn", around(0.033)),
+  row("W13.v3", "100k → 10k", "sqlite-wal", around(60_745)),
   // Memory that did not grow is no figure.
   row("M01.v4", "100k items · every value read · RSS", "cairn", around(105)),
   row("M01.v4", "100k items · every value read · RSS", "sqlite-wal", [0.37, -813, 0.41]),
@@ -113,9 +113,9 @@ test("rows comparing different work stay in the tables, labelled, and out of cha
   const summary = summaryChart(rt, ["cairn"])!;
   assert.ok(!summary.includes(">Queries<"), "nor a queries summary");
   assert.match(summary, /Left out: W13 \(Cairn's cached live result/);
-  const lines = tableLines(RUN.runtimes.deno!).filter((l) => l.workload === "W13.v2");
+  const lines = tableLines(RUN.runtimes.deno!).filter((l) => l.workload === "W13.v3");
   const table = textTable(lines, INFO.contenders);
-  assert.match(table.rows[0][0], /^W13\.v2 Filter query, warm \(compares Cairn's cached/);
+  assert.match(table.rows[0][0], /^W13\.v3 Filter query, warm \(compares Cairn's cached/);
   assert.equal(table.rows[0][table.header.indexOf("Cairn vs SQL WAL")], "1/1,840,758 · faster");
 });
 
