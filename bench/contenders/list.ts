@@ -85,6 +85,17 @@ export const CONTENDERS: readonly ContenderInfo[] = [
       "performance setting: no fsync per commit, durable at checkpoints).",
   },
   {
+    id: "sqlite-wal-full",
+    short: "SQL WAL FULL",
+    label: "SQLite native, WAL + synchronous=FULL",
+    family: "sqlite",
+    runtimes: SERVER,
+    requires: [],
+    description: "node:sqlite on a file; journal_mode=WAL, synchronous=FULL (an fsync of the WAL " +
+      "at every commit, as Cairn durable's flush waits for one): the profile Cairn durable is " +
+      "compared with.",
+  },
+  {
     id: "sqlite-off",
     short: "SQL OFF",
     label: "SQLite native, synchronous=OFF",
@@ -113,6 +124,17 @@ export const CONTENDERS: readonly ContenderInfo[] = [
       'flags "c", PRAGMA locking_mode=EXCLUSIVE, journal_mode=WAL, synchronous=NORMAL (as the ' +
       "Deno and Node baseline; the defaults until 2026-11-27, a rollback journal synced at every " +
       "commit). The page sends one message per workload; the worker times it.",
+  },
+  {
+    id: "sqlite-wasm-opfs-full",
+    short: "OPFS FULL",
+    label: "SQLite WASM on OPFS, WAL + synchronous=FULL",
+    family: "sqlite",
+    runtimes: ["browser"],
+    requires: [],
+    description: "As `sqlite-wasm-opfs`, with synchronous=FULL: the WAL is synced at every " +
+      "commit, as Cairn durable's flush waits for its OPFS flush; the profile Cairn durable is " +
+      "compared with in Chromium.",
   },
   {
     id: "yjs",
@@ -156,6 +178,24 @@ export const BASELINE: Record<RuntimeName, string> = {
   node: "sqlite-wal",
   browser: "sqlite-wasm-opfs",
 };
+
+/**
+ * Cairn contenders compared with another SQLite profile than their runtime's BASELINE: the one
+ * that waits for the disk as they do. Where a row has no figure of it (runs before 2026-11-29),
+ * they are compared with the BASELINE.
+ */
+export const OWN_BASELINE: Readonly<Record<string, Partial<Record<RuntimeName, string>>>> = {
+  "cairn-durable": {
+    deno: "sqlite-wal-full",
+    node: "sqlite-wal-full",
+    browser: "sqlite-wasm-opfs-full",
+  },
+};
+
+/** The SQLite profile `contender`'s rows on `runtime` are compared with. */
+export function baselineOf(contender: string, runtime: RuntimeName): string {
+  return OWN_BASELINE[contender]?.[runtime] ?? BASELINE[runtime];
+}
 
 export function contenderInfo(id: string): ContenderInfo {
   const info = CONTENDERS.find((c) => c.id === id);

@@ -1,5 +1,5 @@
 /**
- * SQLite native through node:sqlite (Deno 2 and Node 24 both ship it), in three pragma profiles,
+ * SQLite native through node:sqlite (Deno 2 and Node 24 both ship it), in four pragma profiles,
  * each on database files in its own temp dir.
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
@@ -10,6 +10,7 @@ import type { SqlDatabase, SqlEngine, SqlRow, SqlStatement, SqlValue } from "../
 const PROFILES: Record<string, string> = {
   "sqlite-full": "PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL;",
   "sqlite-wal": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+  "sqlite-wal-full": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
   "sqlite-off": "PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF;",
 };
 

@@ -39,29 +39,54 @@ export async function wasmMemoryEngine(): Promise<SqlEngine> {
 const OPFS_PRAGMAS =
   "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;";
 
+/**
+ * The OPFS profiles, by contender id: the baseline, and WAL synced at every commit (as
+ * sqlite-wal-full on Deno and Node), which Cairn durable is compared with.
+ */
+export const OPFS_PROFILES: Record<string, string> = {
+  "sqlite-wasm-opfs": OPFS_PRAGMAS,
+  "sqlite-wasm-opfs-full":
+    "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+};
+
 /** The bench worker's pool of OPFS files, emptied when the worker starts. */
 export const BENCH_POOL = "cairn-bench";
+
+type PoolUtil = Awaited<ReturnType<Sqlite3["installOpfsSAHPoolVfs"]>>;
+
+/** The pools this worker has installed: once each, whichever profile asks first. */
+const pools = new Map<string, Promise<PoolUtil>>();
 
 /**
  * Databases on OPFS through the opfs-sahpool VFS (worker only), in the pool `pool`: the bench
  * worker's own, emptied first, or one kept from an earlier worker (Chromium's W01/W02 start a
- * worker per sample on a pool prepared before the clock).
+ * worker per sample on a pool prepared before the clock); with the pragmas of the profile `id`.
  */
-export async function wasmOpfsEngine(pool = BENCH_POOL): Promise<SqlEngine & { stop(): void }> {
+export async function wasmOpfsEngine(
+  pool = BENCH_POOL,
+  id = "sqlite-wasm-opfs",
+): Promise<SqlEngine & { stop(): void }> {
+  const pragmas = OPFS_PROFILES[id];
+  if (!pragmas) throw new Error(`no SQLite OPFS profile ${id}`);
   const sqlite3 = await loadSqliteWasm();
-  const vfs = await sqlite3.installOpfsSAHPoolVfs({
-    name: pool,
-    clearOnInit: pool === BENCH_POOL,
-    initialCapacity: 16,
-  });
+  let installing = pools.get(pool);
+  if (!installing) {
+    installing = sqlite3.installOpfsSAHPoolVfs({
+      name: pool,
+      clearOnInit: pool === BENCH_POOL,
+      initialCapacity: 16,
+    });
+    pools.set(pool, installing);
+  }
+  const vfs = await installing;
   const file = (name: string) => `/${name}.sqlite3`;
   return {
-    id: "sqlite-wasm-opfs",
+    id,
     persistent: true,
-    pragmas: OPFS_PRAGMAS,
+    pragmas,
     open(name) {
       const db = new sqlite3.oo1.DB({ filename: file(name), flags: "c", vfs: vfs.vfsName });
-      db.exec(OPFS_PRAGMAS);
+      db.exec(pragmas);
       return wrapDatabase(db);
     },
     remove(name) {

@@ -70,7 +70,7 @@ function rowBar(line: Line, contender: string): Bar {
   if (!c) {
     return { label, text: line.cells.get(contender)?.missing?.mark ?? "—", key: contender };
   }
-  const baseline = line.baselines[0];
+  const baseline = line.against.get(contender) ?? line.baselines[0];
   const cairn = line.cells.get(contender)!.summary!.median;
   const other = line.cells.get(baseline)!.summary!.median;
   return {

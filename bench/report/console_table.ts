@@ -49,14 +49,14 @@ export function renderRuntimeTable(runtime: RuntimeName, result: RuntimeResult):
     out.push([
       pad("workload", width),
       pad("unit", 6),
-      ...columns.contenders.map((c) => pad(contenderInfo(c).short, 11, true)),
+      ...columns.contenders.map((c) => pad(contenderInfo(c).short, 12, true)),
       ...columns.ratios.map((r) => pad(r.header, 20, true)),
     ].join(" "));
     for (const line of block) {
       out.push([
         pad(label(line), width),
         pad(line.unit, 6),
-        ...columns.contenders.map((c) => pad(cellText(line, c), 11, true)),
+        ...columns.contenders.map((c) => pad(cellText(line, c), 12, true)),
         ...columns.ratios.map((r) => pad(ratioCell(line, r), 20, true)),
       ].join(" "));
       if (line.differentWork && line.ratios.size > 0) {

@@ -3,11 +3,11 @@
  * setup, per runtime a summary chart and per family a chart with its table, latency and notes;
  * how cost grows with the database's size; then the fixed sections (markdown_prose.ts).
  */
-import { BASELINE, contenderInfo, CONTENDERS } from "../contenders/list.ts";
+import { BASELINE, contenderInfo, CONTENDERS, OWN_BASELINE } from "../contenders/list.ts";
 import type { Envelope, RuntimeResult } from "../lib/envelope.ts";
 import { mergeSources, type ReportSource } from "./merge.ts";
 import { belowStep, num } from "../lib/format.ts";
-import { type RuntimeName, RUNTIMES } from "../lib/types.ts";
+import { type RuntimeInfo, type RuntimeName, RUNTIMES } from "../lib/types.ts";
 import {
   familyChart,
   leftOutText,
@@ -305,11 +305,45 @@ function setupSection(envelope: Envelope, sources: readonly ReportSource[]): str
     "",
     `Cairn rows are compared with one SQLite profile per runtime: ${
       RUNTIMES.map((r) => `${RUNTIME_TITLE[r]} → \`${BASELINE[r]}\``).join(", ")
-    }. The other profiles are in the tables for reading side by side. The text rows compare ` +
-      "Cairn (signed and trusted) with Yjs, then Automerge, in the same process.",
+    }; ${ownBaselines()}. The other profiles are in the tables for reading side by side. The ` +
+      "text rows compare Cairn (signed and trusted) with Yjs, then Automerge, in the same process.",
     "",
   );
   return out;
+}
+
+/**
+ * "Cairn durable against `sqlite-wal-full` on Deno and Node (…)": the contenders that have a
+ * baseline of their own.
+ */
+function ownBaselines(): string {
+  return Object.entries(OWN_BASELINE).map(([contender, own]) => {
+    const byProfile = new Map<string, string[]>();
+    for (const [runtime, profile] of Object.entries(own)) {
+      byProfile.set(profile, [
+        ...(byProfile.get(profile) ?? []),
+        RUNTIME_TITLE[runtime as RuntimeName],
+      ]);
+    }
+    const where = [...byProfile].map(([p, rts]) => `\`${p}\` on ${rts.join(" and ")}`);
+    return `${contenderInfo(contender).label} against ${where.join(", ")} instead, the ` +
+      "profile that waits for the disk at each commit as it does (runs that lack that profile: " +
+      "against the runtime's)";
+  }).join("; ");
+}
+
+/** ", Cairn durable's that of SQL WAL FULL": the own baselines this runtime's run has. */
+function ownRatios(info: RuntimeInfo): string {
+  return Object.entries(OWN_BASELINE).flatMap(([contender, own]) => {
+    const profile = own[info.runtime];
+    return profile && info.contenders.includes(profile) && info.contenders.includes(contender)
+      ? [
+        `, ${contenderInfo(contender).label}'s that of **${contenderInfo(profile).label}** (${
+          contenderInfo(profile).short
+        })`,
+      ]
+      : [];
+  }).join("");
 }
 
 function markdownTable(lines: readonly Line[], contenders: readonly string[]) {
@@ -339,8 +373,8 @@ function runtimeSection(
     "",
     `Medians (± robust CV) in each row's unit; ratios: Cairn's time ÷ that of **${
       contenderInfo(info.baseline).label
-    }** (${base}). "n/a yet #N": the row needs that issue; "n/a": no figure, the notes below ` +
-    "say why.",
+    }** (${base})${ownRatios(info)}. "n/a yet #N": the row needs that issue; "n/a": no ` +
+    "figure, the notes below say why.",
     "",
   ];
   if (result.problem) out.push(`> This runtime did not finish: ${result.problem}`, "");

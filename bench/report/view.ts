@@ -5,7 +5,7 @@
  * table, the page, the charts and docs/benchmarks.md all render from this, so a cell reads the
  * same everywhere: a figure, or a mark with the reason it has none.
  */
-import { contenderInfo } from "../contenders/list.ts";
+import { contenderInfo, OWN_BASELINE } from "../contenders/list.ts";
 import { WORKLOADS } from "../workloads/index.ts";
 import type { RuntimeResult } from "../lib/envelope.ts";
 import { num } from "../lib/format.ts";
@@ -55,8 +55,13 @@ export interface Line {
    * The first is the one charts draw.
    */
   baselines: readonly string[];
-  /** Cairn contender id → its comparison with the first baseline (when both have a figure). */
+  /**
+   * Cairn contender id → its comparison with its own baseline (when both have a figure): the
+   * first, or the one OWN_BASELINE names for it (see `against`).
+   */
   ratios: Map<string, Comparison>;
+  /** Cairn contender id → the baseline its entry in `ratios` is against. */
+  against: Map<string, string>;
   /** Baseline → Cairn contender → comparison, for every baseline. */
   versus: Map<string, Map<string, Comparison>>;
   targets: TargetCheck[];
@@ -94,6 +99,16 @@ export function familyTitle(family: LineFamily): string {
 
 export function tableLines(result: RuntimeResult): Line[] {
   const baseline = result.info?.baseline;
+  const runtime = result.info?.runtime;
+  /** The runtime's baseline, then the profiles some Cairn contenders are compared with. */
+  const sqlBaselines = baseline
+    ? [
+      baseline,
+      ...new Set(
+        Object.values(OWN_BASELINE).flatMap((own) => (runtime && own[runtime]) || []),
+      ),
+    ].filter((b, i, all) => all.indexOf(b) === i)
+    : [];
   const lines = new Map<string, Line>();
   for (const row of result.rows) {
     const id = `${row.workload}|${row.variant}`;
@@ -110,12 +125,9 @@ export function tableLines(result: RuntimeResult): Line[] {
         comparable: workload?.comparable !== false,
         differentWork: workload?.differentWork,
         cells: new Map(),
-        baselines: workload && isTextWorkload(workload)
-          ? workload.baselines
-          : baseline
-          ? [baseline]
-          : [],
+        baselines: workload && isTextWorkload(workload) ? workload.baselines : sqlBaselines,
         ratios: new Map(),
+        against: new Map(),
         versus: new Map(),
         targets: [],
       };
@@ -125,18 +137,32 @@ export function tableLines(result: RuntimeResult): Line[] {
   }
   for (const line of lines.values()) {
     if (!line.comparable) continue;
+    const sql = line.baselines === sqlBaselines;
+    /**
+     * Whom a Cairn contender is compared with: on SQLite rows, its own baseline where this line
+     * has a figure of it, otherwise the runtime's; on text rows, every baseline.
+     */
+    const whom = (contender: string): string | undefined => {
+      if (!sql || !runtime) return undefined;
+      const own = OWN_BASELINE[contender]?.[runtime];
+      return own && line.cells.get(own)?.summary ? own : line.baselines[0];
+    };
     for (const baseline of line.baselines) {
       const base = line.cells.get(baseline)?.summary;
       if (!base) continue;
       const ratios = new Map<string, Comparison>();
       for (const [contender, cell] of line.cells) {
-        if (cell.summary && contenderInfo(contender).family === "cairn") {
-          ratios.set(contender, compare(cell.summary, base, line.better));
+        if (!cell.summary || contenderInfo(contender).family !== "cairn") continue;
+        const against = whom(contender);
+        if (against !== undefined && against !== baseline) continue;
+        ratios.set(contender, compare(cell.summary, base, line.better));
+        if (against === baseline || baseline === line.baselines[0]) {
+          line.against.set(contender, baseline);
+          line.ratios.set(contender, ratios.get(contender)!);
         }
       }
-      line.versus.set(baseline, ratios);
+      if (ratios.size > 0) line.versus.set(baseline, ratios);
     }
-    line.ratios = line.versus.get(line.baselines[0]) ?? new Map();
   }
   for (const line of lines.values()) {
     const workload = WORKLOADS.find((w) => w.id === line.workload);

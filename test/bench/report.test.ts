@@ -304,3 +304,32 @@ test("each runtime is reported from the newest run that finished it, and the pag
   const cut = chooseSources([runs[1]]);
   assert.match(buildReport(cut).markdown, /did not finish: stopped by hand/);
 });
+
+test("Cairn durable is compared with SQLite WAL + FULL where the run has it, else the baseline", () => {
+  const w04 = (contender: string, us: number) =>
+    row("W04.v1", "one at a time", contender, around(us));
+  const contenders = ["cairn", "cairn-durable", "sqlite-wal", "sqlite-wal-full"];
+  const withFull = {
+    ...envelope([
+      w04("cairn", 50),
+      w04("cairn-durable", 400),
+      w04("sqlite-wal", 20),
+      w04("sqlite-wal-full", 800),
+    ]),
+  };
+  withFull.runtimes.deno = { ...withFull.runtimes.deno!, info: { ...INFO, contenders } };
+  const [line] = tableLines(withFull.runtimes.deno!);
+  const table = textTable([line], contenders);
+  assert.equal(table.rows[0][table.header.indexOf("Cairn vs SQL WAL")], "2.5× · slower");
+  assert.equal(table.rows[0][table.header.indexOf("durable vs SQL WAL FULL")], "1/2.0 · faster");
+  assert.equal(table.header.indexOf("durable vs SQL WAL"), -1);
+  assert.equal(line.against.get("cairn-durable"), "sqlite-wal-full");
+  assert.match(reportOf(withFull).markdown, /Cairn durable's that of \*\*SQLite native, WAL \+/);
+
+  // An older run without the profile: durable against the runtime's baseline, as before.
+  const [old] = tableLines(
+    envelope([w04("cairn-durable", 400), w04("sqlite-wal", 20)]).runtimes.deno!,
+  );
+  assert.equal(old.against.get("cairn-durable"), "sqlite-wal");
+  assert.equal(textTable([old], contenders).header.at(-1), "durable vs SQL WAL");
+});

@@ -95,15 +95,15 @@ export function pagePlatform(worker: SqliteWorker, wasmVersion: string): Platfor
     }),
     // Redrawing the charts after a row happens here, between cells, not inside the next one.
     settle: drawn,
-    runSqlite: (_contender, workload, variant, plan, progress) =>
+    runSqlite: (contender, workload, variant, plan, progress) =>
       workload.sqliteInPage
         ? runSide(
           workload.sqliteInPage,
-          { startWorker: startSqliteWorker },
+          { startWorker: () => startSqliteWorker(contender) },
           variant,
           plan,
           progress,
         )
-        : worker.run(workload.id, variant, plan, progress),
+        : worker.run(contender, workload.id, variant, plan, progress),
   };
 }

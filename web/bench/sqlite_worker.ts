@@ -14,7 +14,20 @@ import {
 import { sqlWorkloadById } from "../../bench/workloads/versus_sqlite.ts";
 import type { WorkerReply, WorkerRequest } from "./worker_client.ts";
 
-let engine: Promise<SqlEngine & { stop(): void }> | undefined;
+/** The pool `init` named (by default the bench's), and the profile its `open`s use. */
+let pool: string | undefined;
+let profile: string | undefined;
+/** An engine per SQLite contender (pragma profile), all on the one pool. */
+const engines = new Map<string, Promise<SqlEngine & { stop(): void }>>();
+
+function engineFor(contender = "sqlite-wasm-opfs"): Promise<SqlEngine & { stop(): void }> {
+  let engine = engines.get(contender);
+  if (!engine) {
+    engine = wasmOpfsEngine(pool, contender);
+    engines.set(contender, engine);
+  }
+  return engine;
+}
 /** The database a page's `open` request left open (Chromium's W01/W02), closed by `stop`. */
 let opened: SqlDatabase | undefined;
 
@@ -28,7 +41,11 @@ self.onmessage = async ({ data }: MessageEvent<WorkerRequest>) => {
       reply({ id: data.id, type: "ready", version: await wasmSqliteVersion() });
       return;
     }
-    engine ??= wasmOpfsEngine(data.type === "init" ? data.pool : undefined);
+    if (data.type === "init") {
+      pool = data.pool;
+      profile = data.contender;
+    }
+    const engine = engineFor(data.type === "run" ? data.contender : profile);
     const ctx: SqlCtx = { engine: await engine, rssBytes: () => undefined, gc() {} };
     switch (data.type) {
       case "init":

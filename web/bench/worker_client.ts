@@ -8,8 +8,8 @@ import type { OpenSteps, WorkerSqlite } from "../../bench/lib/sql.ts";
 
 export type WorkerRequest =
   | { id: number; type: "load" }
-  | { id: number; type: "init"; pool?: string }
-  | { id: number; type: "run"; workload: string; variant: Variant; plan: Plan }
+  | { id: number; type: "init"; pool?: string; contender?: string }
+  | { id: number; type: "run"; contender: string; workload: string; variant: Variant; plan: Plan }
   | { id: number; type: "open"; name: string; steps: OpenSteps }
   | { id: number; type: "stop"; remove?: string };
 
@@ -43,10 +43,11 @@ export class SqliteWorker {
 
   /**
    * Loads SQLite WASM and installs the opfs-sahpool VFS on the pool `pool` (by default the
-   * bench's, emptied); resolves with SQLite's version.
+   * bench's, emptied), its `open`s with the pragmas of the profile `contender` (by default
+   * sqlite-wasm-opfs); resolves with SQLite's version.
    */
-  async init(pool?: string): Promise<string> {
-    const reply = await this.#send({ id: this.#nextId++, type: "init", pool });
+  async init(pool?: string, contender?: string): Promise<string> {
+    const reply = await this.#send({ id: this.#nextId++, type: "init", pool, contender });
     if (reply.type !== "ready") throw failure(reply);
     return reply.version;
   }
@@ -74,9 +75,9 @@ export class SqliteWorker {
     this.#worker.terminate();
   }
 
-  async run(workload: string, variant: Variant, plan: Plan, progress: Progress) {
+  async run(contender: string, workload: string, variant: Variant, plan: Plan, progress: Progress) {
     const reply = await this.#send(
-      { id: this.#nextId++, type: "run", workload, variant, plan },
+      { id: this.#nextId++, type: "run", contender, workload, variant, plan },
       progress,
     );
     if (reply.type !== "result") throw failure(reply);
@@ -91,12 +92,15 @@ export class SqliteWorker {
   }
 }
 
-/** A new SQLite worker with its WASM loaded, for one sample of Chromium's W01/W02. */
-export async function startSqliteWorker(): Promise<WorkerSqlite> {
+/**
+ * A new SQLite worker with its WASM loaded, for one sample of Chromium's W01/W02, opening with
+ * the pragmas of the profile `contender`.
+ */
+export async function startSqliteWorker(contender: string): Promise<WorkerSqlite> {
   const worker = new SqliteWorker();
   await worker.load();
   return {
-    install: async (pool) => void await worker.init(pool),
+    install: async (pool) => void await worker.init(pool, contender),
     open: (name, steps) => worker.open(name, steps),
     stop: (remove) => worker.stop(remove),
   };
