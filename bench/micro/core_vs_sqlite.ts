@@ -11,9 +11,12 @@
  *
  * What is timed:
  * - create: N creates then `await flush()` (sealing, encoding and signing included), per create;
- *   SQLite: N autocommit INSERTs (each its own transaction), per insert.
+ *   SQLite: `BEGIN`, N INSERTs, `COMMIT`, per insert. Both commit the N writes as one unit: the
+ *   flush groups Cairn's creates into one block (until 2026-11-29 SQLite's side made each INSERT
+ *   its own transaction, N commits against Cairn's one).
  * - read: `repo.get(key).get("title")`; SQLite: `SELECT title FROM items WHERE id = ?`.
- * - update: N `item.set("count", …)` then `await flush()`, per update; SQLite: autocommit UPDATE.
+ * - update: N `item.set("count", …)` then `await flush()`, per update; SQLite: `BEGIN`, N
+ *   UPDATEs, `COMMIT` (until 2026-11-29: N autocommit UPDATEs).
  * - write 100k: 100k creates + flush; SQLite: one transaction of 100k INSERTs.
  */
 import { DatabaseSync } from "node:sqlite";
@@ -99,7 +102,9 @@ await measure("create", "µs/op", PLAN.create, async () => {
 }, () => {
   const db = sqlite();
   const start = performance.now();
+  db.exec("BEGIN");
   insertRows(db, 0, OPS);
+  db.exec("COMMIT");
   const us = ((performance.now() - start) * 1000) / OPS;
   db.close();
   return us;
@@ -150,7 +155,9 @@ await measure("create", "µs/op", PLAN.create, async () => {
   }, () => {
     round++;
     const start = performance.now();
+    db.exec("BEGIN");
     for (let i = 0; i < OPS; i++) update.run(i + round, `k${i}`);
+    db.exec("COMMIT");
     return ((performance.now() - start) * 1000) / OPS;
   });
   db.close();
