@@ -32,6 +32,11 @@ export interface Variant {
   items: number;
   /** Operations per sample (per-operation rows report the sample time divided by this). */
   ops?: number;
+  /**
+   * As a workload's `differentWork`, for this size alone: what its ratio compares when the two
+   * sides do different work there (the row is labelled, and kept out of charts and summaries).
+   */
+  differentWork?: string;
   /** Workload-specific numbers: results wanted, items changed, … */
   [key: string]: number | string | undefined;
 }

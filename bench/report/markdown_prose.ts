@@ -90,6 +90,10 @@ export function workloadSection(): string[] {
       ...(w.differentWork
         ? [`- **Kept out of charts and summaries:** the ratio compares ${w.differentWork}.`]
         : []),
+      ...w.variants(false).filter((v) => v.differentWork).map((v) =>
+        `- **Kept out of charts and summaries:** "${v.label}", whose ratio compares ` +
+        `${v.differentWork}.`
+      ),
       ...(w.zeroSample ? [`- **A sample of 0 or less shows n/a:** ${w.zeroSample}.`] : []),
       "",
     );

@@ -17,6 +17,7 @@ import {
   type RuntimeName,
   type Target,
   type Unit,
+  type Variant,
   type Workload,
 } from "../lib/types.ts";
 import { ratioText, timeRatio } from "./ratio.ts";
@@ -123,7 +124,7 @@ export function tableLines(result: RuntimeResult): Line[] {
         better: row.better,
         family: workload?.family ?? "other",
         comparable: workload?.comparable !== false,
-        differentWork: workload?.differentWork,
+        differentWork: variantOf(workload, row.variant)?.differentWork ?? workload?.differentWork,
         cells: new Map(),
         baselines: workload && isTextWorkload(workload) ? workload.baselines : sqlBaselines,
         ratios: new Map(),
@@ -215,6 +216,15 @@ export function targetVerdict(check: TargetCheck): string {
 /** "Cairn ≤ 3× Yjs: met (2.1×)", "trusted ≤ 100 ms: not measured". */
 export function targetText(check: TargetCheck): string {
   return `${check.goal}: ${targetVerdict(check)}`;
+}
+
+/** The size of `workload` labelled `label`, in a full run or a quick one. */
+function variantOf(
+  workload: Workload<unknown, unknown> | undefined,
+  label: string,
+): Variant | undefined {
+  if (!workload || isTextWorkload(workload)) return undefined;
+  return [...workload.variants(false), ...workload.variants(true)].find((v) => v.label === label);
 }
 
 /** Whether a line compares Cairn with SQLite (the overview and the summaries are about that). */

@@ -77,10 +77,21 @@ function sqlDone(state: SqlFilled): void {
   state.ctx.engine.remove(state.name);
 }
 
-/** "100k items", and "100k items + close": the same writes with the close in the clock. */
+/**
+ * "100k items", and "100k items + close": the same writes with the close in the clock. Without
+ * the close the two sides differ (see the fairness note), so that row says so and stays out of
+ * the summaries; "+ close" is the one they count.
+ */
 function writeVariants(quick: boolean): Variant[] {
   const [all] = allItems(quick);
-  return [all, { ...all, label: `${all.label} + close`, close: 1 }];
+  return [
+    {
+      ...all,
+      differentWork: "SQLite's WAL checkpoint and its fsyncs inside the clock against Cairn's " +
+        "checkpoint and fsyncs after it; the + close row counts both",
+    },
+    { ...all, label: `${all.label} + close`, close: 1 },
+  ];
 }
 
 export const writeAll: SqlBenchWorkload = {

@@ -1,7 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { countLabel } from "../../bench/lib/format.ts";
-import { familyChart, runtimeLinesOf, summaryChart } from "../../bench/report/charts.ts";
+import {
+  familyChart,
+  runtimeLinesOf,
+  summarized,
+  summaryChart,
+} from "../../bench/report/charts.ts";
 import { renderBundleSizes } from "../../bench/report/bundle_sizes.ts";
 import { renderRuntimeTable } from "../../bench/report/console_table.ts";
 import { buildReport } from "../../bench/report/markdown.ts";
@@ -24,8 +29,8 @@ function reportOf(run: Envelope) {
 const RUN = envelope([
   // W09 on Deno as reported in #21: Cairn 539 ms (noisy), SQLite 387 ms: a tie, but Cairn's
   // time is 1.39× SQLite's, never "0.72×".
-  row("W09.v1", "100k items", "cairn", [400, 450, 539, 650, 700]),
-  row("W09.v1", "100k items", "sqlite-wal", around(387)),
+  row("W09.v1", "100k items + close", "cairn", [400, 450, 539, 650, 700]),
+  row("W09.v1", "100k items + close", "sqlite-wal", around(387)),
   // Throughput: more ops/s is less time per operation.
   row("W19.v1", "100k items", "cairn", around(81_651)),
   row("W19.v1", "100k items", "sqlite-wal", around(63_337)),
@@ -332,4 +337,24 @@ test("Cairn durable is compared with SQLite WAL + FULL where the run has it, els
   );
   assert.equal(old.against.get("cairn-durable"), "sqlite-wal");
   assert.equal(textTable([old], contenders).header.at(-1), "durable vs SQL WAL");
+});
+
+test("W09 without the close says what differs and stays out of the summaries; + close counts", () => {
+  const w09 = (variant: string, contender: string, ms: number) =>
+    row("W09.v1", variant, contender, around(ms));
+  const run = envelope([
+    w09("100k items", "cairn", 400),
+    w09("100k items", "sqlite-wal", 320),
+    w09("100k items + close", "cairn", 420),
+    w09("100k items + close", "sqlite-wal", 300),
+  ]);
+  const [open, closed] = tableLines(run.runtimes.deno!);
+  assert.match(open.differentWork ?? "", /checkpoint/);
+  assert.equal(closed.differentWork, undefined);
+  assert.equal(summarized(open), false);
+  assert.equal(summarized(closed), true);
+  assert.match(
+    textTable([open], INFO.contenders).rows[0][0],
+    /^W09\.v1 Write all items \(compares SQLite's WAL/,
+  );
 });
