@@ -162,7 +162,8 @@ const S01: TextWorkload<TextCtx> = {
   },
   targets: [{ contender: "cairn", atMost: 5 }],
   context: "issue #16 targets p50 ≤ 5 ms and p99 ≤ 50 ms on loopback (the p99 is in the " +
-    "latency table); GoatDB reports 700–1,000 ms end to end (cited, not run).",
+    "latency table). No published end-to-end figure of another sync engine, with the " +
+    "conditions it was measured in, was found to set beside it.",
   text: side({
     async setup(ctx: TextCtx, variant: Variant): Promise<Latency> {
       const writes = variant.writes as number;
