@@ -192,6 +192,15 @@ export const OWN_BASELINE: Readonly<Record<string, Partial<Record<RuntimeName, s
   },
 };
 
+/**
+ * SQLite profiles of one driver on the same kind of file, which differ only in how commits reach
+ * the disk: on a row whose SQLite side only reads, they do the same work.
+ */
+export const SAME_READS: readonly (readonly string[])[] = [
+  ["sqlite-full", "sqlite-wal", "sqlite-wal-full", "sqlite-off"],
+  ["sqlite-wasm-opfs", "sqlite-wasm-opfs-full"],
+];
+
 /** The SQLite profile `contender`'s rows on `runtime` are compared with. */
 export function baselineOf(contender: string, runtime: RuntimeName): string {
   return OWN_BASELINE[contender]?.[runtime] ?? BASELINE[runtime];

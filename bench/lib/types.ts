@@ -127,6 +127,14 @@ interface WorkloadInfo {
    */
   differentWork?: string;
   /**
+   * Set when SQLite's profiles of one driver do the same work here and, sampled round by round,
+   * take the same time: the SQLite side reads every row in one statement and commits nothing.
+   * The report flags a row where their medians disagree (machine noise during a cell). Not set
+   * on rows of many small statements (point reads, count, queries): there the profiles differ
+   * even sampled round by round.
+   */
+  profilesAgree?: boolean;
+  /**
    * Set when a sample of 0 or less means the side measured nothing (memory that did not grow);
    * says why. Such a row shows n/a with this reason instead of a figure.
    */

@@ -7,7 +7,7 @@ import type { RuntimeResult } from "../lib/envelope.ts";
 import { belowStep, num } from "../lib/format.ts";
 import type { RuntimeName } from "../lib/types.ts";
 import { ratioCell, tableColumns } from "./table.ts";
-import { type Line, runtimeNotes, tableLines, targetText } from "./view.ts";
+import { type Line, profileSpreadText, runtimeNotes, tableLines, targetText } from "./view.ts";
 
 function pad(text: string, width: number, right = false): string {
   const cut = text.length > width ? `${text.slice(0, width - 1)}…` : text;
@@ -62,6 +62,8 @@ export function renderRuntimeTable(runtime: RuntimeName, result: RuntimeResult):
       if (line.differentWork && line.ratios.size > 0) {
         out.push(`    ↳ compares ${line.differentWork}`);
       }
+      const spread = profileSpreadText(line);
+      if (spread && line.ratios.size > 0) out.push(`    ↳ ${spread}`);
       if (line.targets.length > 0) {
         out.push(`    ↳ targets: ${line.targets.map(targetText).join("; ")}`);
       }

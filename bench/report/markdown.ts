@@ -88,6 +88,7 @@ export function buildReport(sources: readonly ReportSource[]): ReportFiles {
     "`--runtime=node` for Node, `--out=DIR` for .cpuprofile files); its timings are a profiled " +
     "process's, not the runner's.",
     "",
+    ...changesSection(sources),
     ...glanceSection(runtimes, charts),
     ...statusSection(envelope),
     ...bundleSection(envelope),
@@ -109,6 +110,36 @@ export function buildReport(sources: readonly ReportSource[]): ReportFiles {
     ...codeSection(),
   );
   return { markdown: md.join("\n"), charts };
+}
+
+/**
+ * Changes to what the bench measures, by date: a report whose runs are older than a change says
+ * which of its rows the change makes stale, until a full run measures them again.
+ */
+export const CHANGES: readonly { date: string; text: string }[] = [
+  {
+    date: "2026-11-29T12:00:00Z",
+    text: "SQLite's sides read many rows as arrays, not an object per row, and the query rows " +
+      "read each row's id, title and count as Cairn's side reads its results (W10, W11, W18: " +
+      "v3; W12–W15: v3; W16: v4; W20: v4); the cold filter rows return R results, not R + 1 " +
+      "(W12, W14, W20); X03a/X03b write each edit before the next, a block per edit (v2); new " +
+      "SQLite profiles that sync the WAL at every commit (`sqlite-wal-full`, " +
+      "`sqlite-wasm-opfs-full`), which Cairn durable's ratios are taken against. The rows of " +
+      "the older versions stay below under their old ids, under Other, out of the charts and " +
+      "summaries; the new versions have no figures until the next full run.",
+  },
+];
+
+function changesSection(sources: readonly ReportSource[]): string[] {
+  const oldest = sources.map(({ envelope }) => envelope.createdAt).sort()[0];
+  const later = CHANGES.filter((change) => oldest !== undefined && change.date > oldest);
+  if (later.length === 0) return [];
+  return [
+    "## Changes since these runs",
+    "",
+    ...later.map((change) => `- **${change.date.slice(0, 10)}:** ${change.text}`),
+    "",
+  ];
 }
 
 function glanceSection(runtimes: RuntimeLines[], charts: Record<string, string>): string[] {

@@ -5,7 +5,7 @@
 import { contenderInfo } from "../contenders/list.ts";
 import { num } from "../lib/format.ts";
 import { comparisonText } from "./ratio.ts";
-import { type Line, targetText } from "./view.ts";
+import { type Line, profileSpreadText, targetText } from "./view.ts";
 
 export interface TextTable {
   header: string[];
@@ -19,12 +19,17 @@ function cellText(line: Line, contender: string): string {
   return c.missing?.mark ?? "";
 }
 
-/** The workload, and what the ratio compares when the two sides do different work. */
+/**
+ * The workload, what the ratio compares when the two sides do different work, and a mark when
+ * SQLite profiles doing the same reads disagree.
+ */
 function workloadText(line: Line): string {
   const label = `${line.workload} ${line.title}`;
-  return line.differentWork && line.ratios.size > 0
-    ? `${label} (compares ${line.differentWork})`
-    : label;
+  const notes = [
+    ...(line.differentWork && line.ratios.size > 0 ? [`compares ${line.differentWork}`] : []),
+    ...(line.ratios.size > 0 && line.profileSpread !== undefined ? [profileSpreadText(line)!] : []),
+  ];
+  return notes.length > 0 ? `${label} (${notes.join("; ")})` : label;
 }
 
 /** A ratio column: a Cairn contender against one baseline. */

@@ -5,7 +5,7 @@
  * table, the page, the charts and docs/benchmarks.md all render from this, so a cell reads the
  * same everywhere: a figure, or a mark with the reason it has none.
  */
-import { contenderInfo, OWN_BASELINE } from "../contenders/list.ts";
+import { contenderInfo, OWN_BASELINE, SAME_READS } from "../contenders/list.ts";
 import { WORKLOADS } from "../workloads/index.ts";
 import type { RuntimeResult } from "../lib/envelope.ts";
 import { num } from "../lib/format.ts";
@@ -63,6 +63,12 @@ export interface Line {
   ratios: Map<string, Comparison>;
   /** Cairn contender id → the baseline its entry in `ratios` is against. */
   against: Map<string, string>;
+  /**
+   * On a row whose SQLite profiles do the same reads (`profilesAgree`): how far apart their
+   * medians are (the largest over the smallest, minus 1), when by more than
+   * READ_PROFILES_SPREAD. Machine noise during one cell; the ratio is uncertain by about that.
+   */
+  profileSpread?: number;
   /** Baseline → Cairn contender → comparison, for every baseline. */
   versus: Map<string, Map<string, Comparison>>;
   targets: TargetCheck[];
@@ -165,6 +171,7 @@ export function tableLines(result: RuntimeResult): Line[] {
       if (ratios.size > 0) line.versus.set(baseline, ratios);
     }
   }
+  for (const line of lines.values()) line.profileSpread = readProfilesSpread(line);
   for (const line of lines.values()) {
     const workload = WORKLOADS.find((w) => w.id === line.workload);
     const targets = workload && isTextWorkload(workload) ? workload.targets ?? [] : [];
@@ -216,6 +223,43 @@ export function targetVerdict(check: TargetCheck): string {
 /** "Cairn ≤ 3× Yjs: met (2.1×)", "trusted ≤ 100 ms: not measured". */
 export function targetText(check: TargetCheck): string {
   return `${check.goal}: ${targetVerdict(check)}`;
+}
+
+/**
+ * How far apart SQLite profiles doing the same reads may be in one row before the report marks
+ * it: 20 %.
+ */
+export const READ_PROFILES_SPREAD = 0.2;
+
+/**
+ * Whether SQLite's profiles do the same work in the workload `id` (`profilesAgree`); an older
+ * version of a workload (a row of an earlier run) is judged by the current one of its number.
+ */
+function profilesAgree(id: string): boolean {
+  const base = id.split(".")[0];
+  const workload = WORKLOADS.find((w) => w.id === id) ??
+    WORKLOADS.find((w) => w.id.split(".")[0] === base);
+  return workload !== undefined && !isTextWorkload(workload) && workload.profilesAgree === true;
+}
+
+/** `Line.profileSpread`: set only past READ_PROFILES_SPREAD. */
+function readProfilesSpread(line: Line): number | undefined {
+  if (!profilesAgree(line.workload)) return undefined;
+  let widest = 0;
+  for (const group of SAME_READS) {
+    const medians = group.flatMap((id) => line.cells.get(id)?.summary?.median ?? []);
+    if (medians.length < 2 || Math.min(...medians) <= 0) continue;
+    widest = Math.max(widest, Math.max(...medians) / Math.min(...medians) - 1);
+  }
+  return widest > READ_PROFILES_SPREAD ? widest : undefined;
+}
+
+/** "SQLite profiles doing the same reads differ by 56 %: …", or nothing. */
+export function profileSpreadText(line: Line): string | undefined {
+  if (line.profileSpread === undefined) return undefined;
+  return `SQLite profiles doing the same reads differ by ${
+    Math.round(line.profileSpread * 100)
+  } %: machine noise during a cell; ratio uncertain`;
 }
 
 /** The size of `workload` labelled `label`, in a full run or a quick one. */

@@ -148,6 +148,7 @@ export const writeAll: SqlBenchWorkload = {
 
 export const readCold: SqlBenchWorkload = {
   id: "W10.v3",
+  profilesAgree: true,
   title: "Read all items, cold",
   family: "reads",
   unit: "ms",
@@ -202,6 +203,7 @@ export const readCold: SqlBenchWorkload = {
 
 const readWarm: SqlBenchWorkload = {
   id: "W11.v3",
+  profilesAgree: true,
   title: "Read all items, warm",
   family: "reads",
   unit: "ms",
@@ -277,6 +279,7 @@ const count: SqlBenchWorkload = {
 
 const keys: SqlBenchWorkload = {
   id: "W18.v3",
+  profilesAgree: true,
   title: "Keys",
   family: "reads",
   unit: "ms",

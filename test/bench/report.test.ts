@@ -358,3 +358,44 @@ test("W09 without the close says what differs and stays out of the summaries; + 
     /^W09\.v1 Write all items \(compares SQLite's WAL/,
   );
 });
+
+test("a read-only row whose same-work SQLite profiles disagree by over 20 % is marked", () => {
+  const w11 = (workload: string, contender: string, ms: number): Row => ({
+    workload,
+    variant: "100k items",
+    contender,
+    status: "ok",
+    unit: "ms",
+    better: "lower",
+    samples: around(ms),
+    ms: 10,
+  });
+  const profiles = (workload: string, wal: number) => [
+    w11(workload, "cairn", 16),
+    w11(workload, "sqlite-full", 43),
+    w11(workload, "sqlite-wal", wal),
+    w11(workload, "sqlite-off", 43),
+  ];
+  const contenders = ["cairn", "sqlite-full", "sqlite-wal", "sqlite-off"];
+  // As in the run of 2026-11-29 (W11.v2, a version this code no longer has): 68 against 43 ms.
+  const [slow] = tableLines(envelope(profiles("W11.v2", 68)).runtimes.deno!);
+  assert.equal(Math.round(slow.profileSpread! * 100), 58);
+  assert.match(
+    textTable([slow], contenders).rows[0][0],
+    /SQLite profiles doing the same reads differ by 58 %: machine noise during a cell; ratio uncertain/,
+  );
+  const [close] = tableLines(envelope(profiles("W11.v3", 50)).runtimes.deno!);
+  assert.equal(close.profileSpread, undefined, "16 % apart: no mark");
+  // A row that writes is not judged: its profiles differ by design.
+  const w04 = ["sqlite-full", "sqlite-wal", "sqlite-off"].map((c, i) =>
+    row("W04.v1", "one at a time", c, around([875, 22, 114][i]))
+  );
+  const [writes] = tableLines(
+    envelope([row("W04.v1", "one at a time", "cairn", around(50)), ...w04]).runtimes.deno!,
+  );
+  assert.equal(writes.profileSpread, undefined);
+  assert.match(
+    renderRuntimeTable("deno", envelope(profiles("W11.v3", 68)).runtimes.deno!),
+    /↳ SQLite profiles doing the same reads differ by 58 %/,
+  );
+});
