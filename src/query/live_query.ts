@@ -136,7 +136,14 @@ export class LiveQuery<R> {
       })
       : fieldOrder(spec.sortFields, spec.desc);
     this.ready = new Promise((resolve) => {
-      this.#resolveReady = resolve;
+      this.#resolveReady = (results) => {
+        // The fields React's `use` reads: a promise known to be fulfilled renders its value at
+        // once. A plain one suspends once however early it resolved, so a Suspense fallback
+        // showed (for React's 300 ms throttle, and in a server render) while the results were
+        // ready.
+        Object.assign(this.ready, { status: "fulfilled", value: results });
+        resolve(results);
+      };
     });
   }
 

@@ -4,10 +4,11 @@
  * `undefined` until the repository is open (every hook that takes a repository accepts
  * `undefined` and shows nothing meanwhile); a failed open is thrown to the nearest error boundary,
  * and tried again by the first render after that (once the boundary resets). A repository closed
- * since it was opened is opened again: its close renders every component that holds it.
+ * since it was opened is opened again: its close renders every component that holds it. Once the
+ * database closes, its repositories are `undefined`.
  */
 import { useSyncExternalStore } from "react";
-import type { Cairn, RepositoryHandle } from "cairndb";
+import { type Cairn, isCairnError, type RepositoryHandle } from "cairndb";
 import { useDatabase } from "./provider.ts";
 
 /** One path's opening: pending, open (until its repository closes) or failed. */
@@ -24,7 +25,11 @@ class Opening {
     database.open(path).then(
       (handle) => opening.#opened(handle),
       (error) => {
-        opening.failure = { error };
+        // The database is closing (its repositories' closes rendered their holders, which
+        // asked for the path again): nothing to show, and nothing gone wrong in the app. Thrown
+        // to a boundary before, the usual "close, then give the provider another database"
+        // ended on an error screen.
+        if (!isCairnError(error, "E_CLOSED")) opening.failure = { error };
         opening.#changed();
       },
     );

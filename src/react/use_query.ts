@@ -38,13 +38,15 @@ export function useQuery(
 ): readonly unknown[] {
   const pooled = !(source instanceof LiveQuery);
   const query = pooled ? pooledQuery(source, options) : source;
-  // A pooled query closed by another of its holders is made again at the next render.
-  const [, repool] = useReducer((count: number) => count + 1, 0);
-  useEffect(() => pooled && query ? query.onClose(repool) : undefined, [pooled, query]);
+  // A query closed meanwhile (its repository closed, or another holder closed a pooled one):
+  // render again, to show nothing, or the pooled query made anew.
+  const [, rerender] = useReducer((count: number) => count + 1, 0);
+  useEffect(() => query?.onClose(rerender), [query]);
   const subscribe = useCallback((onChange: () => void) => {
     if (!query || query.closed) return NOT_LISTENING();
-    // A query this hook made closes once no mounted component holds it (pooledQuery).
-    const release = pooled ? query.hold() : undefined;
+    // A query made `whileHeld` (this hook's own, or the caller's) closes once nothing holds it;
+    // holding any other does nothing.
+    const release = query.hold();
     const stopResults = query.subscribe(onChange);
     // A predicate that starts throwing for an item the results did not hold changes no result:
     // render again to throw it. A comparator's error leaves nothing to show: reported as
@@ -58,11 +60,11 @@ export function useQuery(
     return () => {
       stopResults();
       stopErrors();
-      release?.();
+      release();
     };
-  }, [pooled, query]);
+  }, [query]);
   const snapshot = useCallback(
-    () => query ? query.error ?? query.results : NO_RESULTS,
+    () => query && !query.closed ? query.error ?? query.results : NO_RESULTS,
     [query],
   );
   const shown = useSyncExternalStore(subscribe, snapshot, snapshot);
@@ -87,5 +89,17 @@ function pooledQuery(
         'useQuery(repo, { where: (item) => …, id: "open-tasks" })',
     );
   }
-  return repo.query(options, { whileHeld: true });
+  const query = repo.query(options, { whileHeld: true });
+  if (!answered.has(query)) {
+    // Its failures are shown by the renders that read it (thrown to a boundary). Unheld — in a
+    // server-side render, where no effect runs, or in the second after its last holder
+    // unmounted — it still follows writes, and one that fails must not count as uncaught:
+    // nothing of the app could listen to a query the hook made (on a server, the process ended).
+    query.onError(() => {});
+    answered.add(query);
+  }
+  return query;
 }
+
+/** The queries pooledQuery made, each given its error listener once. */
+const answered = new WeakSet<object>();

@@ -7,7 +7,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Component, createElement, type ReactNode, StrictMode, useState } from "react";
+import { Component, createElement, type ReactNode, StrictMode, useMemo, useState } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { flushSync } from "react-dom";
 import {
@@ -590,6 +590,92 @@ test("useQuery: a where function that throws for an item is thrown to the error 
     await settle();
     assert.equal(caught.length, 1, "only reported as uncaught before");
     assert.ok(isCairnError(caught[0], "E_QUERY_FAILED"), String(caught[0]));
+  });
+});
+
+test("db.close() under a mounted provider: its repositories show as undefined, nothing is thrown to the boundary, and another database takes over", async () => {
+  const first = await Cairn.open({ schemas: [Task] });
+  (await first.open("/data/react-logout")).create(Task, { title: "first's" });
+  const second = await Cairn.open({ schemas: [Task] });
+  (await second.open("/data/react-logout")).create(Task, { title: "second's" });
+  const shown: (string | undefined)[] = [];
+  function Titles(props: { repo: RepositoryHandle }) {
+    const tasks = useQuery(props.repo, { schema: Task });
+    return createElement("p", null, tasks.map((task) => task.get("title")).join());
+  }
+  function Page() {
+    const repo = useRepository("/data/react-logout");
+    shown.push(repo ? "open" : undefined);
+    return repo ? createElement(Titles, { repo }) : null;
+  }
+  const root = createRoot(document.createElement("div"), { onCaughtError: () => {} });
+  const caught: unknown[] = [];
+  const app = (db: Cairn) =>
+    createElement(
+      CairnProvider,
+      { database: db },
+      createElement(Boundary, { caught }, createElement(Page)),
+    );
+  try {
+    render(root, app(first));
+    await settle();
+    assert.equal(shown.at(-1), "open");
+    // "Log out": close the database, then hand the provider another one.
+    await first.close();
+    await settle();
+    assert.deepEqual(caught, [], "E_CLOSED thrown to the boundary before");
+    assert.equal(shown.at(-1), undefined);
+    render(root, app(second));
+    await settle();
+    assert.equal(shown.at(-1), "open");
+    assert.deepEqual(caught, []);
+  } finally {
+    flushSync(() => root.unmount());
+    await second.close();
+  }
+});
+
+test("useQuery of a query made whileHeld by the caller: the hook holds it, so it follows writes past the grace second", async () => {
+  await withRoot(async (root, [peer]) => {
+    const counts: number[] = [];
+    function Count() {
+      const query = useMemo(() => peer.repo.query({ schema: Task }, { whileHeld: true }), []);
+      counts.push(useQuery(query).length);
+      return null;
+    }
+    render(root, createElement(Count));
+    await settle();
+    // Past the second a query made whileHeld stays open unheld (RELEASE_GRACE_MS): it closed
+    // before, and the page kept showing 0.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    peer.repo.create(Task, { title: "later" });
+    await settle();
+    assert.equal(counts.at(-1), 1);
+  });
+});
+
+test("useQuery of the caller's query whose repository closes: shows nothing, no E_CLOSED thrown", async () => {
+  const db = await Cairn.open({ schemas: [Task] });
+  const repo = await db.open("/data/react-query-closed");
+  repo.create(Task, { title: "shown" });
+  const query = repo.query({ schema: Task });
+  const counts: number[] = [];
+  function Count() {
+    const [, setTick] = useState(0);
+    rerender = () => setTick((tick) => tick + 1);
+    counts.push(useQuery(query).length);
+    return null;
+  }
+  let rerender = () => {};
+  await underBoundary(db, Count, async (caught) => {
+    await settle();
+    assert.equal(counts.at(-1), 1);
+    await db.close("/data/react-query-closed");
+    await settle();
+    assert.equal(counts.at(-1), 0, "the old results stayed shown before");
+    rerender();
+    await settle();
+    assert.deepEqual(caught, [], "E_CLOSED at the next render before");
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createElement } from "react";
+import { createElement, Suspense, use } from "react";
 import { renderToString } from "react-dom/server";
 import { Cairn, defineSchema, isCairnError } from "cairndb";
 import {
@@ -17,6 +17,7 @@ import {
   useRepository,
   useSyncStatus,
 } from "cairndb/react";
+import { captureUncaught } from "../harness/peers.ts";
 import { TITLE_AND_DONE } from "../harness/schemas.ts";
 
 const Task = defineSchema(TITLE_AND_DONE);
@@ -112,4 +113,57 @@ test("useDatabase outside a CairnProvider throws the app's own CairnError (E_BAD
     () => renderToString(createElement(Orphan)),
     (err) => isCairnError(err, "E_BAD_ARGUMENT") && /CairnProvider/.test(err.message),
   );
+});
+
+test("renderToString: a write after the render that makes a hook's where function throw is no uncaught error (the server process ended)", async () => {
+  const db = await Cairn.open({ schemas: [Task] });
+  try {
+    const repo = await db.open("/tasks");
+    repo.create(Task, { title: "hello", done: false });
+    function Titles() {
+      const shown = useQuery(repo, {
+        schema: Task,
+        where: (task) => {
+          if (task.get("title") === "bad") throw new Error("cannot judge it");
+          return true;
+        },
+        id: "judged-tasks",
+      });
+      return createElement("p", null, shown.length);
+    }
+    const html = renderToString(
+      createElement(CairnProvider, { database: db, repositories: [repo] }, createElement(Titles)),
+    );
+    assert.equal(html, "<p>1</p>");
+    // No effect runs on a server, so nothing holds the query the hook made; it still follows
+    // writes until it closes. This one, a moment later, makes the where function throw: it
+    // ended a server process before.
+    const uncaught = await captureUncaught(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      repo.create(Task, { title: "bad", done: false });
+    });
+    assert.deepEqual(uncaught, []);
+  } finally {
+    await db.close();
+  }
+});
+
+test("renderToString: a Suspense page using a held query's ready renders the results, not the fallback", async () => {
+  const db = await Cairn.open({ schemas: [Task] });
+  try {
+    const repo = await db.open("/tasks");
+    repo.create(Task, { title: "water the plants", done: false });
+    function Open() {
+      const query = repo.query({ schema: Task, where: { done: false } }, { whileHeld: true });
+      return createElement("p", null, `${use(query.ready).length} open`);
+    }
+    const page = createElement(Suspense, { fallback: createElement("p", null, "loading") }, [
+      createElement(Open, { key: "open" }),
+    ]);
+    // The fallback, with a note that renderToString does not support Suspense, before: `use`
+    // suspends once on a plain promise, however early it resolved.
+    assert.equal(renderToString(page), "<!--$--><p>1 open</p><!--/$-->");
+  } finally {
+    await db.close();
+  }
 });
