@@ -3,7 +3,8 @@
  * queued while one transaction runs share the next, but no transaction takes more than its
  * bound of block bytes (the first push of one whatever its size); the rest wait for the next.
  * Unbounded, a queue grown behind one slow transaction was verified under the row lock past
- * PostgreSQL's idle-in-transaction limit, so no attempt of it could ever commit.
+ * PostgreSQL's idle-in-transaction limit, so no attempt of it could ever commit. Also: a
+ * subscribe's refresh racing this server's own push.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -24,9 +25,18 @@ function recordingPool() {
   let gate: Promise<void> | undefined;
   let release = () => {};
   let begun = 0;
-  const query = (text: string, values: unknown[] = []) => {
+  let committed = () => {};
+  let headLate = false;
+  const query = async (text: string, values: unknown[] = []) => {
     if (text.startsWith("SELECT head FROM cairn_repositories")) {
-      return Promise.resolve({ rows: [{ head: String(head) }] });
+      const snapshot = head; // the statement's snapshot, taken now
+      if (headLate) {
+        // Its answer read only after a COMMIT on another connection was answered.
+        headLate = false;
+        await new Promise<void>((resolve) => committed = resolve);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return { rows: [{ head: String(snapshot) }] };
     }
     if (text.startsWith("SELECT position, ") && text.includes("FROM cairn_blocks")) {
       const after = Number(values[1]);
@@ -34,9 +44,9 @@ function recordingPool() {
         position: String(after + i + 1),
         payload,
       }));
-      return Promise.resolve({ rows: text.includes("session") ? [] : rows });
+      return { rows: text.includes("session") ? [] : rows };
     }
-    if (text.startsWith("SELECT public_key")) return Promise.resolve({ rows: [] });
+    if (text.startsWith("SELECT public_key")) return { rows: [] };
     throw new Error(`unexpected query: ${text}`);
   };
   const pool: PostgresPool = {
@@ -55,6 +65,7 @@ function recordingPool() {
           else if (text === "COMMIT") {
             payloads.push(...placed);
             transactions.push(placed);
+            setTimeout(committed, 0);
           } else if (text.startsWith("SELECT position, payload")) return query(text, values);
           return { rows: text.includes("FOR UPDATE") ? [{ head: String(head) }] : [] };
         },
@@ -71,6 +82,8 @@ function recordingPool() {
     },
     release: () => release(),
     begun: () => begun,
+    /** The next head read by the pool takes its snapshot at once, and answers after a COMMIT. */
+    answerHeadLate: () => (headLate = true),
   };
 }
 
@@ -107,4 +120,19 @@ test("postgres group commit: pushes queued behind a transaction share the next o
   assert.ok(fake.transactions.length < 1 + queued.length, `${fake.transactions.length}`);
   assert.equal(fake.transactions.flat().length, blocks.length);
   assert.equal(MAX_BATCH_BYTES, 4 << 20);
+});
+
+test("postgres refresh: a head read before this server's own commit and answered after it is no restore", async () => {
+  const suite = await cryptoSuite();
+  const session = await newSession();
+  const [bytes] = await blocksOf(session, REPO, 1);
+  const fake = recordingPool();
+  const repository = new PostgresRepository(REPO, "epoch", fake.pool, suite, () => {});
+  await repository.load();
+  fake.answerHeadLate();
+  // A subscribe's refresh and a push at once, on two connections.
+  const refreshed = repository.refresh();
+  await repository.apply([authorizedBlock(bytes, await decodeBlock(bytes, suite))]);
+  await refreshed; // E_IO "was the database restored?" before: the push moved the index past it
+  assert.equal(repository.head(), 1);
 });

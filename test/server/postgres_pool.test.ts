@@ -8,10 +8,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { startPostgres } from "../../scripts/lib/postgres.ts";
+import { CairnError } from "../../src/core/errors.ts";
 import {
   CONNECT_TIMEOUT_MS,
   IDLE_IN_TRANSACTION_MS,
+  inTransaction,
   loadDriver,
+  type PooledClient,
+  type PostgresPool,
   QUERY_TIMEOUT_MS,
 } from "../../src/sync/server/postgres_pool.ts";
 
@@ -92,3 +96,36 @@ test("postgres pool: a frozen PostgreSQL fails a query and a connect instead of 
   assert.ok(QUERY_TIMEOUT_MS > IDLE_IN_TRANSACTION_MS, "longer than a row lock may be held");
   assert.equal(CONNECT_TIMEOUT_MS, 10_000);
 });
+
+test("postgres transactions: a failed query drops its connection without a ROLLBACK (which waited behind it for a second timeout); a refusal rolls back and keeps it", async () => {
+  for (
+    const [thrown, rollsBack] of [[new Error("Query read timeout"), false], [
+      refusal(),
+      true,
+    ]] as const
+  ) {
+    const sent: string[] = [];
+    let released: unknown = "not released";
+    const client: PooledClient = {
+      query: (text) => {
+        sent.push(text);
+        return text === "SELECT head" ? Promise.reject(thrown) : Promise.resolve({ rows: [] });
+      },
+      release: (err) => (released = err),
+    };
+    const pool = { connect: () => Promise.resolve(client) } as unknown as PostgresPool;
+    await assert.rejects(
+      inTransaction(pool, (c) => c.query("SELECT head")),
+      (err) => err === thrown,
+    );
+    assert.deepEqual(
+      sent,
+      rollsBack ? ["BEGIN", "SELECT head", "ROLLBACK"] : ["BEGIN", "SELECT head"],
+    );
+    assert.equal(released, rollsBack ? undefined : thrown, "dropped (an error given) or kept");
+  }
+});
+
+function refusal(): CairnError {
+  return new CairnError("E_CHAIN_FORK", "refused");
+}

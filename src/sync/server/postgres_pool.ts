@@ -31,26 +31,30 @@ export interface PostgresConnection extends PostgresClient {
 }
 
 /**
- * Runs `body` in a transaction on a pooled connection: COMMIT after it, ROLLBACK when it throws.
- * A connection that failed mid-transaction is not given to the next caller.
+ * Runs `body` in a transaction on a pooled connection: COMMIT after it. When it throws, a
+ * refusal of the input (a CairnError: the connection is sound) is rolled back and the connection
+ * goes back to the pool; any other failure (a lost connection, a query that timed out) drops the
+ * connection, which ends the transaction too. A ROLLBACK there waited behind the query that had
+ * not answered, for a second timeout.
  */
 export async function inTransaction<T>(
   pool: PostgresPool,
   body: (client: PooledClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
-  let failed: unknown;
+  let dropped: Error | undefined;
   try {
     await client.query("BEGIN");
     const result = await body(client);
     await client.query("COMMIT");
     return result;
   } catch (err) {
-    failed = err;
-    await client.query("ROLLBACK").catch(() => {});
+    if (err instanceof CairnError) {
+      await client.query("ROLLBACK").catch((rollback) => (dropped = rollback));
+    } else dropped = err instanceof Error ? err : new Error(String(err));
     throw err;
   } finally {
-    client.release(failed instanceof Error ? failed : undefined);
+    client.release(dropped);
   }
 }
 

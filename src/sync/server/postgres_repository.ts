@@ -148,11 +148,14 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
    * turn and imports (verifying first what the open only indexed).
    */
   async refresh(): Promise<void> {
+    // Read before the query: a push of this server's that commits meanwhile moves the index
+    // past the head the query may see, and that is no restore.
+    const read = this.head();
     const { rows } = await retrying(() =>
       this.#pool.query("SELECT head FROM cairn_repositories WHERE path = $1", [this.path])
     );
     const head = Number(rows[0]?.head ?? 0);
-    this.#checkNotBehind(head);
+    this.#checkNotBehind(head, read);
     if (head <= this.head()) return;
     await this.#run(() => retrying(() => this.#catchUp(this.#pool)));
   }
@@ -290,6 +293,14 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
           );
         }
         const publicKey = keyAt.get(position);
+        // The writers go out in `members` before anything is verified: each writer row's key is
+        // checked against its block now (a block decoded per writer, not verified).
+        if (publicKey !== undefined) {
+          const block = await this.#decodeStored(bytes);
+          if (block.session !== session || !bytesEqual(block.publicKey, publicKey)) {
+            throw new CairnError("E_IO", `a stored block of ${this.path} is not what its row says`);
+          }
+        }
         index.add(bytes, session, seq, publicKey);
         indexed.push(publicKey ? { ...row, publicKey } : row);
       }
@@ -477,22 +488,22 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
       "SELECT head FROM cairn_repositories WHERE path = $1 FOR UPDATE",
       [this.path],
     );
-    this.#checkNotBehind(Number(rows[0]?.head ?? 0));
+    this.#checkNotBehind(Number(rows[0]?.head ?? 0), this.head());
   }
 
   /**
-   * E_IO when PostgreSQL's head is behind what this server has read (a restore to an earlier
-   * point, a failover to a replica that lacked the last commits, under running servers): its
-   * positions would be given again to other blocks, and the next push would leave a gap that
+   * E_IO when PostgreSQL's head is behind `read`, what this server had read (a restore to an
+   * earlier point, a failover to a replica that lacked the last commits, under running servers):
+   * its positions would be given again to other blocks, and the next push would leave a gap that
    * servers started later refuse. Refused until the servers are restarted with a new epoch
    * (docs/deploy.md), rather than serving positions that no longer hold what they held.
    */
-  #checkNotBehind(head: number): void {
-    if (head >= this.head()) return;
+  #checkNotBehind(head: number, read: number): void {
+    if (head >= read) return;
     throw new CairnError(
       "E_IO",
-      `PostgreSQL holds ${this.path} up to position ${head}, behind the ${this.head()} this ` +
-        "server read: was the database restored? Restart the servers with a new epoch",
+      `PostgreSQL holds ${this.path} up to position ${head}, behind the ${read} this server ` +
+        "read: was the database restored? Restart the servers with a new epoch",
     );
   }
 
