@@ -560,6 +560,14 @@ export class Cairn {
   }
 
   /**
+   * True once `close()` has closed the database: not while it runs, nor after it failed (the
+   * database then stays open).
+   */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
    * Flushes and closes one repository, or (without a path) every repository and the database.
    * Fails with E_IO when a repository's log cannot be written (a full disk): that repository
    * then stays open with everything it holds — reads work, writes fail with E_CLOSED — and so

@@ -93,13 +93,16 @@ export class QueryFailures {
     return this.#unreported !== undefined;
   }
 
-  /** Hands the batch's last failure to the listeners, or reports it as uncaught. */
-  report(): void {
+  /**
+   * Hands the batch's last failure to the listeners, or, with none, reports it as uncaught unless
+   * the app has read it or (`uncaught` false) no code could listen.
+   */
+  report(uncaught = true): void {
     const failure = this.#unreported;
     if (failure === undefined) return;
     this.#unreported = undefined;
     const error = queryError(failure);
-    if (this.#listeners.size === 0 && !this.#seen) reportUncaught(error);
+    if (this.#listeners.size === 0 && !this.#seen && uncaught) reportUncaught(error);
     for (const listener of [...this.#listeners]) {
       try {
         listener(error);

@@ -55,6 +55,14 @@ export class QueryHolds<Q extends Closable> {
     };
   }
 
+  /**
+   * Whether `query` was made for holders only and nothing holds it now: what it would report as
+   * uncaught no code could listen to (its holders were the ones to show it).
+   */
+  unheld(query: Q): boolean {
+    return this.#unheld.has(query);
+  }
+
   /** `query` was closed (by a holder, or with its repository). */
   closed(query: Q): void {
     this.#holders.delete(query);

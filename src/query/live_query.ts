@@ -51,6 +51,8 @@ export interface QueryHost<R> {
   closed(query: LiveQuery<R>): void;
   /** Holds `query` open (holds.ts); returns the release. */
   hold(query: LiveQuery<R>): () => void;
+  /** Whether `query` was made for holders only, and none holds it (holds.ts). */
+  unheld(query: LiveQuery<R>): boolean;
 }
 
 /** A query's definition, validated. */
@@ -563,7 +565,9 @@ export class LiveQuery<R> {
     this.#queued = false;
     if (this.#closed) return;
     this.#place();
-    this.#failures.report();
+    // Made for holders and held by none (after a server-side render, or in the grace after its
+    // last holder let go): a failure is no one's to hear, so it is not reported as uncaught.
+    this.#failures.report(!this.#host.unheld(this));
     if (!this.#resultsChanged) return;
     this.#resultsChanged = false;
     if (this.#subscribers.size === 0) return;

@@ -266,6 +266,10 @@ export class QueryRegistry<R> implements QueryHost<R> {
     return this.#holds.hold(query);
   }
 
+  unheld(query: LiveQuery<R>): boolean {
+    return this.#holds.unheld(query);
+  }
+
   closed(query: LiveQuery<R>): void {
     const slot = this.#querySlots.get(query);
     if (slot !== undefined) {

@@ -11,6 +11,9 @@ import { useSyncExternalStore } from "react";
 import { type Cairn, isCairnError, type RepositoryHandle } from "cairndb";
 import { useDatabase } from "./provider.ts";
 
+/** How long after an open refused while the database was closing it is asked for again. */
+const CLOSING_RETRY_MS = 250;
+
 /** One path's opening: pending, open (until its repository closes) or failed. */
 class Opening {
   handle: RepositoryHandle | undefined;
@@ -28,8 +31,10 @@ class Opening {
         // The database is closing (its repositories' closes rendered their holders, which
         // asked for the path again): nothing to show, and nothing gone wrong in the app. Thrown
         // to a boundary before, the usual "close, then give the provider another database"
-        // ended on an error screen.
-        if (!isCairnError(error, "E_CLOSED")) opening.failure = { error };
+        // ended on an error screen. A close can fail and leave the database open: asked again
+        // a moment later while anything shows the path, until the database has closed.
+        if (isCairnError(error, "E_CLOSED")) opening.#askAgainUnless(database);
+        else opening.failure = { error };
         opening.#changed();
       },
     );
@@ -58,6 +63,17 @@ class Opening {
     if (this.#dropping) return;
     this.#dropping = true;
     setTimeout(drop, 0);
+  }
+
+  /** Set by #askAgainUnless: this opening is over, and the next render starts another. */
+  stale = false;
+
+  #askAgainUnless(database: Cairn): void {
+    setTimeout(() => {
+      if (database.closed || this.#listeners.size === 0) return;
+      this.stale = true;
+      this.#changed();
+    }, CLOSING_RETRY_MS);
   }
 
   #opened(handle: RepositoryHandle): void {
@@ -96,7 +112,9 @@ export function useRepository(path: string): RepositoryHandle | undefined {
   const byPath = openingsOf(database);
   let opening = byPath.get(path);
   // A repository closed since (the app may have opened the path again) is opened anew.
-  if (!opening || opening.handle?.closed) byPath.set(path, opening = Opening.start(database, path));
+  if (!opening || opening.handle?.closed || opening.stale) {
+    byPath.set(path, opening = Opening.start(database, path));
+  }
   const current = opening;
   useSyncExternalStore(current.subscribe, current.snapshot, current.snapshot);
   if (current.failure) {

@@ -89,17 +89,8 @@ function pooledQuery(
         'useQuery(repo, { where: (item) => …, id: "open-tasks" })',
     );
   }
-  const query = repo.query(options, { whileHeld: true });
-  if (!answered.has(query)) {
-    // Its failures are shown by the renders that read it (thrown to a boundary). Unheld — in a
-    // server-side render, where no effect runs, or in the second after its last holder
-    // unmounted — it still follows writes, and one that fails must not count as uncaught:
-    // nothing of the app could listen to a query the hook made (on a server, the process ended).
-    query.onError(() => {});
-    answered.add(query);
-  }
-  return query;
+  // Unheld (in a server-side render, where no effect runs, or in the second after its last holder
+  // unmounted) it still follows writes; a failure then is reported as uncaught only if the app
+  // also keeps the query (holds.ts).
+  return repo.query(options, { whileHeld: true });
 }
-
-/** The queries pooledQuery made, each given its error listener once. */
-const answered = new WeakSet<object>();

@@ -26,6 +26,9 @@ import {
   useRepository,
   useSyncStatus,
 } from "cairndb/react";
+import { openCairnOn } from "../../src/db/database.ts";
+import { openOpfsBackend } from "../../src/storage/backends/opfs.ts";
+import { FailingCalls, faultyBackend } from "../harness/faulty_backend.ts";
 import { closePeers, exchange, openPeers, type Peer } from "../harness/peers.ts";
 import { TITLE_AND_DONE } from "../harness/schemas.ts";
 
@@ -633,6 +636,36 @@ test("db.close() under a mounted provider: its repositories show as undefined, n
     flushSync(() => root.unmount());
     await second.close();
   }
+});
+
+test("db.close() that fails (a full disk) leaves the database open: a path whose repository did close is opened again", async () => {
+  const plan = new FailingCalls();
+  const db = await openCairnOn(
+    { path: `cairn-test/react-${crypto.randomUUID()}`, schemas: [Task] },
+    async (directory) => faultyBackend(await openOpfsBackend(directory), plan),
+  );
+  await db.open("/data/fine");
+  const full = await db.open("/data/full");
+  const shown: (string | undefined)[] = [];
+  function Page() {
+    const repo = useRepository("/data/fine");
+    shown.push(repo ? "open" : undefined);
+    return null;
+  }
+  await underBoundary(db, Page, async (caught) => {
+    await settle();
+    assert.equal(shown.at(-1), "open");
+    plan.diskFull();
+    full.create(Task, { title: "waits for room" });
+    // /data/fine closes (nothing to write), /data/full cannot: the database stays open.
+    await assert.rejects(db.close(), (err) => isCairnError(err, "E_IO"));
+    plan.clear();
+    assert.equal(db.closed, false);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await settle();
+    assert.deepEqual(caught, []);
+    assert.equal(shown.at(-1), "open", "undefined for good before: the refused open was kept");
+  });
 });
 
 test("useQuery of a query made whileHeld by the caller: the hook holds it, so it follows writes past the grace second", async () => {

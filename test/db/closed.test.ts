@@ -194,3 +194,12 @@ test("the database's close refuses repositories opened while it runs", async () 
   await closing;
   await rejectsCode(() => db.open("/b"), "E_CLOSED", "db.open after close()");
 });
+
+test("db.closed: false while open and while its close runs, true once it has closed", async () => {
+  const { db } = await populated();
+  assert.equal(db.closed, false);
+  const closing = db.close();
+  assert.equal(db.closed, false, "not while the close runs");
+  await closing;
+  assert.equal(db.closed, true);
+});

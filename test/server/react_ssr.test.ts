@@ -148,6 +148,36 @@ test("renderToString: a write after the render that makes a hook's where functio
   }
 });
 
+test("renderToString: a query the app keeps itself still reports a failure nobody listens to as uncaught, after a hook showed it", async () => {
+  const db = await Cairn.open({ schemas: [Task] });
+  try {
+    const repo = await db.open("/tasks");
+    const options = {
+      schema: Task,
+      where: (task: { get(field: "title"): string | undefined }) => {
+        if (task.get("title") === "bad") throw new Error("cannot judge it");
+        return true;
+      },
+      id: "kept-by-the-app",
+    };
+    repo.query(options); // kept: the app's to close and to listen to
+    function Titles() {
+      return createElement("p", null, useQuery(repo, options).length);
+    }
+    renderToString(
+      createElement(CairnProvider, { database: db, repositories: [repo] }, createElement(Titles)),
+    );
+    const uncaught = await captureUncaught(() => {
+      repo.create(Task, { title: "bad", done: false });
+    });
+    // Silenced for good by the hook before, as the hook's own queries are.
+    assert.equal(uncaught.length, 1);
+    assert.ok(isCairnError(uncaught[0], "E_QUERY_FAILED"), String(uncaught[0]));
+  } finally {
+    await db.close();
+  }
+});
+
 test("renderToString: a Suspense page using a held query's ready renders the results, not the fallback", async () => {
   const db = await Cairn.open({ schemas: [Task] });
   try {
