@@ -61,6 +61,8 @@ async function runDeno(): Promise<Tally> {
     "test",
     "-A",
     "--no-prompt",
+    // Fails the run on an error thrown outside any test's promise, which Deno's node:test passes.
+    "--preload=test/harness/uncaught_guard.ts",
     `--junit-path=${report}`,
     ...files,
   ], { env: { NO_COLOR: "1" } });

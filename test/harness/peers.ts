@@ -292,6 +292,13 @@ export async function signWith(secret: Uint8Array, data: Uint8Array): Promise<Ui
  * by a change listener that way, so tests of it need this. Deno, Node and browsers each have
  * their own hook.
  */
+/** The errors captureUncaught took, which the Deno run's guard (uncaught_guard.ts) lets pass. */
+function captured(): WeakSet<object> {
+  const key = Symbol.for("cairn.test.captured");
+  const global = globalThis as unknown as Record<symbol, WeakSet<object>>;
+  return global[key] ??= new WeakSet();
+}
+
 export async function captureUncaught(fn: () => void | Promise<void>): Promise<unknown[]> {
   const caught: unknown[] = [];
   const g = globalThis as unknown as {
@@ -319,6 +326,7 @@ export async function captureUncaught(fn: () => void | Promise<void>): Promise<u
     // Deno and browsers: an "error" event on the global scope, cancelable.
     const listener = (event: ErrorEvent) => {
       caught.push(event.error);
+      if (typeof event.error === "object" && event.error !== null) captured().add(event.error);
       event.preventDefault();
     };
     g.addEventListener!("error", listener);
