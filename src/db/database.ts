@@ -272,6 +272,22 @@ export class Cairn {
     this.#storage = storage;
     this.#tabs = tabs;
     this.#onWarning = options.onWarning ?? warnOnConsole;
+    storage?.backend.onLost?.((error) => this.#storageLost(error));
+  }
+
+  /**
+   * The storage can store nothing more (its OPFS worker ended): the database closes, so that the
+   * app learns it must open it again (`closed`, E_CLOSED), and a leading tab lets go of the lead,
+   * which another tab, with a storage of its own, takes with the followers' writes. Kept open,
+   * it failed every write with E_IO, and held the lead, for as long as the app did not close it.
+   */
+  #storageLost(error: Error): void {
+    this.#onWarning({
+      repository: "",
+      message: `the storage can store nothing more (${error.message}): the database closes; ` +
+        "writes since the last flush were not stored; open it again",
+    });
+    this.close().catch(() => {}); // fails with E_IO (see close), and closes
   }
 
   /**

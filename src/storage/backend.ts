@@ -37,6 +37,8 @@ export interface StorageBackend {
    * failed calls that may succeed again (a full disk).
    */
   readonly lost?: Error;
+  /** Calls `listener` once, when the backend becomes `lost`. */
+  onLost?(listener: (error: Error) => void): void;
 }
 
 export interface FileRange {

@@ -173,6 +173,8 @@ class WorkerClient {
   #started = false;
   /** Withdraws watchLife's wait when the worker is ended from here. */
   #stopWatching = new AbortController();
+  /** Told once, when the worker can do nothing more (see lost). */
+  readonly #lostListeners: ((error: CairnError) => void)[] = [];
 
   constructor(worker: Worker, url: string | URL) {
     this.#worker = worker;
@@ -234,6 +236,10 @@ class WorkerClient {
     return this.#dead?.code === "E_IO" ? this.#dead : undefined;
   }
 
+  onLost(listener: (error: CairnError) => void): void {
+    this.#lostListeners.push(listener);
+  }
+
   terminate(): void {
     this.#stopWatching.abort();
     this.#worker.terminate();
@@ -241,9 +247,12 @@ class WorkerClient {
   }
 
   #fail(err: CairnError): void {
+    const first = this.#dead === undefined;
     this.#dead ??= err;
     for (const pending of this.#pending.values()) pending.reject(err);
     this.#pending.clear();
+    const lost = this.lost;
+    if (first && lost) for (const listener of this.#lostListeners.splice(0)) listener(lost);
   }
 }
 
@@ -261,6 +270,10 @@ class Backend implements OpfsBackend {
 
   get lost(): CairnError | undefined {
     return this.#client.lost;
+  }
+
+  onLost(listener: (error: Error) => void): void {
+    this.#client.onLost(listener);
   }
 
   #live(): WorkerClient {
