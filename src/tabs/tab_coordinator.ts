@@ -246,7 +246,10 @@ export class TabCoordinator {
    * next leader. Blocks its close stores still go to them, until close().
    */
   stopServing(): void {
-    this.#ledAtOpen?.stopAnswering();
+    // Called again by the close a lost lead started (#lostLead): the leaver stays the one
+    // sending.
+    if (!this.#ledAtOpen) return;
+    this.#ledAtOpen.stopAnswering();
     this.#leaving = this.#ledAtOpen;
     this.#ledAtOpen = undefined;
   }
@@ -447,8 +450,10 @@ export class TabCoordinator {
 
   #lostLead(): void {
     if (this.#ledAtOpen) {
-      this.#ledAtOpen.close();
-      this.#ledAtOpen = undefined;
+      // As a close of the page: the close tookOver starts stores this tab's last blocks (its
+      // writes since the thaw), which must still reach the tabs, or they refuse every later
+      // block of this session (E_CHAIN_GAP). Sending ends with close().
+      this.stopServing();
       this.#environment.tookOver();
       return;
     }

@@ -504,3 +504,103 @@ test("a write sealed as this tab takes the lead, before its own link hears it se
   await a.coordinator.close();
   await Promise.all([stored.db.close(), storage.db.close(), front.db.close()]);
 });
+
+/**
+ * Tab a leads from database `a` (its log: every block a's repository holds, as `log`), and its
+ * posts can be held back (`mute`: frozen, or crashed before it sent); b, next in line, opens
+ * the storage from that log once `storageFree` resolves; d follows too.
+ */
+async function leaderWithALog(storageFree: Promise<void>, tookOver: () => void = () => {}) {
+  const fake = fakes();
+  const a = await openDatabase();
+  const secret = a.db.exportSecretKey();
+  const log: Uint8Array[] = [];
+  a.repo.onBlock((block) => log.push(block.bytes()));
+  let muted = false;
+  const ja = await TabCoordinator.join(environment(fake, "a", {
+    openChannel: () => {
+      const end = fake.channels.end("a");
+      return { ...end, post: (message) => muted || end.post(message) };
+    },
+    tookOver,
+  }));
+  ja.coordinator.lead(persisting(a.db));
+  let disk: Awaited<ReturnType<typeof openDatabase>> | undefined;
+  const jb = await TabCoordinator.join(environment(fake, "b", {
+    openPersister: async () => {
+      await storageFree;
+      disk = await openDatabase(secret);
+      await disk.repo.importBlocks(log, "disk", { trustAuthors: true });
+      return persisting(disk.db, () => disk!.db.flush());
+    },
+  }));
+  const jd = await TabCoordinator.join(environment(fake, "d"));
+  const suite = await cryptoSuite();
+  const b = await openDatabase(await tabSecret(suite, secret, jb.coordinator.keyIndex));
+  const d = await openDatabase(await tabSecret(suite, secret, jd.coordinator.keyIndex));
+  await jb.coordinator.follow(b.repo);
+  await jd.coordinator.follow(d.repo);
+  /** A reload of a's page: key 0 again, following b. */
+  const reload = async () => {
+    const jc = await TabCoordinator.join(environment(fake, "c"));
+    assert.equal(jc.coordinator.keyIndex, 0);
+    const c = await openDatabase(secret);
+    const link = await jc.coordinator.follow(c.repo);
+    return { jc, c, link };
+  };
+  const end = async (...more: { coordinator: TabCoordinator }[]) => {
+    for (const j of [...more, jd, jb, ja]) await j.coordinator.close();
+    for (const { db } of [a, b, d, disk!]) await db.close();
+  };
+  return {
+    fake,
+    a,
+    ja,
+    b,
+    d,
+    mute: (on: boolean) => muted = on,
+    disk: () => disk,
+    reload,
+    end,
+  };
+}
+
+test("a leader stolen from while frozen: what its close stores reaches every tab, which then take that session's later blocks", async () => {
+  let thawed: () => void = () => {};
+  let closed = () => {};
+  const storageFree = new Promise<void>((resolve) => closed = resolve);
+  const tabs = await leaderWithALog(storageFree, () => thawed());
+  tabs.a.notes.create(Note, { title: "a 1" });
+  await waitFor(() => titles(tabs.b).length === 1 && titles(tabs.d).length === 1, "a 1 in b, d");
+  // Frozen: a's heartbeats reach nobody, b steals. On the thaw a writes once more and closes
+  // (as Cairn.close does when told it was taken over); the files are free only after that.
+  tabs.mute(true);
+  let closing: Promise<void> | undefined;
+  thawed = () => {
+    tabs.mute(false);
+    tabs.a.notes.create(Note, { title: "a's last" });
+    closing = (async () => {
+      tabs.ja.coordinator.stopServing();
+      await tabs.a.db.close();
+      await tabs.ja.coordinator.close();
+    })();
+  };
+  await waitFor(() => closing !== undefined, "a told it was taken over");
+  await closing;
+  const both = ["a 1", "a's last"];
+  await waitFor(
+    () => titles(tabs.b).length === 2 && titles(tabs.d).length === 2,
+    "a's last block in b and d, sent by a's close (before the next leader opened the storage)",
+  );
+  assert.deepEqual([titles(tabs.b), titles(tabs.d)], [both, both]);
+  closed();
+  // a's page reloaded: key 0, whose chain it continues; b and d take it.
+  const { jc, c, link } = await tabs.reload();
+  assert.deepEqual(titles(c), both);
+  c.notes.create(Note, { title: "c" });
+  await settled(link.flush(), "c's write acknowledged");
+  await waitFor(() => titles(tabs.b).length === 3 && titles(tabs.d).length === 3, "c in b, d");
+  assert.deepEqual(tabs.fake.refused, []);
+  await tabs.end(jc);
+  await c.db.close();
+});
