@@ -9,7 +9,8 @@
  *   takes over, the follower sends it every push not yet acknowledged (`resend()`). It imports
  *   one batch of blocks at a time, in the order they arrived, and holds the blocks sent while it
  *   loads until the loaded ones are in: a block imported before the one it follows in its chain
- *   would be refused (E_CHAIN_GAP), and the leader never sends it again.
+ *   would be refused (E_CHAIN_GAP). A block that comes after one it never got (a leader crashed
+ *   between storing and sending it) makes it load the repository again (`#fillGap`).
  * - The leader imports pushes, persists them (`persist`, the repository's log flush), answers
  *   `persisted`, and sends every block that enters its repository — sealed there or pushed by a
  *   follower — to all tabs (`blocks`), which import what they lack.
@@ -120,6 +121,17 @@ function inChunks(frames: readonly Uint8Array[]): Uint8Array[][] {
     }
   }
   return chunks;
+}
+
+/** Sends every tab `frames` of repository `repo` as `blocks` from `from`, in bounded messages. */
+export function postBlocks(
+  channel: TabChannel,
+  from: string,
+  repo: string,
+  frames: readonly Uint8Array[],
+): void {
+  if (frames.length === 0) return;
+  for (const chunk of inChunks(frames)) channel.post({ type: "blocks", from, repo, frames: chunk });
 }
 
 /** Imports blocks from the channel into a repository one batch at a time, in the order asked. */
@@ -305,6 +317,10 @@ export class FollowerRepositoryLink {
   readonly #imports: ImportsInTurn;
   /** Blocks other tabs sent while a load was waiting for its answer, in arrival order. */
   #held: Uint8Array[][] = [];
+  /** Blocks refused for a gap before them, to import again once the gap is filled (#fillGap). */
+  #gapped: Uint8Array[] = [];
+  /** Whether a load to fill a gap is waiting for its answer. */
+  #filling = false;
   #stop: (() => void)[];
 
   constructor(options: RepositoryLinkOptions) {
@@ -340,14 +356,47 @@ export class FollowerRepositoryLink {
     });
   }
 
-  /** Imports blocks another tab sent, in turn; reports those refused. Never rejects. */
-  async #importSent(frames: Uint8Array[]): Promise<void> {
+  /**
+   * Imports blocks another tab sent, in turn; reports those refused. Never rejects. A block
+   * after one this tab lacks (E_CHAIN_GAP) is not refused for good: the tab fills the gap
+   * (`#fillGap`) and imports it again.
+   */
+  async #importSent(frames: Uint8Array[], fill = true): Promise<void> {
     try {
       const report = await this.#imports.import(frames);
-      for (const { error } of report.rejected) refused(this.#options, error);
+      const gapped: Uint8Array[] = [];
+      for (const { index, error } of report.rejected) {
+        if (fill && isCairnError(error, "E_CHAIN_GAP")) gapped.push(frames[index]);
+        else refused(this.#options, error);
+      }
+      if (gapped.length > 0) this.#fillGap(gapped);
     } catch (err) {
       if (!this.#options.repo.closed) refused(this.#options, err);
     }
+  }
+
+  /**
+   * Blocks came that follow blocks this tab never got (a leader's last ones, sent by no tab: it
+   * crashed between storing and sending them). Refused, they would leave every later block of
+   * their session refused too, for the tab's life; so the tab loads the repository again from
+   * the leader, as at open (the leader holds what it sends, and what it stored), then imports
+   * them again, reporting those still refused. One load at a time: gaps met meanwhile wait for it.
+   */
+  #fillGap(gapped: Uint8Array[]): void {
+    this.#gapped.push(...gapped);
+    if (this.#filling) return;
+    this.#filling = true;
+    const again = () => {
+      this.#filling = false;
+      return this.#gapped.splice(0);
+    };
+    this.load().then(
+      () => this.#importSent(again(), false),
+      (err) => {
+        again();
+        refused(this.#options, err);
+      },
+    );
   }
 
   #postLoad(id: number): void {
@@ -394,16 +443,24 @@ export class FollowerRepositoryLink {
    * crashed before persisting them: without them, the next tab to take the old leader's key
    * would load a chain that ends before them and seal another block in their place, a fork of
    * that key's chain against every tab holding them.
+   *
+   * Returns the blocks the storage holds that this tab lacks, for the new leader to send to
+   * every tab once it serves: blocks the old leader's log held but that it never sent (it
+   * crashed between the two), which the tabs would lack, refusing every later block built on
+   * them (E_CHAIN_GAP).
    */
-  async handOver(stored: Repository, persist: () => Promise<void>): Promise<void> {
+  async handOver(stored: Repository, persist: () => Promise<void>): Promise<Uint8Array[]> {
+    const { repo } = this.#options;
     // Not exportBlocks: it waits for this tab's pending writes, which wait for this tab to serve.
     // Those come as pushes once it serves, and go on to every tab from there: imported here, they
     // would be duplicates then, sent to no tab.
-    const frames = await this.#options.repo.exportOthersHeldBlocks(stored.versionVector());
-    if (frames.length === 0) return;
-    const report = await stored.importBlocks(frames, FROM_CHANNEL, TAB_TRUST);
-    for (const { error } of report.rejected) refused(this.#options, error);
-    await persist();
+    const frames = await repo.exportOthersHeldBlocks(stored.versionVector());
+    if (frames.length > 0) {
+      const report = await stored.importBlocks(frames, FROM_CHANNEL, TAB_TRUST);
+      for (const { error } of report.rejected) refused(this.#options, error);
+      await persist();
+    }
+    return await stored.exportBlocks(repo.versionVector());
   }
 
   /** The path of the repository linked. */

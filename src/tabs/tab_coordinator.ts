@@ -25,7 +25,12 @@ import type { Repository } from "../repo/repository.ts";
 import { Election, HEARTBEAT_MS } from "./election.ts";
 import { claimPoolKey } from "./key_pool.ts";
 import type { HeldLock, LockManagerLike } from "./locks.ts";
-import { FollowerRepositoryLink, listenForMessages, type TabChannel } from "./repository_link.ts";
+import {
+  FollowerRepositoryLink,
+  listenForMessages,
+  postBlocks,
+  type TabChannel,
+} from "./repository_link.ts";
 import { type PersistingDatabase, TabLeader } from "./tab_leader.ts";
 import { MAX_TABS } from "./tab_keys.ts";
 import {
@@ -387,24 +392,24 @@ export class TabCoordinator {
       await persister.close();
       throw new CairnError("E_CLOSED", "the tab stopped leading while it opened the database");
     }
+    const unsent = new Map<string, Uint8Array[]>();
     for (const link of this.#links) {
       try {
         const { repo, persist } = await persister.repository(link.path);
-        await link.handOver(repo, persist);
+        unsent.set(link.path, await link.handOver(repo, persist));
       } catch (err) {
         this.#environment.onRefused(err);
       }
     }
     const channel = this.#environment.openChannel();
     // Another id than the tab's: its own links must take the blocks this leader sends.
-    const leader = new TabLeader(
-      `${this.tab}-lead`,
-      channel,
-      persister,
-      this.#environment.onRefused,
-    );
+    const id = `${this.tab}-lead`;
+    const leader = new TabLeader(id, channel, persister, this.#environment.onRefused);
     // Heard by this tab's own links too (they listen on another channel object).
     this.#announce(channel);
+    // What the old leader stored and never sent (it crashed, or froze, in between): every tab
+    // lacks it as this one did, and imports it now rather than refuse what builds on it.
+    for (const [path, frames] of unsent) postBlocks(channel, id, path, frames);
     const promoted = { persister, leader, channel };
     this.#promoted = promoted;
     this.#environment.servingFrom(persister);

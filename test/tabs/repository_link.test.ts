@@ -6,8 +6,9 @@
  * hostile messages are dropped without harm, an acknowledgement settles only its own repository's
  * push (and only the push of the link that sent it), blocks sent while a follower loads are
  * imported after the loaded ones, a push the leader could not persist is sent again by the next
- * flush, a block over 1 MiB crosses, and a repository the leader cannot open fails the follower's
- * load and flush with E_IO until it can.
+ * flush, a block over 1 MiB crosses, a repository the leader cannot open fails the follower's
+ * load and flush with E_IO until it can, and a follower sent a block after one it never got loads
+ * the repository again rather than refuse that session's blocks for good.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -22,6 +23,7 @@ import { FakeBroadcast } from "../harness/fake_broadcast.ts";
 import { Note, PATH } from "../harness/linked_client.ts";
 import { snapshot } from "../harness/peers.ts";
 import { settled } from "../harness/tab_fakes.ts";
+import { waitFor } from "../harness/wait.ts";
 
 interface Tab {
   name: string;
@@ -558,4 +560,44 @@ test("a push the leader could not import is sent again with every push after it,
   leading.close();
   follower.close();
   for (const { db } of [leader, b]) await db.close();
+});
+
+test("a follower sent a block after one it never got loads the repository again and takes both, and every later block", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b] = await openTabs(["leader", "b"]);
+  const end = channel.end("leader");
+  let lost = 0;
+  const leading = new LeaderRepositoryLink({
+    tab: "leader",
+    // The first block it sends reaches no tab: it stands for one that a leader before this one
+    // stored and never sent (it crashed in between).
+    channel: {
+      ...end,
+      post: (message) => {
+        if (message.type !== "blocks" || lost++ > 0) end.post(message);
+      },
+    },
+    repo: leader.repo,
+  }, () => leader.notes.flush());
+  const refusals: unknown[] = [];
+  const follower = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+    onRefused: (err) => refusals.push(err),
+  });
+  await follower.load();
+  for (const title of ["never sent", "after the gap"]) {
+    leader.notes.create(Note, { title });
+    await leader.notes.flush(); // a block each
+  }
+  await waitFor(() => titles(b).length === 2, "both blocks in b");
+  leader.notes.create(Note, { title: "later" });
+  await leader.notes.flush();
+  await waitFor(() => titles(b).length === 3, "the later block in b");
+  assert.deepEqual(titles(b), ["after the gap", "later", "never sent"]);
+  assert.deepEqual(refusals, []);
+  leading.close();
+  follower.close();
+  for (const tab of [leader, b]) await tab.db.close();
 });

@@ -604,3 +604,27 @@ test("a leader stolen from while frozen: what its close stores reaches every tab
   await tabs.end(jc);
   await c.db.close();
 });
+
+test("a leader that crashed between storing its block and sending it: the next leader sends it to every tab", async () => {
+  const tabs = await leaderWithALog(Promise.resolve());
+  tabs.a.notes.create(Note, { title: "a 1" });
+  await waitFor(() => titles(tabs.b).length === 1 && titles(tabs.d).length === 1, "a 1 in b, d");
+  tabs.mute(true); // its log holds the next block, then it crashes before sending it
+  tabs.a.notes.create(Note, { title: "stored, never sent" });
+  await tabs.a.notes.flush();
+  tabs.fake.channels.drop("a");
+  tabs.fake.locks.crash("a");
+  const both = ["a 1", "stored, never sent"];
+  await waitFor(
+    () => titles(tabs.b).length === 2 && titles(tabs.d).length === 2,
+    "the block in b and d, sent by b once it serves",
+  );
+  assert.deepEqual([titles(tabs.b), titles(tabs.d)], [both, both]);
+  const { jc, c, link } = await tabs.reload();
+  c.notes.create(Note, { title: "c" });
+  await settled(link.flush(), "c's write acknowledged");
+  await waitFor(() => titles(tabs.b).length === 3 && titles(tabs.d).length === 3, "c in b, d");
+  assert.deepEqual(tabs.fake.refused, []);
+  await tabs.end(jc);
+  await c.db.close();
+});
