@@ -39,11 +39,23 @@ export interface TabChannel {
 }
 
 export interface RepositoryLinkOptions {
+  /** This tab's id: the leader's answers name it (`from`), a follower's asks (`from`, `to`). */
   readonly tab: string;
   readonly channel: TabChannel;
   readonly repo: Repository;
   /** A message that failed to decode or to apply, for logging. */
   onRefused?(error: unknown): void;
+}
+
+export interface FollowerLinkOptions extends RepositoryLinkOptions {
+  /**
+   * Whether `tab` is the leader this tab follows now (the coordinator's, from heartbeats and
+   * servings). Answers (`loaded`, `persisted`, `unserved`) from any other tab are dropped: an old
+   * leader that has not learnt it was replaced, or any script of the origin, could otherwise
+   * acknowledge a push no storage holds, or open the repository empty (its next write then
+   * forks its key's chain).
+   */
+  isLeader(tab: string): boolean;
 }
 
 /** The origin given to importBlocks for blocks that came over the channel (never echoed). */
@@ -156,11 +168,19 @@ function post(options: RepositoryLinkOptions, message: TabMessage): void {
   options.channel.post(message);
 }
 
-/** Tells the follower that sent `message` (a `load` or `push`) that it cannot be served. */
-export function unserved(channel: TabChannel, message: TabMessage, err: unknown): void {
+/**
+ * Tells the follower that sent `message` (a `load` or `push`) that leader `from` cannot serve
+ * it.
+ */
+export function unserved(
+  channel: TabChannel,
+  from: string,
+  message: TabMessage,
+  err: unknown,
+): void {
   if (message.type !== "load" && message.type !== "push") return;
   const { from: to, repo, id } = message;
-  channel.post({ type: "unserved", to, repo, id, error: describeFailure(err) });
+  channel.post({ type: "unserved", from, to, repo, id, error: describeFailure(err) });
 }
 
 /** The leader's side: serves loads, persists pushes, sends every new block to all tabs. */
@@ -211,13 +231,14 @@ export class LeaderRepositoryLink {
       try {
         frames = await repo.exportBlocks();
       } catch (err) {
-        if (!repo.closed) unserved(this.#options.channel, message, err);
+        if (!repo.closed) unserved(this.#options.channel, this.#options.tab, message, err);
         throw err;
       }
       const chunks = inChunks(frames);
       chunks.forEach((frames, i) => {
         post(this.#options, {
           type: "loaded",
+          from: this.#options.tab,
           to: message.from,
           repo: repo.path,
           id: message.id,
@@ -253,6 +274,7 @@ export class LeaderRepositoryLink {
       }
       post(this.#options, {
         type: "persisted",
+        from: this.#options.tab,
         to: message.from,
         repo: repo.path,
         id: message.id,
@@ -303,7 +325,7 @@ let nextMessageId = 1;
 
 /** A follower's side: loads from the leader, pushes what it seals, imports everyone's blocks. */
 export class FollowerRepositoryLink {
-  #options: RepositoryLinkOptions;
+  #options: FollowerLinkOptions;
   #unacknowledged = new Map<number, UnacknowledgedPush>();
   /**
    * Loads asked for, with the blocks their `loaded` messages brought so far; `resolve` is handed
@@ -323,7 +345,7 @@ export class FollowerRepositoryLink {
   #filling = false;
   #stop: (() => void)[];
 
-  constructor(options: RepositoryLinkOptions) {
+  constructor(options: FollowerLinkOptions) {
     this.#options = options;
     const { repo } = options;
     this.#imports = new ImportsInTurn(repo);
@@ -486,7 +508,11 @@ export class FollowerRepositoryLink {
 
   async #handle(message: TabMessage): Promise<void> {
     const { tab, repo } = this.#options;
-    if (message.type === "loaded" && message.to === tab) {
+    const answer = message.type === "loaded" || message.type === "persisted" ||
+      message.type === "unserved";
+    // Not reported: an old leader's late answers are no fault (it asks the new one again).
+    if (answer && (message.to !== tab || !this.#options.isLeader(message.from))) return;
+    if (message.type === "loaded") {
       const load = this.#loads.get(message.id);
       if (!load) return;
       load.frames.push(...message.frames);
@@ -501,16 +527,16 @@ export class FollowerRepositoryLink {
           () => {},
         ),
       );
-    } else if (message.type === "persisted" && message.to === tab) {
+    } else if (message.type === "persisted") {
       const { id, error } = message;
       this.#answered(id, error === null ? null : `did not persist: ${error}`);
-    } else if (message.type === "unserved" && message.to === tab) {
+    } else if (message.type === "unserved") {
       const reason = `could not open ${repo.path}: ${message.error}`;
       const load = this.#loads.get(message.id);
       if (!load) return this.#answered(message.id, reason);
       this.#loads.delete(message.id);
       load.reject(new CairnError("E_IO", `the leader tab ${reason}`));
-    } else if (message.type === "blocks" && message.from !== tab && !repo.closed) {
+    } else if (message.type === "blocks" && !repo.closed) {
       if (this.#loads.size > 0) this.#held.push(message.frames);
       else await this.#importSent(message.frames);
     }

@@ -14,7 +14,11 @@
  *   over a channel of its own.
  *
  * Whenever a leader announces that it serves (`serving`), followers send it again their
- * unacknowledged pushes and their unanswered loads and joins.
+ * unacknowledged pushes and their unanswered loads and joins. A follower takes answers (welcome,
+ * loaded, persisted, flushed) only from the leader it knows, by the highest term heard in
+ * heartbeats and servings: not from a leader that lost the lead and has not learnt it, nor from
+ * any other script of the origin. That is a defence against stray and buggy tabs, not a
+ * security boundary: a same-origin script may post as the leader, or delete OPFS outright.
  *
  * The tab that serves also answers other tabs' questions about its connections to sync servers
  * (`sync-ask`, `sync-wait`) through the responders src/sync registers (`answerSync`), and says
@@ -22,7 +26,7 @@
  */
 import { CairnError, isCairnError } from "../core/errors.ts";
 import type { Repository } from "../repo/repository.ts";
-import { Election, HEARTBEAT_MS } from "./election.ts";
+import { Election, HEARTBEAT_MS, PROBE_AFTER_MS, STEAL_AFTER_MS } from "./election.ts";
 import { claimPoolKey } from "./key_pool.ts";
 import type { HeldLock, LockManagerLike } from "./locks.ts";
 import {
@@ -36,6 +40,7 @@ import { MAX_TABS } from "./tab_keys.ts";
 import {
   describeFailure,
   type ForeignLeader,
+  MAX_TERM,
   TAB_PROTOCOL,
   type TabMessage,
 } from "./tab_messages.ts";
@@ -111,8 +116,19 @@ export class TabCoordinator {
   /** This tab's `flush` asks the leader has not answered, by id (asked again of a new leader). */
   readonly #flushes = new Map<number, { resolve(): void; reject(err: unknown): void }>();
   #nextId = 1;
-  /** The highest term a `serving` was heard for. */
-  #servedTerm = 0;
+  /**
+   * The leader of this version this tab follows: the tab a `serving`, or a heartbeat, of the
+   * highest term heard named (at one term, the first heartbeat's, or a later `serving`'s), and
+   * when it was last heard. Answers are taken only from it.
+   */
+  #leader: { tab: string; term: number; heardAt: number } | undefined;
+  /**
+   * Heartbeats of another version heard while no leader of this one was (#heardForeignLeader):
+   * since when, and the last.
+   */
+  #foreign: { since: number; last: number } | undefined;
+  /** A welcome came before any leader was heard: asked again once one is (#heardLeader). */
+  #welcomeEarly = false;
   /** The version of the leader of another version last heard, once reported (onRefused). */
   #foreignProtocol: number | undefined;
   #closed = false;
@@ -205,6 +221,7 @@ export class TabCoordinator {
       channel: this.#channel,
       repo,
       onRefused: this.#environment.onRefused,
+      isLeader: (tab) => this.#leader?.tab === tab,
     });
     this.#links.add(link);
     try {
@@ -286,53 +303,101 @@ export class TabCoordinator {
   #askWelcome(): void {
     const welcome = this.#welcome;
     if (!welcome) return;
+    // The leader answers a probe with a heartbeat at once: its welcome is taken once this tab
+    // knows it (#leader), and asked again then if it came first.
+    if (!this.#leader) this.#channel.post({ type: "probe", from: this.tab });
     this.#channel.post({ type: "join", from: this.tab, id: welcome.id });
+  }
+
+  /**
+   * A heartbeat or a `serving` of this version: the tab it names is the leader this tab follows
+   * if its term is the highest heard (returns whether it is).
+   */
+  #heardLeader(tab: string, term: number, serving: boolean): boolean {
+    if (term > MAX_TERM) return false; // forged: no tab sends it (election.ts)
+    const known = this.#leader;
+    if (known && (term < known.term || (term === known.term && known.tab !== tab && !serving))) {
+      return false; // an old leader that has not learnt it was replaced, or a stray
+    }
+    this.#leader = { tab, term, heardAt: this.#environment.now() };
+    this.#foreign = undefined;
+    this.#foreignProtocol = undefined;
+    // A welcome that came before its leader's heartbeat was dropped: asked again (a `serving`
+    // asks everything again).
+    if (this.#welcomeEarly && !serving) this.#askWelcome();
+    this.#welcomeEarly = false;
+    return true;
   }
 
   #heard(message: TabMessage): void {
     if (message.type === "heartbeat") {
+      this.#heardLeader(message.leader, message.term, false);
       this.#election.heardHeartbeat(message.term);
     } else if (message.type === "probe") {
       this.#election.heardProbe();
-    } else if (message.type === "serving" && message.term >= this.#servedTerm) {
-      this.#servedTerm = message.term;
-      this.#foreignProtocol = undefined;
+    } else if (message.type === "serving") {
+      if (!this.#heardLeader(message.leader, message.term, true)) return;
       this.#election.heardHeartbeat(message.term);
       this.#askWelcome();
       for (const link of this.#links) link.resend();
       for (const id of this.#flushes.keys()) this.#post({ type: "flush", from: this.tab, id });
-    } else if (
-      message.type === "welcome" && message.to === this.tab && message.id === this.#welcome?.id
-    ) {
+    } else if (message.type === "sync-ask" || message.type === "sync-wait") {
+      this.#answerSync(message);
+    } else if (message.type === "welcome" || message.type === "flushed") {
+      if (message.to !== this.tab) return;
+      // Answers count only from the leader this tab follows.
+      if (message.from === this.#leader?.tab) this.#answered(message);
+      else if (message.type === "welcome" && !this.#leader) this.#welcomeEarly = true;
+    }
+  }
+
+  #answered(message: Extract<TabMessage, { type: "welcome" | "flushed" }>): void {
+    if (message.type === "welcome") {
+      if (message.id !== this.#welcome?.id) return;
       const { resolve } = this.#welcome;
       this.#welcome = undefined;
       resolve(message.secret);
-    } else if (message.type === "flushed" && message.to === this.tab) {
-      const flush = this.#flushes.get(message.id);
-      this.#flushes.delete(message.id);
-      if (message.error === null) flush?.resolve();
-      else {
-        flush?.reject(
-          new CairnError(
-            "E_IO",
-            `the tab that serves the database could not flush: ${message.error}`,
-          ),
-        );
-      }
-    } else if (message.type === "sync-ask" || message.type === "sync-wait") {
-      this.#answerSync(message);
+      return;
+    }
+    const flush = this.#flushes.get(message.id);
+    this.#flushes.delete(message.id);
+    if (message.error === null) flush?.resolve();
+    else {
+      flush?.reject(
+        new CairnError(
+          "E_IO",
+          `the tab that serves the database could not flush: ${message.error}`,
+        ),
+      );
     }
   }
 
   /**
-   * A leader of another version (a page of the app loaded before or after a deploy, with another
-   * release of Cairn) is alive: no steal. This tab cannot follow it: an open waiting for it fails,
-   * and so do loads and flushes, with E_UNSUPPORTED_VERSION; writes stay kept for the next leader
-   * of this version.
+   * A heartbeat of another version (a page of the app loaded before or after a deploy, with
+   * another release of Cairn). It means that release leads, and this tab cannot follow it, only
+   * when no leader of this version is heard: one message of the kind proves nothing (a page that
+   * lost the lead, a stray script of the origin), and a leader of this version heard within
+   * PROBE_AFTER_MS serves, whatever else is posted. So the first such heartbeat while none is
+   * heard asks for one (a probe, which a leader of this version answers at once), and only one
+   * a moment later, still without an answer, settles it: an open waiting fails, and so do loads
+   * and flushes, with E_UNSUPPORTED_VERSION; writes stay kept for the next leader of this
+   * version. Each such heartbeat counts as hearing a leader (no steal from a leader alive).
    */
   #heardForeignLeader({ protocol, term }: ForeignLeader): void {
-    this.#election.heardHeartbeat(term);
     if (this.#closed || this.#election.role !== "follower") return;
+    const now = this.#environment.now();
+    if (this.#leader && now - this.#leader.heardAt < PROBE_AFTER_MS) return;
+    // Not its term yet: a forged one far ahead would have this tab ignore its leader's.
+    this.#election.heardHeartbeat(this.#election.term);
+    const foreign = this.#foreign;
+    if (!foreign || now - foreign.last >= STEAL_AFTER_MS) {
+      this.#foreign = { since: now, last: now };
+      this.#post({ type: "probe", from: this.tab });
+      return;
+    }
+    foreign.last = now;
+    if (now - foreign.since < HEARTBEAT_MS / 2) return;
+    this.#election.heardHeartbeat(term);
     const err = foreignLeaderError(this.#environment.directory, protocol);
     if (this.#foreignProtocol !== protocol) {
       this.#foreignProtocol = protocol;
@@ -401,9 +466,9 @@ export class TabCoordinator {
         this.#environment.onRefused(err);
       }
     }
+    // Over a channel object of its own: this tab's links hear it as any tab's.
     const channel = this.#environment.openChannel();
-    // Another id than the tab's: its own links must take the blocks this leader sends.
-    const id = `${this.tab}-lead`;
+    const id = this.tab;
     const leader = new TabLeader(id, channel, persister, this.#environment.onRefused);
     // Heard by this tab's own links too (they listen on another channel object).
     this.#announce(channel);

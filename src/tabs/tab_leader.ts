@@ -47,6 +47,7 @@ export class TabLeader {
   readonly #stop: () => void;
   #closed = false;
 
+  /** `tab`: the leading tab's id, as its heartbeats name it; its answers carry it (`from`). */
   constructor(
     tab: string,
     channel: TabChannel,
@@ -65,6 +66,7 @@ export class TabLeader {
     if (message.type === "join") {
       this.#channel.post({
         type: "welcome",
+        from: this.#tab,
         to: message.from,
         id: message.id,
         secret: this.#database.storedSecret,
@@ -94,7 +96,7 @@ export class TabLeader {
       if (this.#served.get(message.repo) !== served) return;
       this.#served.delete(message.repo); // the next message tries again
       this.#onRefused(err);
-      for (const early of served.early) unserved(this.#channel, early, err);
+      for (const early of served.early) unserved(this.#channel, this.#tab, early, err);
     });
   }
 
@@ -104,10 +106,10 @@ export class TabLeader {
    */
   #flush(to: string, id: number): void {
     this.#database.flush().then(
-      () => this.#answer({ type: "flushed", to, id, error: null }),
+      () => this.#answer({ type: "flushed", from: this.#tab, to, id, error: null }),
       (err) => {
         if (isCairnError(err, "E_CLOSED")) return;
-        this.#answer({ type: "flushed", to, id, error: describeFailure(err) });
+        this.#answer({ type: "flushed", from: this.#tab, to, id, error: describeFailure(err) });
       },
     );
   }

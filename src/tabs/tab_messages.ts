@@ -21,9 +21,9 @@ import { checkRepositoryPath } from "../core/repository_path.ts";
  * version is not read. So that tabs can always tell each other apart, every version keeps this
  * much: each message is a plain object with `protocol` (a message without it is of version 0,
  * before versions) and `type`, and the leader posts `{ type: "heartbeat", leader, term }` every
- * HEARTBEAT_MS.
+ * HEARTBEAT_MS. Version 2 (2026-11-29): the leader's answers name it (`from`).
  */
-export const TAB_PROTOCOL = 1;
+export const TAB_PROTOCOL = 2;
 
 /** Most blocks one message may carry. */
 export const MAX_TAB_BLOCKS = 4096;
@@ -51,15 +51,25 @@ export type TabMessage =
   /**
    * The leader's answer to `join`: the stored session's secret, from which each tab derives the
    * key it signs with (tab_keys.ts). Any script of the origin can read it from OPFS anyway.
+   * Every answer names the leader that sends it (`from`, as its heartbeats name it): a tab takes
+   * answers only from the leader it knows (version 2; version 1 did not say).
    */
-  | { type: "welcome"; to: string; id: number; secret: Uint8Array }
+  | { type: "welcome"; from: string; to: string; id: number; secret: Uint8Array }
   /** A follower asks the leader for a repository's blocks (to load it at open). */
   | { type: "load"; from: string; repo: string; id: number }
   /**
    * The leader's answer to `load`: every block it holds of the repository, in as many messages
    * as the limits below need; `last` marks the final one.
    */
-  | { type: "loaded"; to: string; repo: string; id: number; frames: Uint8Array[]; last: boolean }
+  | {
+    type: "loaded";
+    from: string;
+    to: string;
+    repo: string;
+    id: number;
+    frames: Uint8Array[];
+    last: boolean;
+  }
   /** A follower's sealed blocks, for the leader to persist; `id` names them in the `persisted`. */
   | { type: "push"; from: string; repo: string; id: number; frames: Uint8Array[] }
   /** A follower that has not heard the leader for a while asks it to answer (a heartbeat). */
@@ -68,19 +78,19 @@ export type TabMessage =
    * The leader could not open the repository a `load` or `push` (`id`) was for, or read its
    * blocks: the follower's open fails with `error`, or its flush, as in one tab.
    */
-  | { type: "unserved"; to: string; repo: string; id: number; error: string }
+  | { type: "unserved"; from: string; to: string; repo: string; id: number; error: string }
   /**
    * The leader persisted a push under the database's durability mode (or could not: `error`).
    * `repo` is the push's (and `id` is unique among the page's pushes: see repository_link.ts).
    */
-  | { type: "persisted"; to: string; repo: string; id: number; error: string | null }
+  | { type: "persisted"; from: string; to: string; repo: string; id: number; error: string | null }
   /**
    * A following tab's `db.flush()`, once the leader persisted its blocks: the leader makes all
    * it stored durable (fsync, whatever the durability mode) and answers `flushed`.
    */
   | { type: "flush"; from: string; id: number }
   /** The answer to `flush`: all the leader stored is durable, or it could not be (`error`). */
-  | { type: "flushed"; to: string; id: number; error: string | null }
+  | { type: "flushed"; from: string; to: string; id: number; error: string | null }
   /** Blocks new to the database (sealed in some tab, persisted by the leader), for every tab. */
   | { type: "blocks"; from: string; repo: string; frames: Uint8Array[] }
   /** A tab asks the leader how its connection to a sync server is (answered to every tab). */
@@ -124,14 +134,33 @@ const FIELDS: { [T in TabMessageType]: Record<string, (value: unknown, where: st
   serving: { leader: checkTabId, term: checkTerm },
   probe: { from: checkTabId },
   join: { from: checkTabId, id: checkCount },
-  welcome: { to: checkTabId, id: checkCount, secret: checkSecret },
+  welcome: { from: checkTabId, to: checkTabId, id: checkCount, secret: checkSecret },
   load: { from: checkTabId, repo: checkRepo, id: checkCount },
-  loaded: { to: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames, last: checkFlag },
+  loaded: {
+    from: checkTabId,
+    to: checkTabId,
+    repo: checkRepo,
+    id: checkCount,
+    frames: checkFrames,
+    last: checkFlag,
+  },
   push: { from: checkTabId, repo: checkRepo, id: checkCount, frames: checkFrames },
-  persisted: { to: checkTabId, repo: checkRepo, id: checkCount, error: checkError },
-  unserved: { to: checkTabId, repo: checkRepo, id: checkCount, error: checkReason },
+  persisted: {
+    from: checkTabId,
+    to: checkTabId,
+    repo: checkRepo,
+    id: checkCount,
+    error: checkError,
+  },
+  unserved: {
+    from: checkTabId,
+    to: checkTabId,
+    repo: checkRepo,
+    id: checkCount,
+    error: checkReason,
+  },
   flush: { from: checkTabId, id: checkCount },
-  flushed: { to: checkTabId, id: checkCount, error: checkError },
+  flushed: { from: checkTabId, to: checkTabId, id: checkCount, error: checkError },
   blocks: { from: checkTabId, repo: checkRepo, frames: checkFrames },
   "sync-ask": { from: checkTabId, url: checkUrl },
   "sync-status": {

@@ -129,7 +129,12 @@ test("repositories linked over a real BroadcastChannel converge, and a follower'
     () => handles[0].flush(),
   );
   const followers = [1, 2].map((i) =>
-    new FollowerRepositoryLink({ tab: `t${i}`, channel: channels[i], repo: repos[i] })
+    new FollowerRepositoryLink({
+      tab: `t${i}`,
+      channel: channels[i],
+      repo: repos[i],
+      isLeader: (tab) => tab === "t0",
+    })
   );
   try {
     await Promise.all(followers.map((f) => f.load()));

@@ -66,6 +66,7 @@ function linked(
       channel: channel.end(tab.name),
       repo: tab.repo,
       onRefused,
+      isLeader: (from) => from === leader.name,
     })
   );
   return { leading, followers, refusals };
@@ -125,6 +126,7 @@ test("a repository of more blocks than one message may carry loads in several me
     tab: "b",
     channel: channel.end("b"),
     repo: b.repo,
+    isLeader: (tab) => tab === "leader",
   });
   await follower.load();
   assert.equal(b.notes.count(), MAX_TAB_BLOCKS + 1);
@@ -150,6 +152,7 @@ test("a follower's flush resolves only once the leader has persisted its blocks"
     tab: "b",
     channel: channel.end("b"),
     repo: b.repo,
+    isLeader: (tab) => tab === "leader",
   });
   await follower.load();
   b.notes.create(Note, { title: "from b" });
@@ -178,6 +181,7 @@ test("a leader that refuses a push fails the follower's flush with a typed error
     tab: "b",
     channel: channel.end("b"),
     repo: b.repo,
+    isLeader: (tab) => tab === "leader",
   });
   b.notes.create(Note, { title: "x" });
   await assert.rejects(follower.flush(), (err) => isCairnError(err) && err.code === "E_IO");
@@ -196,6 +200,7 @@ test("pushes the old leader never acknowledged are re-sent to the new leader", a
     tab: "b",
     channel: channel.end("b"),
     repo: b.repo,
+    isLeader: (tab) => tab === "c",
   });
   b.notes.create(Note, { title: "b 1" });
   b.notes.create(Note, { title: "b 2" });
@@ -224,6 +229,7 @@ test("a new leader hears of a repository open in a follower with nothing unackno
     tab: "b",
     channel: channel.end("b"),
     repo: b.repo,
+    isLeader: (tab) => tab === "c",
   });
   // c serves now; it opens a repository (and syncs it, when it syncs) once a tab names it.
   const opened: string[] = [];
@@ -257,6 +263,7 @@ test("hostile messages are dropped and reported; forged blocks are refused by im
     tab: "b",
     channel: channel.end("b"),
     repo: b.repo,
+    isLeader: (tab) => tab === "leader",
     onRefused,
   });
   const evil = channel.end("evil");
@@ -266,8 +273,17 @@ test("hostile messages are dropped and reported; forged blocks are refused by im
     "push",
     { protocol, type: "push" },
     { protocol, type: "blocks", from: "evil", repo: PATH, frames: ["not bytes"] },
-    { protocol, type: "persisted", to: "b", id: "1", error: null },
-    { protocol, type: "loaded", to: "b", repo: "../etc", id: 1, frames: [], last: true },
+    { protocol, type: "persisted", from: "leader", to: "b", id: "1", error: null },
+    {
+      protocol,
+      type: "loaded",
+      from: "leader",
+      to: "b",
+      repo: "../etc",
+      id: 1,
+      frames: [],
+      last: true,
+    },
   ];
   for (const value of garbage) evil.postRaw(value);
   // Well-formed messages carrying forged blocks: decoded, then refused by verification.
@@ -320,7 +336,12 @@ test("each persisted reaches only its repository's link: another repository's re
     )
   );
   const followers = paths.map((path) =>
-    new FollowerRepositoryLink({ tab: "b", channel: channel.end("b"), repo: b.repos.get(path)! })
+    new FollowerRepositoryLink({
+      tab: "b",
+      channel: channel.end("b"),
+      repo: b.repos.get(path)!,
+      isLeader: (tab) => tab === "leader",
+    })
   );
   for (const path of paths) b.handles.get(path)!.create(Note, { title: path });
   const [flushA, flushB] = followers.map((f) => f.flush());
@@ -363,6 +384,7 @@ test("blocks sent while a follower loads are imported after the loaded ones, in 
     tab: "b",
     channel: channel.end("b"),
     repo: b.repo,
+    isLeader: (tab) => tab === "leader",
     onRefused: (err) => refusals.push(err),
   });
   const loading = follower.load();
@@ -391,14 +413,24 @@ test("a late answer to a push of a link the page closed since acknowledges no pu
     () => new Promise<void>((resolve) => flushes.push(resolve)), // the log flush, in progress
   );
   // b's link loads, and a new leader's `serving` has it push nothing (it is open here).
-  const first = new FollowerRepositoryLink({ tab: "b", channel: channel.end("b"), repo: b.repo });
+  const first = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+    isLeader: (tab) => tab === "leader",
+  });
   await first.load();
   first.resend();
   await settle();
   assert.equal(flushes.length, 1, "the leader persists the empty push");
   // The page closes the repository and opens it again: a new link loads and pushes a write.
   first.close();
-  const second = new FollowerRepositoryLink({ tab: "b", channel: channel.end("b"), repo: b.repo });
+  const second = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+    isLeader: (tab) => tab === "leader",
+  });
   await second.load();
   b.notes.create(Note, { title: "not persisted yet" });
   let acknowledged = false;
@@ -431,6 +463,7 @@ test("a push the leader could not persist is kept: the follower's flush rejects,
     tab: "b",
     channel: channel.end("b"),
     repo: b.repo,
+    isLeader: (tab) => tab === "leader",
   });
   b.notes.create(Note, { title: "x" });
   await assert.rejects(follower.flush(), (err) => isCairnError(err, "E_IO"));
@@ -488,6 +521,7 @@ test("a repository the leader cannot open: the follower's open fails with E_IO, 
     tab: "b",
     channel: channel.end("b"),
     repo: b.repo,
+    isLeader: (tab) => tab === "c",
   });
   await assert.rejects(
     follower.load(),
@@ -584,6 +618,7 @@ test("a follower sent a block after one it never got loads the repository again 
     tab: "b",
     channel: channel.end("b"),
     repo: b.repo,
+    isLeader: (tab) => tab === "leader",
     onRefused: (err) => refusals.push(err),
   });
   await follower.load();

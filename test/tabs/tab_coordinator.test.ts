@@ -11,7 +11,12 @@
  * lead a moment longer leads itself rather than taking over; a tab past the pool's size gets
  * E_LOCKED; heartbeats and servings with forged huge terms throw nothing and stop no takeover;
  * a leader's own block lost in its crash before it was persisted is persisted by the next leader
- * from its tab, so the tab that takes the old leader's key continues that key's chain.
+ * from its tab, so the tab that takes the old leader's key continues that key's chain; a leader
+ * stolen from while frozen sends the tabs what its close stores, and a leader's block stored but
+ * never sent (it crashed in between) is sent to every tab by the next leader, so no tab refuses
+ * that session's later blocks; answers (persisted, flushed, loaded, welcome) count only from the
+ * leader, and another release's heartbeats posted while a leader of this one is heard fail
+ * nothing.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,7 +26,7 @@ import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import { HEARTBEAT_MS } from "../../src/tabs/election.ts";
 import { type Persister, TabCoordinator } from "../../src/tabs/tab_coordinator.ts";
 import { MAX_TABS, tabSecret } from "../../src/tabs/tab_keys.ts";
-import { TAB_PROTOCOL } from "../../src/tabs/tab_messages.ts";
+import { TAB_PROTOCOL, type TabMessage } from "../../src/tabs/tab_messages.ts";
 import { Note, PATH } from "../harness/linked_client.ts";
 import {
   environment,
@@ -74,8 +79,8 @@ test("hostile messages around a join: garbage is reported, welcomes not matching
   evil.listen((value) => {
     const join = value as { type?: string; from?: string; id?: number };
     if (join.type !== "join") return;
-    evil.post({ type: "welcome", to: "someone-else", id: join.id!, secret: forged });
-    evil.post({ type: "welcome", to: join.from!, id: join.id! + 1, secret: forged });
+    evil.post({ type: "welcome", from: "evil", to: "someone-else", id: join.id!, secret: forged });
+    evil.post({ type: "welcome", from: "evil", to: join.from!, id: join.id! + 1, secret: forged });
   });
   const a = await TabCoordinator.join(environment(fake, "a"));
   a.coordinator.lead(persisting(stored.db));
@@ -520,7 +525,12 @@ async function leaderWithALog(storageFree: Promise<void>, tookOver: () => void =
   const ja = await TabCoordinator.join(environment(fake, "a", {
     openChannel: () => {
       const end = fake.channels.end("a");
-      return { ...end, post: (message) => muted || end.post(message) };
+      return {
+        ...end,
+        post: (message) => {
+          if (!muted) end.post(message);
+        },
+      };
     },
     tookOver,
   }));
@@ -627,4 +637,152 @@ test("a leader that crashed between storing its block and sending it: the next l
   assert.deepEqual(tabs.fake.refused, []);
   await tabs.end(jc);
   await c.db.close();
+});
+
+/** A script of the origin on the channel, answering what it hears with `answer`'s messages. */
+function stray(fake: ReturnType<typeof fakes>, answer: (message: TabMessage) => unknown[]) {
+  const end = fake.channels.end("stray");
+  end.listen((value) => {
+    for (const reply of answer(value as TabMessage)) end.postRaw(reply);
+  });
+  return end;
+}
+
+test("acknowledgements count only from the leader: another tab's persisted and flushed settle nothing", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  let release = () => {};
+  const persisted = new Promise<void>((resolve) => release = resolve);
+  let released = false;
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db, () => persisted, () => persisted));
+  const b = await TabCoordinator.join(environment(fake, "b"));
+  const front = await openDatabase(await tabSecret(await cryptoSuite(), b.storedSecret!, 1));
+  const link = await b.coordinator.follow(front.repo);
+  let forged = 0;
+  stray(fake, (message) => {
+    const protocol = TAB_PROTOCOL;
+    if (message.type === "push" && message.frames.length > 0) {
+      forged++;
+      const { from: to, repo, id } = message;
+      return [{ protocol, type: "persisted", from: "stray", to, repo, id, error: null }];
+    }
+    if (message.type === "flush") {
+      forged++;
+      return [{
+        protocol,
+        type: "flushed",
+        from: "stray",
+        to: message.from,
+        id: message.id,
+        error: null,
+      }];
+    }
+    return [];
+  });
+  front.notes.create(Note, { title: "b's write" });
+  const flushed = link.flush().then(() => assert.ok(released, "acknowledged before persisted"));
+  const flushedAll = b.coordinator.flushLeader().then(() =>
+    assert.ok(released, "flushed before the leader flushed")
+  );
+  await waitFor(() => forged === 2, "the stray answered the push and the flush");
+  for (let i = 0; i < 10; i++) await new Promise((resolve) => setTimeout(resolve, 0)); // delivered
+  released = true;
+  release();
+  await settled(Promise.all([flushed, flushedAll]), "acknowledged by the leader");
+  assert.deepEqual(titles(stored), ["b's write"]);
+  await b.coordinator.close();
+  await a.coordinator.close();
+  await Promise.all([stored.db.close(), front.db.close()]);
+});
+
+test("a load answered by another tab than the leader (empty) is not taken: the follower loads the leader's blocks, and its next write continues its key's chain", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  // Made before the leader's ends: its answer arrives first.
+  stray(fake, (message) =>
+    message.type === "load"
+      ? [{
+        protocol: TAB_PROTOCOL,
+        type: "loaded",
+        from: "stray",
+        to: message.from,
+        repo: message.repo,
+        id: message.id,
+        frames: [],
+        last: true,
+      }]
+      : []);
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db, () => stored.db.flush()));
+  const b = await TabCoordinator.join(environment(fake, "b"));
+  const secret = await tabSecret(await cryptoSuite(), b.storedSecret!, 1);
+  // Key 1 wrote before (a page of it closed since).
+  const earlier = await openDatabase(secret);
+  earlier.notes.create(Note, { title: "key 1, before" });
+  await earlier.notes.flush();
+  await stored.repo.importBlocks(await earlier.repo.exportBlocks(), "test", { trustAuthors: true });
+  await earlier.db.close();
+  const front = await openDatabase(secret);
+  const link = await b.coordinator.follow(front.repo);
+  assert.deepEqual(titles(front), ["key 1, before"]);
+  front.notes.create(Note, { title: "key 1, after" });
+  await settled(link.flush(), "the write acknowledged");
+  assert.deepEqual(titles(stored), ["key 1, after", "key 1, before"]);
+  assert.deepEqual(fake.refused, []);
+  await b.coordinator.close();
+  await a.coordinator.close();
+  await Promise.all([stored.db.close(), front.db.close()]);
+});
+
+test("old-release heartbeats posted while a leader of this release is heard fail nothing: flushes and opens are served", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db));
+  const b = await TabCoordinator.join(environment(fake, "b"));
+  // Every message it hears (the leader's heartbeats too) answered as an old release's leader.
+  let strays = 0;
+  stray(fake, () => {
+    strays++;
+    return [{ type: "heartbeat", leader: "old", term: 1 }];
+  });
+  await waitFor(() => strays > 5, "old-release heartbeats posted");
+  await settled(b.coordinator.flushLeader(), "b's flush served");
+  const c = await settled(TabCoordinator.join(environment(fake, "c")), "c's open served");
+  assert.equal(c.leads, false);
+  assert.equal(toBase64Url(c.storedSecret!), toBase64Url(stored.db.exportSecretKey()));
+  await settled(c.coordinator.flushLeader(), "c's flush served");
+  assert.deepEqual(fake.refused, []);
+  for (const tab of [c, b, a]) await tab.coordinator.close();
+  await stored.db.close();
+});
+
+test("a welcome that comes before its leader's first heartbeat is asked for again, and taken", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  // The leader's heartbeats are held back until it has welcomed a tab.
+  let held: TabMessage[] | undefined = [];
+  const a = await TabCoordinator.join(environment(fake, "a", {
+    openChannel: () => {
+      const end = fake.channels.end("a");
+      const post = (message: TabMessage) => {
+        if (held && message.type === "heartbeat") return held.push(message);
+        end.post(message);
+        if (held && message.type === "welcome") {
+          const late = held;
+          held = undefined;
+          setTimeout(() => late.forEach(post), 0);
+        }
+      };
+      return { ...end, post };
+    },
+  }));
+  a.coordinator.lead(persisting(stored.db));
+  const b = await settled(TabCoordinator.join(environment(fake, "b")), "b's open served");
+  assert.equal(toBase64Url(b.storedSecret!), toBase64Url(stored.db.exportSecretKey()));
+  const joins = fake.channels.posted.filter((message) => message.type === "join");
+  assert.equal(joins.length, 2, "asked again once the leader was heard");
+  for (const tab of [b, a]) await tab.coordinator.close();
+  await stored.db.close();
 });

@@ -28,16 +28,24 @@ const SAMPLES: TabMessage[] = [
   { type: "probe", from: "tab_B-2" },
   { type: "serving", leader: "tab_A-1", term: 4 },
   { type: "join", from: "tabB", id: 1 },
-  { type: "welcome", to: "tabB", id: 1, secret: new Uint8Array(32).fill(7) },
+  { type: "welcome", from: "tabA", to: "tabB", id: 1, secret: new Uint8Array(32).fill(7) },
   { type: "load", from: "tabB", repo: "/data/todos", id: 0 },
-  { type: "loaded", to: "tabB", repo: "/data/todos", id: 0, frames: [FRAME, FRAME], last: false },
-  { type: "loaded", to: "tabB", repo: "/x", id: 9, frames: [], last: true },
+  {
+    type: "loaded",
+    from: "tabA",
+    to: "tabB",
+    repo: "/data/todos",
+    id: 0,
+    frames: [FRAME, FRAME],
+    last: false,
+  },
+  { type: "loaded", from: "tabA", to: "tabB", repo: "/x", id: 9, frames: [], last: true },
   { type: "push", from: "tabC", repo: "/data/todos", id: 7, frames: [FRAME] },
-  { type: "persisted", to: "tabC", repo: "/data/todos", id: 7, error: null },
-  { type: "persisted", to: "tabC", repo: "/x", id: 8, error: "E_IO: disk full" },
+  { type: "persisted", from: "tabA", to: "tabC", repo: "/data/todos", id: 7, error: null },
+  { type: "persisted", from: "tabA", to: "tabC", repo: "/x", id: 8, error: "E_IO: disk full" },
   { type: "flush", from: "tabB", id: 2 },
-  { type: "flushed", to: "tabB", id: 2, error: null },
-  { type: "flushed", to: "tabB", id: 3, error: "E_IO: disk full" },
+  { type: "flushed", from: "tabA", to: "tabB", id: 2, error: null },
+  { type: "flushed", from: "tabA", to: "tabB", id: 3, error: "E_IO: disk full" },
   { type: "blocks", from: "tabC", repo: "/data/todos", frames: [FRAME] },
   { type: "sync-ask", from: "tabB", url: "ws://127.0.0.1:8787" },
   {
@@ -66,7 +74,14 @@ const SAMPLES: TabMessage[] = [
     id: 4,
     error: "E_FORBIDDEN: may not write /notes",
   },
-  { type: "unserved", to: "tabB", repo: "/notes", id: 9, error: "E_IO: settings unreadable" },
+  {
+    type: "unserved",
+    from: "tabA",
+    to: "tabB",
+    repo: "/notes",
+    id: 9,
+    error: "E_IO: settings unreadable",
+  },
 ];
 
 /** `fields` as another tab of this version posts them. */
@@ -116,12 +131,13 @@ test("a message of another version is refused with E_UNSUPPORTED_VERSION; its le
   }
   const heartbeat = { type: "heartbeat", leader: "old-tab", term: 7 };
   assert.deepEqual(foreignLeader(heartbeat), { protocol: 0, term: 7 });
-  assert.deepEqual(foreignLeader({ ...heartbeat, protocol: 2, extra: [] }), {
-    protocol: 2,
+  assert.deepEqual(foreignLeader({ ...heartbeat, protocol: 1 }), { protocol: 1, term: 7 });
+  assert.deepEqual(foreignLeader({ ...heartbeat, protocol: TAB_PROTOCOL + 1, extra: [] }), {
+    protocol: TAB_PROTOCOL + 1,
     term: 7,
   });
-  assert.deepEqual(foreignLeader({ ...heartbeat, type: "serving", protocol: 3 }), {
-    protocol: 3,
+  assert.deepEqual(foreignLeader({ ...heartbeat, type: "serving", protocol: TAB_PROTOCOL + 2 }), {
+    protocol: TAB_PROTOCOL + 2,
     term: 7,
   });
   // Not a leader of another version: this version's, another message, or malformed.
@@ -188,10 +204,23 @@ test("tab ids, terms, repository paths and block counts are bounded", () => {
     frames: new Array(MAX_TAB_BLOCKS + 1).fill(FRAME),
   });
   refusedMessage({ type: "blocks", from: "t", repo: "/a", frames: [new Uint16Array(2)] });
-  refusedMessage({ type: "persisted", to: "t", repo: "/x", id: 1, error: "e".repeat(4097) });
-  refusedMessage({ type: "unserved", to: "t", repo: "/x", id: 1, error: null });
-  refusedMessage({ type: "welcome", to: "t", id: 1, secret: new Uint8Array(31) });
-  refusedMessage({ type: "welcome", to: "t", id: 1, secret: Array.from(new Uint8Array(32)) });
+  refusedMessage({
+    type: "persisted",
+    from: "tabA",
+    to: "t",
+    repo: "/x",
+    id: 1,
+    error: "e".repeat(4097),
+  });
+  refusedMessage({ type: "unserved", from: "tabA", to: "t", repo: "/x", id: 1, error: null });
+  refusedMessage({ type: "welcome", from: "tabA", to: "t", id: 1, secret: new Uint8Array(31) });
+  refusedMessage({
+    type: "welcome",
+    from: "tabA",
+    to: "t",
+    id: 1,
+    secret: Array.from(new Uint8Array(32)),
+  });
   refusedMessage({ type: "sync-ask", from: "t", url: "http://127.0.0.1:8787" });
   refusedMessage({ type: "sync-ask", from: "t", url: `ws://${"a".repeat(2048)}` });
   refusedMessage({
