@@ -379,7 +379,7 @@ export class TabCoordinator {
    * lost the lead, a stray script of the origin), and a leader of this version heard within
    * PROBE_AFTER_MS serves, whatever else is posted. So the first such heartbeat while none is
    * heard asks for one (a probe, which a leader of this version answers at once), and only one
-   * a moment later, still without an answer, settles it: an open waiting fails, and so do loads
+   * PROBE_AFTER_MS later, still without an answer, settles it: an open waiting fails, and so do loads
    * and flushes, with E_UNSUPPORTED_VERSION; writes stay kept for the next leader of this
    * version. Each such heartbeat counts as hearing a leader (no steal from a leader alive).
    */
@@ -396,7 +396,9 @@ export class TabCoordinator {
       return;
     }
     foreign.last = now;
-    if (now - foreign.since < HEARTBEAT_MS / 2) return;
+    // The probe unanswered as long as a follower waits for a heartbeat before it probes: a
+    // leader of this version answers at once, however its timers are throttled.
+    if (now - foreign.since < PROBE_AFTER_MS) return;
     this.#election.heardHeartbeat(term);
     const err = foreignLeaderError(this.#environment.directory, protocol);
     if (this.#foreignProtocol !== protocol) {
