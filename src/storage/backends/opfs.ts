@@ -252,7 +252,8 @@ class WorkerClient {
     for (const pending of this.#pending.values()) pending.reject(err);
     this.#pending.clear();
     const lost = this.lost;
-    if (first && lost) for (const listener of this.#lostListeners.splice(0)) listener(lost);
+    if (!first || !lost) return;
+    for (const listener of this.#lostListeners.splice(0)) listener(lost);
   }
 }
 
