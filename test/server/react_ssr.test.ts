@@ -120,7 +120,7 @@ test("renderToString: a write after the render that makes a hook's where functio
   try {
     const repo = await db.open("/tasks");
     repo.create(Task, { title: "hello", done: false });
-    function Titles() {
+    const Titles = () => {
       const shown = useQuery(repo, {
         schema: Task,
         where: (task) => {
@@ -130,7 +130,7 @@ test("renderToString: a write after the render that makes a hook's where functio
         id: "judged-tasks",
       });
       return createElement("p", null, shown.length);
-    }
+    };
     const html = renderToString(
       createElement(CairnProvider, { database: db, repositories: [repo] }, createElement(Titles)),
     );
@@ -161,9 +161,7 @@ test("renderToString: a query the app keeps itself still reports a failure nobod
       id: "kept-by-the-app",
     };
     repo.query(options); // kept: the app's to close and to listen to
-    function Titles() {
-      return createElement("p", null, useQuery(repo, options).length);
-    }
+    const Titles = () => createElement("p", null, useQuery(repo, options).length);
     renderToString(
       createElement(CairnProvider, { database: db, repositories: [repo] }, createElement(Titles)),
     );
@@ -183,10 +181,10 @@ test("renderToString: a Suspense page using a held query's ready renders the res
   try {
     const repo = await db.open("/tasks");
     repo.create(Task, { title: "water the plants", done: false });
-    function Open() {
+    const Open = () => {
       const query = repo.query({ schema: Task, where: { done: false } }, { whileHeld: true });
       return createElement("p", null, `${use(query.ready).length} open`);
-    }
+    };
     const page = createElement(Suspense, { fallback: createElement("p", null, "loading") }, [
       createElement(Open, { key: "open" }),
     ]);
