@@ -4,6 +4,7 @@ import { Cairn, defineSchema, isCairnError } from "cairndb";
 import { openOpfsBackend, type OpfsBackend } from "../../src/storage/backends/opfs.ts";
 import { opfsWorkerUrl } from "../../src/storage/backends/opfs_worker_url.ts";
 import { REQUIRED_TITLE } from "../harness/schemas.ts";
+import { settledWithin, waitFor } from "../harness/wait.ts";
 
 const Note = defineSchema(REQUIRED_TITLE);
 
@@ -253,17 +254,6 @@ test("opfs: closing the backend frees the lock and the handles for the next one"
   });
 });
 
-/** What `promise` came to within `ms` milliseconds: "pending" if it had not settled. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<unknown> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise((resolve) => (timer = setTimeout(() => resolve("pending"), ms)));
-  try {
-    return await Promise.race([promise.then(() => "resolved", (err) => err), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 test("opfs: a worker that ends without an error event fails what waits on it with E_IO, and lets go of the directory", async () => {
   const dir = `cairn-test/test-${crypto.randomUUID()}`;
   // The real worker, which closes itself (no error event) when asked to read "close-yourself":
@@ -318,14 +308,6 @@ function endingWorker(): { workerUrl: string; end(): void; dispose(): void } {
   };
 }
 
-/** Waits until `condition` holds, for at most `ms`; whether it did. */
-async function eventually(condition: () => boolean, ms: number): Promise<boolean> {
-  for (const until = Date.now() + ms; !condition() && Date.now() < until;) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return condition();
-}
-
 test("opfs: a database whose worker ends closes itself, says so, and opens again with what it stored", async () => {
   const path = `cairn-test/test-${crypto.randomUUID()}`;
   const worker = endingWorker();
@@ -341,7 +323,7 @@ test("opfs: a database whose worker ends closes itself, says so, and opens again
     await db.flush();
     worker.end();
     // It can store nothing more: it closes (before, it stayed open, every write failing E_IO).
-    assert.ok(await eventually(() => db.closed, 10_000), "the database closed");
+    await waitFor(() => db.closed, "the database closed");
     assert.match(warnings.join("\n"), /can store nothing more .*OPFS worker ended/);
     assert.throws(() => repo.create(Note, { title: "too late" }), isCode("E_CLOSED"));
     await assert.rejects(db.flush(), isCode("E_CLOSED"));
@@ -369,7 +351,7 @@ test("opfs: a leading tab whose worker ends lets go of the lead: the other tab s
     const follower = await Cairn.open({ path, schemas: [Note] });
     const notes = await follower.open("/notes");
     worker.end();
-    assert.ok(await eventually(() => leader.closed, 10_000), "the leader closed");
+    await waitFor(() => leader.closed, "the leader closed");
     // Its followers' writes failed E_IO for as long as the leader's app kept it open, before.
     notes.create(Note, { title: "by the follower" }, { key: "b" });
     const flushed = await settledWithin(follower.flush(), 15_000);

@@ -9,3 +9,18 @@ export async function waitFor(condition: () => boolean, what: string): Promise<v
   }
   throw new Error(`never happened: ${what}`);
 }
+
+/**
+ * What `promise` came to within `ms`: "resolved", the error it rejected with, or "pending" when
+ * it had not settled by then — for a test that a wait ends at all (a hang guard, not a speed
+ * assertion).
+ */
+export async function settledWithin(promise: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise((resolve) => (timer = setTimeout(() => resolve("pending"), ms)));
+  try {
+    return await Promise.race([promise.then(() => "resolved", (err) => err), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

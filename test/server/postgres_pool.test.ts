@@ -18,17 +18,7 @@ import {
   type PostgresPool,
   QUERY_TIMEOUT_MS,
 } from "../../src/sync/server/postgres_pool.ts";
-
-/** What `promise` came to within `ms`: "pending" if it had not settled (it waited for good). */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<unknown> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise((resolve) => (timer = setTimeout(() => resolve("pending"), ms)));
-  try {
-    return await Promise.race([promise.then(() => "answered", (err) => err), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import { settledWithin } from "../harness/wait.ts";
 
 test("postgres pool: a session idle in a transaction is ended, and the row lock it held is free", async () => {
   await using cluster = await startPostgres();
