@@ -272,7 +272,7 @@ export class Cairn {
     this.#storage = storage;
     this.#tabs = tabs;
     this.#onWarning = options.onWarning ?? warnOnConsole;
-    storage?.backend.onLost?.((error) => this.#storageLost(error));
+    storage?.backend.onLost?.((error) => this.#storageLost(storage.path, error));
   }
 
   /**
@@ -281,9 +281,9 @@ export class Cairn {
    * which another tab, with a storage of its own, takes with the followers' writes. Kept open,
    * it failed every write with E_IO, and held the lead, for as long as the app did not close it.
    */
-  #storageLost(error: Error): void {
+  #storageLost(directory: string, error: Error): void {
     this.#onWarning({
-      repository: "",
+      repository: directory,
       message: `the storage can store nothing more (${error.message}): the database closes; ` +
         "writes since the last flush were not stored; open it again",
     });
