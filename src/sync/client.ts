@@ -335,17 +335,21 @@ class SyncClient extends EventedLink implements SyncLink {
     connection.watchdog = this.#setTimer(() => {
       if (connection.ended) return;
       const silentMs = SILENT_INTERVALS * connection.heartbeatMs;
-      this.events.report(
-        new CairnError(
-          "E_IO",
-          connection.phase === "open"
-            ? `sync: nothing heard from the server for ${silentMs} ms`
-            : `sync: the server did not take the handshake's next step within ${silentMs} ms`,
-        ),
+      this.#giveUp(
+        connection,
+        connection.phase === "open"
+          ? `sync: nothing heard from the server for ${silentMs} ms`
+          : `sync: the server did not take the handshake's next step within ${silentMs} ms`,
+        "heartbeat timeout",
       );
-      this.#end(connection, CLOSE.heartbeat, "heartbeat timeout");
-      this.#dropped(connection);
     }, SILENT_INTERVALS * connection.heartbeatMs);
+  }
+
+  /** The server is taken as gone (E_IO `message` reported, close 4004): a new socket follows. */
+  #giveUp(connection: Connection, message: string, reason: string): void {
+    this.events.report(new CairnError("E_IO", message));
+    this.#end(connection, CLOSE.heartbeat, reason);
+    this.#dropped(connection);
   }
 
   #message(connection: Connection, data: unknown): void {
@@ -715,11 +719,8 @@ class SyncClient extends EventedLink implements SyncLink {
     const waitMs = UNACKED_INTERVALS * connection.heartbeatMs;
     connection.ackWatch = this.#setTimer(() => {
       if (connection.ended) return;
-      this.events.report(
-        new CairnError("E_IO", `sync: the server acknowledged no push for ${waitMs} ms`),
-      );
-      this.#end(connection, CLOSE.heartbeat, "pushes not acknowledged");
-      this.#dropped(connection);
+      const message = `sync: the server acknowledged no push for ${waitMs} ms`;
+      this.#giveUp(connection, message, "pushes not acknowledged");
     }, waitMs);
   }
 
@@ -915,9 +916,7 @@ class SyncClient extends EventedLink implements SyncLink {
     const connection = this.#connection;
     if (this.#isClosed() || connection?.phase !== "open") return;
     // A repository the server could not read is not caught up: it is asked for again.
-    const caughtUp = [...this.#links.values()].every((link) =>
-      link.settled || (link.phase === "denied" && !link.unreadable)
-    );
+    const caughtUp = [...this.#links.values()].every((link) => link.settled || link.refusedReading);
     this.events.setStatus(caughtUp ? "synced" : "catching-up");
     this.#checkWaiters();
   }
@@ -927,7 +926,7 @@ class SyncClient extends EventedLink implements SyncLink {
     if (this.events.status !== "synced" || this.#waiters.length === 0) return;
     this.#waiters = this.#waiters.filter((waiter) => {
       for (const [link, blocks] of waiter.waited) {
-        if (!this.#isCurrent(link) || (link.phase === "denied" && !link.unreadable)) continue;
+        if (!this.#isCurrent(link) || link.refusedReading) continue;
         if (!link.canWrite) continue; // refused writing: reported, not waited for
         if (blocks.some((block) => !block.done && !link.queue.waitsForRight(block))) return true;
       }

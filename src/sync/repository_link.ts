@@ -53,6 +53,11 @@ export class RepositoryLink {
   #subscribedWith: VersionVector | "every" | undefined;
   /** Reading was refused with E_IO (the server's store failed): subscribed again later. */
   unreadable = false;
+
+  /** Reading was refused for a reason no retry mends (not E_IO): nothing is waited for. */
+  get refusedReading(): boolean {
+    return this.phase === "denied" && !this.unreadable;
+  }
   /** Whether the client reported, on this socket, that it may not push what it holds. */
   toldCannotWrite = false;
   /**
