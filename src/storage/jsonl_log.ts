@@ -39,6 +39,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 const HEADER = encoder.encode(
   `${JSON.stringify({ cairn: "log", format: "jsonl", version: JSONL_LOG_VERSION })}\n`,
 );
@@ -125,7 +126,7 @@ async function scanJsonl(
     const lineBreak = await file.find(NEWLINE, pos);
     const lineEnd = lineBreak < 0 ? length : lineBreak;
     const next = lineBreak < 0 ? length : lineBreak + 1;
-    const lineBytes = file.view(pos, lineEnd);
+    const lineBytes = withoutCarriageReturn(file.view(pos, lineEnd));
     const line = await readLine(lineBytes, 0, lineBytes.length, suite);
     if (typeof line === "string") {
       // A line that lost its "\n" is merged with the next: look for a record starting inside it.
@@ -136,6 +137,7 @@ async function scanJsonl(
       log.intact(pos, next, line.block, line.reason);
     }
     unterminated = lineBreak < 0;
+    if (!unterminated) log.whole(next);
     pos = next;
   }
   // The last record checks out but its "\n" is missing: keep it, and have the writer add the "\n".
@@ -150,8 +152,21 @@ async function damagedHeader(
 ): Promise<boolean> {
   if (firstBreak < 0 || !isOneByteOff(file.view(0, firstBreak + 1), HEADER)) return false;
   const lineBreak = await file.find(NEWLINE, firstBreak + 1);
-  const line = file.view(firstBreak + 1, lineBreak < 0 ? file.length : lineBreak);
+  const line = withoutCarriageReturn(
+    file.view(firstBreak + 1, lineBreak < 0 ? file.length : lineBreak),
+  );
   return typeof await readLine(line, 0, line.length, suite) !== "string";
+}
+
+/**
+ * A line without the "\r" of a "\r\n" line break. Cairn writes "\n" alone, but a log that git
+ * (core.autocrlf) or a Windows editor converted holds every record whole, and read as damage
+ * they were all cut off as a torn tail at the next open.
+ */
+function withoutCarriageReturn(line: Uint8Array): Uint8Array {
+  return line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN
+    ? line.subarray(0, line.length - 1)
+    : line;
 }
 
 function checkHeader(line: Uint8Array): void {

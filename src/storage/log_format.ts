@@ -132,7 +132,8 @@ export function reasonOf(err: unknown): string {
 
 /**
  * Collects scan results: records are either intact (kept) or bad bytes; bad bytes between two
- * intact records are one damaged run, bad bytes after the last intact record are the torn tail.
+ * intact records are one damaged run, bad bytes after the last intact record are the torn tail —
+ * except those a format knows were written whole (see `whole`), which are damage.
  */
 export class ScanCollector {
   readonly blocks: SealedBlock[] = [];
@@ -141,6 +142,7 @@ export class ScanCollector {
   #badStart = -1;
   #badReason = "";
   #validEnd: number;
+  #wholeEnd = 0;
 
   constructor(afterHeader: number) {
     this.#validEnd = afterHeader;
@@ -163,7 +165,22 @@ export class ScanCollector {
     this.#validEnd = end;
   }
 
+  /**
+   * The bytes before `end` were written whole (in JSONL, a line with its "\n": an append cut
+   * short leaves its last line without one). Bad bytes before `end` are damage, kept in the file
+   * like damage between records, not a torn tail to cut off: a line edited by hand, say.
+   */
+  whole(end: number): void {
+    this.#wholeEnd = end;
+  }
+
   finish(fileLength: number, appendFirst: Uint8Array): LogScan {
+    if (this.#badStart >= 0 && this.#wholeEnd > this.#badStart) {
+      const tail = this.#wholeEnd;
+      this.#closeRun(tail);
+      this.#validEnd = tail;
+      if (tail < fileLength) this.#badStart = tail;
+    }
     const tornTail = this.#badStart >= 0
       ? { offset: this.#badStart, length: fileLength - this.#badStart }
       : undefined;

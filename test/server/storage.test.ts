@@ -240,6 +240,40 @@ for (const format of ["binary", "jsonl"] as const) {
   });
 }
 
+for (const checkpoint of ["kept", "removed"] as const) {
+  test(`jsonl: a log whose line breaks became \\r\\n (git autocrlf) opens whole, cuts nothing, takes writes (checkpoint ${checkpoint})`, async () => {
+    await withTempDirectory("storage", async (path) => {
+      const db = await Cairn.open({ path, format: "jsonl" });
+      const repo = await db.open("/crlf");
+      fill(repo, 30);
+      for (let i = 0; i < 5; i++) {
+        repo.create(Everything, { title: `later ${i}` }, { key: `later${i}` });
+        await repo.flush(); // a block each
+      }
+      const before = snapshot(repo);
+      await db.close();
+      const file = join(path, "crlf.jsonl");
+      await writeFile(file, (await readFile(file, "utf8")).replaceAll("\n", "\r\n"));
+      // A kept checkpoint names the file as it was (length, CRC): it no longer matches, and
+      // opening reads the whole log.
+      if (checkpoint === "removed") await rm(join(path, "crlf.ckpt"), { force: true });
+      const warnings: string[] = [];
+      const again = await Cairn.open({ path, onWarning: (w) => warnings.push(w.message) });
+      const reopened = await again.open("/crlf");
+      assert.deepEqual(snapshot(reopened), before);
+      assert.deepEqual(reopened.stats().damaged, []);
+      assert.equal(reopened.stats().tornTailBytes, 0);
+      assert.ok(!warnings.some((w) => /torn|cut/.test(w)), warnings.join("; "));
+      reopened.create(Everything, { title: "after" }, { key: "after" });
+      const after = snapshot(reopened);
+      await again.close();
+      const last = await Cairn.open({ path });
+      assert.deepEqual(snapshot(await last.open("/crlf")), after);
+      await last.close();
+    });
+  });
+}
+
 for (const format of LOG_FORMATS) {
   test(`${format.name}: a log of version 1 blocks (before sessions were named once per block) opens and grows`, async () => {
     await withTempDirectory("storage", async (path) => {

@@ -224,8 +224,19 @@ for (const format of LOG_FORMATS) {
         let last = k;
         while (hit.has(last + 1)) last++;
         const region = { offset: records[k].start, length: records[last].end - records[k].start };
-        if (last === records.length - 1) expectedTorn = region;
-        else expectedDamage.push(region);
+        if (last < records.length - 1) expectedDamage.push(region);
+        else if (name === "binary") expectedTorn = region;
+        else {
+          // JSONL: lines that kept their "\n" were written whole, and are damage; only what
+          // follows the last "\n" (a flip hit it) can be a torn tail.
+          const wholeEnd = damagedBytes.lastIndexOf(0x0a) + 1;
+          const end = region.offset + region.length;
+          if (wholeEnd > region.offset) {
+            expectedDamage.push({ offset: region.offset, length: wholeEnd - region.offset });
+          }
+          const tornFrom = Math.max(wholeEnd, region.offset);
+          if (tornFrom < end) expectedTorn = { offset: tornFrom, length: end - tornFrom };
+        }
       }
       assert.deepEqual(
         hashes(scan.blocks),
@@ -264,8 +275,22 @@ for (const format of LOG_FORMATS) {
       }
       const afterHeader = await format.scan(concatBytes([header, garbage]), suite);
       assert.deepEqual(afterHeader.blocks, [], where);
-      assert.equal(afterHeader.validEnd, header.length, where);
-      assert.deepEqual(afterHeader.tornTail?.offset, header.length, where);
+      // JSONL: garbage lines ended by a "\n" are damage, kept; what follows the last is torn.
+      const whole = name === "jsonl" ? garbage.lastIndexOf(0x0a) + 1 : 0;
+      const end = header.length + garbage.length;
+      assert.equal(afterHeader.validEnd, header.length + whole, where);
+      assert.deepEqual(
+        afterHeader.damaged.map(({ offset, length }) => [offset, length]),
+        whole > 0 ? [[header.length, whole]] : [],
+        where,
+      );
+      assert.deepEqual(
+        afterHeader.tornTail,
+        whole < garbage.length
+          ? { offset: header.length + whole, length: end - header.length - whole }
+          : undefined,
+        where,
+      );
     }
   });
 
@@ -481,6 +506,46 @@ test("jsonl log: a lost newline merges two lines; the second record is still fou
     records[0].start,
     records[0].end - records[0].start,
   ]]);
+});
+
+test("jsonl log: a log whose line breaks became \\r\\n (git autocrlf, an editor) reads whole, and grows", async () => {
+  const { suite, small } = await setup();
+  const { bytes } = buildLog(jsonlLog, small.slice(0, 5));
+  const converted = ascii(text(bytes).replaceAll("\n", "\r\n"));
+  assertIntact(await jsonlLog.scan(converted, suite), small.slice(0, 5), converted.length);
+  // The writer appends after it with "\n" alone; both kinds of line read.
+  const grown = concatBytes([converted, jsonlLog.encode(small.slice(5)).bytes]);
+  assertIntact(await jsonlLog.scan(grown, suite), small, grown.length);
+  // Cut inside its last "\r\n": the record is whole, and the writer adds the "\n".
+  const cut = await jsonlLog.scan(converted.subarray(0, converted.length - 1), suite);
+  assert.deepEqual(hashes(cut.blocks), hashes(small.slice(0, 5)));
+  assert.equal(cut.tornTail, undefined);
+  assert.equal(text(cut.appendFirst), "\n");
+});
+
+test("jsonl log: a whole last line that does not check out is damage, kept; not a torn tail", async () => {
+  const { suite, small } = await setup();
+  const { bytes, records } = buildLog(jsonlLog, small.slice(0, 4));
+  const last = records[3];
+  const edited = bytes.slice();
+  edited[last.start + Math.floor((last.end - last.start) / 2)] ^= 0x01; // an edit by hand
+  const scan = await jsonlLog.scan(edited, suite);
+  assert.deepEqual(hashes(scan.blocks), hashes(small.slice(0, 3)));
+  assert.deepEqual(scan.damaged.map((d) => [d.offset, d.length]), [[
+    last.start,
+    last.end - last.start,
+  ]]);
+  assert.equal(scan.tornTail, undefined);
+  assert.equal(scan.validEnd, edited.length, "the writer appends after it, cutting nothing");
+  // Whole bad lines, then an append cut short: the whole ones are damage, the rest the tail.
+  const torn = concatBytes([edited, jsonlLog.encode([small[4]]).bytes.subarray(0, 20)]);
+  const tornScan = await jsonlLog.scan(torn, suite);
+  assert.deepEqual(tornScan.damaged.map((d) => [d.offset, d.length]), [[
+    last.start,
+    last.end - last.start,
+  ]]);
+  assert.deepEqual(tornScan.tornTail, { offset: edited.length, length: 20 });
+  assert.equal(tornScan.validEnd, edited.length);
 });
 
 test("convertLog reports damage and the torn tail; formats come from file extensions", async () => {
