@@ -9,6 +9,7 @@
 import { decodeBlock, type SealedBlock } from "../core/block.ts";
 import { CairnError, isCairnError } from "../core/errors.ts";
 import type { CryptoSuite, SigningKey } from "../core/signing.ts";
+import type { RepositorySnapshot } from "../core/snapshot.ts";
 import type { Repository } from "../repo/repository.ts";
 import { sliceBudgetMs } from "../runtime/scheduling.ts";
 import type { StorageBackend } from "../storage/backend.ts";
@@ -23,7 +24,12 @@ import {
 } from "../storage/checkpoint.ts";
 import type { CheckpointOwner } from "../storage/checkpoint_seal.ts";
 import { logFormatNamed } from "../storage/log_convert.ts";
-import { type Durability, type OpenedLog, RepositoryLog } from "../storage/repository_log.ts";
+import {
+  type Durability,
+  type LogPosition,
+  type OpenedLog,
+  RepositoryLog,
+} from "../storage/repository_log.ts";
 import { logFileName, type LogFormatName } from "../storage/settings.ts";
 import type { RepositoryStats } from "./repository_handle.ts";
 
@@ -40,6 +46,12 @@ const CHECKPOINT_AFTER_BYTES = 4 * 1024 * 1024;
 export function checkpointDue(logPastCheckpoint: number, lastCheckpointBytes: number): boolean {
   return logPastCheckpoint >= Math.max(CHECKPOINT_AFTER_BYTES, lastCheckpointBytes);
 }
+
+/**
+ * How many groups of writes a due checkpoint waits to be stored for a moment with none unsealed
+ * (a snapshot must match the log): bounded, since flush() and close() wait for the checkpoint.
+ */
+const QUIET_ROUNDS = 16;
 
 /** A checkpoint file is read whole in one go when it is at most this long. */
 const CHECKPOINT_FIRST_READ = 64 * 1024;
@@ -351,9 +363,16 @@ export class RepositoryFiles {
     const log = this.#opened.log;
     if (!repo) return;
     await repo.flush().catch(() => {});
-    const snapshot = log.idle ? repo.snapshot() : undefined;
-    if (!snapshot) return; // writes keep arriving: the next append or close tries again
-    const position = log.position();
+    const taken = await new Promise<
+      { snapshot: RepositorySnapshot; position: LogPosition } | undefined
+    >((resolve) =>
+      repo.whenQuiet((quiet) => {
+        const snapshot = quiet && log.idle ? repo.snapshot() : undefined;
+        resolve(snapshot && { snapshot, position: log.position() });
+      }, QUIET_ROUNDS)
+    );
+    if (!taken) return; // writes keep arriving: the next append or close tries again
+    const { snapshot, position } = taken;
     // On a browser page in slices, the page taking its turns between them (sliceBudgetMs).
     const sliceMs = sliceBudgetMs();
     const file = sliceMs === null

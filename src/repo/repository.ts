@@ -587,6 +587,11 @@ export class Repository {
 
   // ── snapshots (checkpoints) ──────────────────────────────────────────────────────────────
 
+  /** At the next moment every local write is sealed and stored, if one comes: see SealPipeline. */
+  whenQuiet(listener: (quiet: boolean) => void, rounds: number): void {
+    this.#seals.whenQuiet(listener, rounds);
+  }
+
   /**
    * The heads as plain data, taken synchronously; undefined unless every write is sealed (and
    * handed to `persist`) and no block is missing — a snapshot must match the log exactly, and a

@@ -54,6 +54,8 @@ export class SealPipeline {
   /** The last seal queued: the next one waits for it. */
   #sealing: Promise<void> = Promise.resolve();
   #failure: unknown;
+  /** Waiting for a moment when nothing is written and not yet stored (see whenQuiet). */
+  #quietWaits: { listener: (quiet: boolean) => void; roundsLeft: number }[] = [];
 
   constructor(host: SealHost) {
     this.#host = host;
@@ -87,6 +89,19 @@ export class SealPipeline {
     await this.#host.persisted?.();
   }
 
+  /**
+   * Calls `listener(true)` synchronously at the next moment every write is sealed and stored,
+   * before anything written after it runs (now, if that is now); `listener(false)` if `rounds`
+   * groups are stored without one (writes that never pause). A writer that waits for each write
+   * and writes the next at once leaves no such moment to anything that waits for it with a
+   * promise — its next write comes first — so a snapshot taken then always found a write
+   * unsealed, and a steady writer's log was never checkpointed.
+   */
+  whenQuiet(listener: (quiet: boolean) => void, rounds: number): void {
+    if (!this.busy && this.#storing === 0) listener(true);
+    else this.#quietWaits.push({ listener, roundsLeft: rounds });
+  }
+
   #sealPending(): void {
     if (this.#pending.length === 0) return;
     const commits = this.#pending;
@@ -98,8 +113,19 @@ export class SealPipeline {
       this.#failure = err;
     });
     stored.then(({ write }) => write, () => {}).then(() => {
-      if (--this.#storing === 0) this.#sealPending();
+      if (--this.#storing !== 0) return;
+      this.#sealPending();
+      this.#roundStored(!this.busy);
     });
+  }
+
+  #roundStored(quiet: boolean): void {
+    const waits = this.#quietWaits;
+    this.#quietWaits = [];
+    for (const wait of waits) {
+      if (quiet || --wait.roundsLeft === 0) wait.listener(quiet);
+      else this.#quietWaits.push(wait);
+    }
   }
 
   /**

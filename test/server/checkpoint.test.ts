@@ -2,6 +2,7 @@ import { test } from "node:test";
 import { withTempDirectory } from "../harness/temp_directory.ts";
 import assert from "node:assert/strict";
 import { copyFile, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { Cairn, defineSchema, type RepositoryHandle } from "cairndb";
 import { crc32c } from "../../src/storage/crc32c.ts";
@@ -215,6 +216,34 @@ test("a checkpoint is written in the background once the log has grown enough", 
     const size = (await stat(join(path, "big.ckpt"))).size;
     assert.ok(size > 0, "a checkpoint exists before close");
     await db.close();
+  });
+});
+
+test("a steady writer (each write awaited, the next made at once) gets its checkpoint while it writes", async () => {
+  await withDir(async (path) => {
+    // Durable: each write's fsync lets the event loop run, and so the checkpoint's own I/O. (A
+    // relaxed writer's small appends are synchronous, so a loop awaiting them runs in microtasks
+    // and no other I/O of the process, the checkpoint's included, gets a turn until it pauses.)
+    const db = await Cairn.open({ path, durability: "durable", schemas: [Doc] });
+    const repo = await db.open("/steady");
+    // Looked at synchronously: an await of the file system's would pause the writer each round.
+    const size = (name: string) => statSync(join(path, name), { throwIfNoEntry: false })?.size ?? 0;
+    const title = "a title of about a kilobyte ".repeat(36);
+    // Until 2026-11-29 the checkpoint, due at 4 MiB, found the next write unsealed every time
+    // it looked, and none was written until writing stopped (20 MB of log in review).
+    let n = 0;
+    while (size("steady.ckpt") === 0 && size("steady.log") < 16 * 1024 * 1024) {
+      const batch = [];
+      for (let i = 0; i < 20; i++, n++) {
+        batch.push(repo.create(Doc, { title, n }, { key: `k${n}` }).commit());
+      }
+      await Promise.all(batch);
+    }
+    const checkpoint = size("steady.ckpt");
+    const log = size("steady.log");
+    await db.close();
+    assert.ok(checkpoint > 0, `no checkpoint while writing a log of ${log} B`);
+    assert.ok(log >= 4 * 1024 * 1024, `the checkpoint came at ${log} B, before it was due`);
   });
 });
 
