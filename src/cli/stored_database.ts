@@ -11,6 +11,7 @@ import { CairnError, isCairnError } from "../core/errors.ts";
 import { HybridClock } from "../core/hlc.ts";
 import { SchemaRegistry } from "../core/schema.ts";
 import type { CryptoSuite, SigningKey } from "../core/signing.ts";
+import { readCheckpointFile } from "../db/repository_files.ts";
 import { type MissingHistory, Repository } from "../repo/repository.ts";
 import { cryptoSuite } from "../runtime/crypto_suite.ts";
 import type { StorageBackend } from "../storage/backend.ts";
@@ -242,10 +243,21 @@ async function checkpointState(
   name: string,
   log: ByteSource,
 ): Promise<CheckpointState> {
-  const stored = await db.backend.readFile(name);
-  if (stored === undefined) return { present: false };
   const fs: typeof import("node:fs/promises") = await import(NODE_FS);
-  const modified = (await fs.stat(`${db.directory}/${name}`)).mtime;
+  const stat = await fs.stat(`${db.directory}/${name}`).catch(() => undefined);
+  if (stat === undefined) return { present: false };
+  const present = { present: true, bytes: stat.size, modified: stat.mtime } as const;
+  // As opening reads it (junk of any size refused unread), and as opening does, a checkpoint
+  // that cannot be read is a problem to report, not a reason to refuse the repository: opening
+  // rebuilds it from the log. (Read whole and thrown, it failed export, inspect and verify.)
+  let stored: Uint8Array | undefined;
+  try {
+    stored = await readCheckpointFile(db.backend, name);
+  } catch (err) {
+    if (!isCairnError(err)) throw err;
+    return { ...present, problem: err.message };
+  }
+  if (stored === undefined) return { present: false };
   let problem: string | undefined;
   try {
     const checkpoint = await decodeCheckpoint(stored, {
@@ -262,5 +274,5 @@ async function checkpointState(
     if (!isCairnError(err)) throw err;
     problem = err.message;
   }
-  return { present: true, bytes: stored.length, modified, problem };
+  return { ...present, bytes: stored.length, problem };
 }

@@ -60,7 +60,7 @@ const CHECKPOINT_FIRST_READ = 64 * 1024;
  * The checkpoint file, or undefined when there is none. Read whole only once its first bytes and
  * size say it can be one: a stray or junk file of gigabytes in its place is refused unread.
  */
-async function readCheckpointFile(
+export async function readCheckpointFile(
   backend: StorageBackend,
   name: string,
 ): Promise<Uint8Array | undefined> {

@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Cairn, defineSchema } from "cairndb";
 import { isCairnError } from "../../src/core/errors.ts";
@@ -266,6 +266,33 @@ test("cairndb inspect, verify, export: a file named as no repository could be is
       );
     } finally {
       await db.backend.close();
+    }
+  });
+});
+
+test("cairndb export, inspect, verify: a checkpoint that cannot be read (a directory in its place, junk) is reported, not a reason to refuse the repository", async () => {
+  await withTempDirectory("cli-checkpoint", async (path) => {
+    await makeDatabase(path, "binary", 3);
+    const checkpoint = join(path, "data~notes.ckpt");
+    for (const variant of ["a directory", "junk"] as const) {
+      await rm(checkpoint, { recursive: true, force: true });
+      if (variant === "a directory") await mkdir(checkpoint);
+      else await writeFile(checkpoint, new Uint8Array(200_000).fill(0x5a));
+      for (const runtime of CLI_RUNTIMES) {
+        const where = `${variant}, ${runtime}`;
+        const exported = await runCli(runtime, ["export", path]);
+        assert.equal(exported.code, 0, `${where}: ${exported.stderr}`);
+        assert.equal(JSON.parse(exported.stdout).repositories["/data/notes"].length, 3, where);
+        const inspected = await runCli(runtime, ["inspect", path, "--json"]);
+        assert.equal(inspected.code, 0, `${where}: ${inspected.stderr}`);
+        const notes = (JSON.parse(inspected.stdout).repositories as RepositoryReport[])
+          .find((repo) => repo.path === "/data/notes")!;
+        assert.equal(notes.items, 3, where);
+        assert.equal(notes.checkpoint?.usable, false, where);
+        const verified = await runCli(runtime, ["verify", path]);
+        assert.equal(verified.code, 1, `${where}: ${verified.stdout}${verified.stderr}`);
+        assert.match(verified.stdout, /data~notes\.ckpt: checkpoint unusable/, where);
+      }
     }
   });
 });
