@@ -40,10 +40,18 @@ export function formatItemFile(repositories: ExportedRepositories): string {
  */
 export function parseItemFile(bytes: Uint8Array): ExportedRepositories {
   let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    json = JSON.parse(text);
   } catch (err) {
     corrupt(`not an item file: ${(err as Error).message}`);
+  }
+  const repeated = repeatedName(text);
+  if (repeated !== undefined) {
+    // JSON.parse keeps the last of two equal names: a repository given twice (two exports joined
+    // by hand) lost the items of the first with nothing said.
+    corrupt(`${JSON.stringify(repeated)} is given twice in one object`);
   }
   if (!isPlainObject(json) || json.cairn !== ITEM_FILE_KIND) {
     corrupt(`not an item file: no "cairn": "items"`);
@@ -81,6 +89,51 @@ export function parseItemFile(bytes: Uint8Array): ExportedRepositories {
     });
   }
   return repositories;
+}
+
+/**
+ * The first name that one object of the JSON text `text` (already parsed: well-formed) gives
+ * twice, if any.
+ */
+function repeatedName(text: string): string | undefined {
+  // Per open container: an object's names so far, or null for an array.
+  const open: (Set<string> | null)[] = [];
+  let nameNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) { // a string: find its end, past escaped characters
+      let end = i + 1;
+      let escaped = false;
+      while (text.charCodeAt(end) !== 0x22) {
+        if (text.charCodeAt(end) === 0x5c) {
+          escaped = true;
+          end++;
+        }
+        end++;
+      }
+      if (nameNext) {
+        const name = escaped
+          ? JSON.parse(text.slice(i, end + 1)) as string
+          : text.slice(i + 1, end);
+        const names = open[open.length - 1]!;
+        if (names.has(name)) return name;
+        names.add(name);
+        nameNext = false;
+      }
+      i = end;
+    } else if (c === 0x7b) { // {
+      open.push(new Set());
+      nameNext = true;
+    } else if (c === 0x5b) { // [
+      open.push(null);
+    } else if (c === 0x7d || c === 0x5d) { // } ]
+      open.pop();
+      nameNext = false;
+    } else if (c === 0x2c) { // a comma: in an object, a name comes next
+      nameNext = open[open.length - 1] !== null;
+    }
+  }
+  return undefined;
 }
 
 /** "todo@1": a namespace and a version (core/schema.ts). */

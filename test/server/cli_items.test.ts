@@ -146,6 +146,18 @@ test("cairndb import: a file that is not a valid export is refused with exit cod
         /lone surrogate/,
       ],
       [file({ "/people": [{ ...good, extra: 1, value: { deep: nested(80) } }] }), /nested deeper/],
+      // A name given twice, which JSON.parse reads as the last alone: two exports joined by hand
+      // imported the second list and dropped the first, exit 0.
+      [
+        `{"cairn":"items","version":1,"repositories":{"/people":[${JSON.stringify(good)}],` +
+        `"/more":[],"/people":[${JSON.stringify({ ...good, key: "m" })}]}}`,
+        /"\/people" is given twice/,
+      ],
+      [
+        `{"cairn":"items","version":1,"repositories":{"/people":[` +
+        `{"key":"n","schema":"contact@1","value":{"name":"a","n\u0061me":"b"}}]}}`,
+        /"name" is given twice/,
+      ],
     ];
     for (const runtime of CLI_RUNTIMES) {
       for (const [input, error] of junk) {
