@@ -10,6 +10,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { openBackend } from "../../src/storage/backends/select.ts";
 import type { StorageBackend } from "../../src/storage/backend.ts";
 import { openFilesStore } from "../../src/sync/server/files_store.ts";
+import { isCairnError } from "../../src/core/errors.ts";
 import { asArrays, authorized, blocksOf, newSession } from "../harness/sync_client.ts";
 import { withTempDirectory } from "../harness/temp_directory.ts";
 
@@ -164,4 +165,26 @@ test("files store: reading a repository nobody wrote creates no files; the first
     assert.ok((await files()).includes("data~unwritten.log"));
     await store.close();
   });
+});
+
+test("files store: two servers started at once on a new directory: one is refused (E_LOCKED) before it touches the identity; the other's is the one stored", async () => {
+  for (let round = 0; round < 10; round++) {
+    await withTempDirectory("files-store-race", async (dir) => {
+      const opened = await Promise.allSettled([openFilesStore(dir), openFilesStore(dir)]);
+      const running = opened.flatMap((o) => o.status === "fulfilled" ? [o.value] : []);
+      const refused = opened.flatMap((o) => o.status === "rejected" ? [o.reason] : []);
+      try {
+        assert.equal(running.length, 1, `round ${round}`);
+        assert.ok(isCairnError(refused[0], "E_LOCKED"), `round ${round}: ${refused[0]}`);
+        const stored = JSON.parse(await readFile(`${dir}/server.json`, "utf8"));
+        assert.equal(running[0].serverId, stored.serverId, `round ${round}`);
+      } finally {
+        for (const store of running) await store.close();
+      }
+      // Restarted, it is the same server.
+      const again = await openFilesStore(dir);
+      assert.equal(again.serverId, running[0].serverId);
+      await again.close();
+    });
+  }
 });

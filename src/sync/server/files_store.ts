@@ -38,18 +38,22 @@ export async function openFilesStore(
   options: FilesStoreOptions = {},
 ): Promise<SyncStore> {
   const backend = await openFsBackend(dir);
+  let db: Cairn | undefined;
   try {
-    const files = new ServerFiles(backend);
-    const identity = await files.identity();
-    const rules = await files.loadRules();
     const cairnOptions = {
       path: `${dir}/repositories`,
       durability: "durable",
       onWarning: () => {}, // damage is seen in stats() and answered with a new epoch
     } as const;
-    const db = options.openStorage
+    // The database's writer lock first: a second server on the directory is refused before it
+    // reads or makes the server's identity. (Two started at once on a new directory each wrote
+    // their own, and the one that ran served under an id server.json no longer held.)
+    db = options.openStorage
       ? await openCairnOn(cairnOptions, options.openStorage)
       : await Cairn.open(cairnOptions);
+    const files = new ServerFiles(backend);
+    const identity = await files.identity();
+    const rules = await files.loadRules();
     const repositoryFiles = await openFsBackend(cairnOptions.path);
     return new FilesStore(
       backend,
@@ -61,6 +65,7 @@ export async function openFilesStore(
       await cryptoSuite(),
     );
   } catch (err) {
+    await db?.close().catch(() => {});
     await backend.close();
     throw err;
   }
