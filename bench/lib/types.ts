@@ -139,6 +139,11 @@ interface WorkloadInfo {
    * says why. Such a row shows n/a with this reason instead of a figure.
    */
   zeroSample?: string;
+  /**
+   * Published figures for context, and where they come from. Not part of what is timed: changing
+   * it changes no version.
+   */
+  context?: string;
 }
 
 /** Cairn against SQLite: a side for each, written for each. */
@@ -178,8 +183,6 @@ export interface TextWorkload<TextCtx = unknown> extends WorkloadInfo {
   /** Exactly what is inside the clock (or measured), the same steps for every engine. */
   timed: string;
   targets?: readonly Target[];
-  /** Published figures for context, and where they come from. */
-  context?: string;
   text: Side<TextCtx>;
 }
 

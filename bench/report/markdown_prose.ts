@@ -120,6 +120,7 @@ function sidesText(w: BenchWorkload): string[] {
       `- **Cairn timed${needs}:** ${w.timed.cairn}`,
       `- **SQLite timed:** ${w.timed.sqlite}`,
       `- **Indexes:** Cairn: ${w.indexes.cairn}. SQLite: ${w.indexes.sqlite}.`,
+      ...(w.context ? [`- **For context:** ${w.context}`] : []),
     ];
   }
   const names = (ids: readonly string[]) => ids.map((c) => contenderInfo(c).label).join(", ");

@@ -17,6 +17,7 @@ import {
   type SqlStatement,
   uniqueName,
 } from "../lib/sql.ts";
+import { goatdbContext } from "../lib/goatdb_published.ts";
 import { now, perOpLoop } from "../lib/timer.ts";
 import { side, type Variant } from "../lib/types.ts";
 import {
@@ -203,6 +204,7 @@ export const readCold: SqlBenchWorkload = {
 
 const readWarm: SqlBenchWorkload = {
   id: "W11.v3",
+  context: goatdbContext("W11"),
   profilesAgree: true,
   title: "Read all items, warm",
   family: "reads",
@@ -240,6 +242,7 @@ const readWarm: SqlBenchWorkload = {
 
 const count: SqlBenchWorkload = {
   id: "W17.v1",
+  context: goatdbContext("W17"),
   title: "Count",
   family: "reads",
   differentWork: "Cairn reading the counter it keeps against SQLite counting the rows",
@@ -279,6 +282,7 @@ const count: SqlBenchWorkload = {
 
 const keys: SqlBenchWorkload = {
   id: "W18.v3",
+  context: goatdbContext("W18"),
   profilesAgree: true,
   title: "Keys",
   family: "reads",

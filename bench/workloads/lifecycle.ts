@@ -9,6 +9,7 @@ import {
   uniqueName,
 } from "../lib/sql.ts";
 import { now, perOpUs } from "../lib/timer.ts";
+import { goatdbContext } from "../lib/goatdb_published.ts";
 import { side, type Variant } from "../lib/types.ts";
 import type { OpenReply } from "../fresh/protocol.ts";
 import {
@@ -63,6 +64,7 @@ function inNewWorker(steps: OpenSteps) {
 
 const createInstance: SqlBenchWorkload = {
   id: "W01.v3",
+  context: goatdbContext("W01"),
   title: "Create instance",
   family: "startup",
   unit: "µs/op",
@@ -107,6 +109,7 @@ const createInstance: SqlBenchWorkload = {
 
 const openEmpty: SqlBenchWorkload = {
   id: "W02.v3",
+  context: goatdbContext("W02"),
   title: "Open database (empty)",
   family: "startup",
   unit: "µs/op",
@@ -173,6 +176,7 @@ function openVariants(quick: boolean): Variant[] {
 
 export const openFull: SqlBenchWorkload = {
   id: "W03.v1",
+  context: goatdbContext("W03"),
   title: "Open database (filled)",
   family: "startup",
   unit: "ms",

@@ -17,6 +17,7 @@ import {
   UPDATE_COUNT,
 } from "../lib/sql.ts";
 import { now, perOpAwaited, perOpLoop, perOpSync } from "../lib/timer.ts";
+import { goatdbContext } from "../lib/goatdb_published.ts";
 import { side, type Variant } from "../lib/types.ts";
 import { big, CAIRN_MAP, itemsLabel, minSampleMs, SqlBenchWorkload, SQLITE_PK } from "./common.ts";
 
@@ -112,6 +113,7 @@ async function latencies(ops: number, op: () => unknown): Promise<number[]> {
 
 const createItem: SqlBenchWorkload = {
   id: "W04.v1",
+  context: goatdbContext("W04"),
   title: "Create item",
   family: "writes",
   unit: "µs/op",
@@ -144,6 +146,7 @@ const createItem: SqlBenchWorkload = {
 
 const readItem: SqlBenchWorkload = {
   id: "W05.v1",
+  context: goatdbContext("W05"),
   title: "Read item (one field)",
   family: "reads",
   unit: "µs/op",
@@ -182,6 +185,7 @@ const readItem: SqlBenchWorkload = {
 
 const updateItem: SqlBenchWorkload = {
   id: "W06.v1",
+  context: goatdbContext("W06"),
   title: "Update item",
   family: "writes",
   unit: "µs/op",
@@ -217,6 +221,7 @@ const updateItem: SqlBenchWorkload = {
 
 const bulkCreate: SqlBenchWorkload = {
   id: "W07.v1",
+  context: goatdbContext("W07"),
   title: "Bulk create 100 items",
   family: "writes",
   unit: "µs",
@@ -249,6 +254,7 @@ const bulkCreate: SqlBenchWorkload = {
 
 const bulkRead: SqlBenchWorkload = {
   id: "W08.v1",
+  context: goatdbContext("W08"),
   title: "Bulk read 100 items",
   family: "reads",
   unit: "µs",

@@ -24,6 +24,7 @@ import {
   uniqueName,
   UPDATE_COUNT,
 } from "../lib/sql.ts";
+import { goatdbContext } from "../lib/goatdb_published.ts";
 import { now, perOpLoop } from "../lib/timer.ts";
 import { side, type Variant } from "../lib/types.ts";
 import { big, minSampleMs, requirePersistent, SqlBenchWorkload } from "./common.ts";
@@ -405,9 +406,15 @@ export const filterFreshOpen: SqlBenchWorkload = {
 };
 
 export const QUERIES = [
-  coldPair("W12.v3", "Filter query, cold, indexed", false, filterVariants),
+  {
+    ...coldPair("W12.v3", "Filter query, cold, indexed", false, filterVariants),
+    context: goatdbContext("W12"),
+  },
   warmPair("W13.v3", "Filter query, warm", false, filterVariants),
-  coldPair("W14.v3", "Filter + sort query, cold, indexed", true, smallVariant),
+  {
+    ...coldPair("W14.v3", "Filter + sort query, cold, indexed", true, smallVariant),
+    context: goatdbContext("W14"),
+  },
   warmPair("W15.v3", "Filter + sort query, warm", true, smallVariant),
   liveUpdate,
 ];
