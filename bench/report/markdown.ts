@@ -18,6 +18,7 @@ import {
   summaryChart,
 } from "./charts.ts";
 import { bundleSection } from "./bundle_sizes.ts";
+import { goatdbSection } from "./goatdb_section.ts";
 import { growthSection } from "./growth_section.ts";
 import {
   codeSection,
@@ -103,6 +104,7 @@ export function buildReport(sources: readonly ReportSource[]): ReportFiles {
   }
   md.push(
     ...growthSection(envelope, runtimes),
+    ...goatdbSection(envelope),
     ...expectationsSection(),
     ...workloadSection(),
     ...statisticsSection(),
