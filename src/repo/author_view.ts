@@ -110,16 +110,20 @@ export class CommitView {
     let view = this.#fields.get(field);
     if (view === undefined) {
       let unseen: Map<string, Stretch[]> | undefined;
+      const unseenOf = (session: string) => {
+        if (unseen === undefined) {
+          this.#concurrentCommits();
+          unseen = this.#unseenByField!.get(field);
+          if (unseen === undefined) this.#unseenByField!.set(field, unseen = this.#unseen(field));
+        }
+        return unseen.get(session);
+      };
+      // A base's characters, which a concurrent commit may carry too: seen if the author had it.
+      const hadBase = (session: string) =>
+        isBaseSession(session) && this.#carriesBase(field, session);
       view = {
-        sawAny: (session, from, end) => {
-          if (unseen === undefined) {
-            this.#concurrentCommits();
-            unseen = this.#unseenByField!.get(field);
-            if (unseen === undefined) this.#unseenByField!.set(field, unseen = this.#unseen(field));
-          }
-          if (!covers(unseen.get(session), from, end)) return true;
-          return isBaseSession(session) && this.#carriesBase(field, session);
-        },
+        sawAny: (session, from, end) => !covers(unseenOf(session), from, end) || hadBase(session),
+        sawAll: (session, from, end) => !overlaps(unseenOf(session), from, end) || hadBase(session),
       };
       this.#fields.set(field, view);
     }
@@ -316,6 +320,20 @@ function merged(stretches: Stretch[]): Stretch[] {
     } else joined.push(stretch);
   }
   return joined;
+}
+
+/** Whether `stretches` (merged) hold any clock from `from` up to `end`. */
+function overlaps(stretches: readonly Stretch[] | undefined, from: number, end: number): boolean {
+  if (stretches === undefined) return false;
+  // The first stretch ending after `from` is the only one that can start before `end`.
+  let low = 0;
+  let high = stretches.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (stretches[mid].end <= from) low = mid + 1;
+    else high = mid;
+  }
+  return low < stretches.length && stretches[low].from < end;
 }
 
 /** Whether `stretches` (merged) hold every clock from `from` up to `end`. */

@@ -69,13 +69,18 @@ function order(doc: TextDoc): string {
 function viewOf(edit: Edit, creators: ReadonlyMap<string, number>): AuthorView {
   return {
     sawAny(session, from, end) {
-      for (let clock = from; clock < end; clock++) {
-        const creator = creators.get(`${session}:${clock}`);
-        if (creator === edit.id || (creator !== undefined && edit.past.has(creator))) return true;
-      }
+      for (let clock = from; clock < end; clock++) if (saw(session, clock)) return true;
       return false;
     },
+    sawAll(session, from, end) {
+      for (let clock = from; clock < end; clock++) if (!saw(session, clock)) return false;
+      return true;
+    },
   };
+  function saw(session: string, clock: number): boolean {
+    const creator = creators.get(`${session}:${clock}`);
+    return creator === edit.id || (creator !== undefined && edit.past.has(creator));
+  }
 }
 
 /** Drops edit `id` from `past`, with every edit there that followed it: a past still closed. */

@@ -433,6 +433,38 @@ test("a trusted peer's insert whose origins are characters its author had not se
   for (const db of dbs) await db.close();
 });
 
+test("a trusted peer's delete of characters its author had not seen is refused on every peer, whatever order the blocks arrive in", async () => {
+  const { dbs, repos: [a, b] } = await peers(2);
+  a.create(Doc, { title: "t", body: "ab" }, { key: "d" });
+  await exchange(a, b);
+  const [base] = a.leaves("d");
+  const me = dbs[0].session.id; // a, b: 1, 2
+  const typed = await trustedBlock(dbs, [[base], [[1, "XYZ", [me, 1], [me, 2]]]]);
+  // Made on `base` alone, so XYZ was concurrent to it, yet it deletes the Y. A peer without XYZ
+  // refuses it (a character it lacks); one holding XYZ applied it, until 2026-11-29: the text
+  // then depended on the order the blocks came in ("aXZb" against "aXYZb").
+  const blind = await trustedBlock(dbs, [[base], [[[typed.session, 2], 1]]]);
+  const withoutIt = "E_BAD_COMMIT: text edit refused: a delete names a character it lacks";
+  const refused = "E_BAD_COMMIT: text edit refused: a delete names a character its author had " +
+    "not seen";
+  const rejected = async (repo: RepositoryHandle, frame: Uint8Array) =>
+    (await repo.importBlocks([frame])).rejected.map((r) => r.error.message);
+  assert.deepEqual(await rejected(a, typed.frame), []);
+  assert.deepEqual(await rejected(a, blind.frame), [refused]);
+  assert.deepEqual(await rejected(b, blind.frame), [withoutIt]);
+  assert.deepEqual(await rejected(b, typed.frame), []);
+  assert.deepEqual(await rejected(b, blind.frame), [refused], "refused once XYZ is there too");
+  for (const repo of [a, b]) assert.equal(repo.get("d", Doc)!.get("body"), "aXYZb");
+  // A delete of what its author had seen (its parent holds XYZ) applies on both.
+  const [withXyz] = a.leaves("d");
+  const seen = await trustedBlock(dbs, [[withXyz], [[[typed.session, 2], 1]]]);
+  for (const repo of [a, b]) {
+    assert.deepEqual(await rejected(repo, seen.frame), []);
+    assert.equal(repo.get("d", Doc)!.get("body"), "aXZb");
+  }
+  for (const db of dbs) await db.close();
+});
+
 test(`a peer's block of hundreds of edits of one text, beside concurrent edits here, applies with events that replay to its text (seed ${SEED})`, async () => {
   for (let round = 0; round < 10; round++) {
     const seed = SEED + round;

@@ -43,7 +43,10 @@ export interface TextChange {
  * to, not including, `end`.
  */
 export interface AuthorView {
+  /** Whether the author had seen any of `session`'s characters from clock `from` up to `end`. */
   sawAny(session: string, from: number, end: number): boolean;
+  /** Whether it had seen all of them. */
+  sawAll(session: string, from: number, end: number): boolean;
 }
 
 /** Runs a walk from the cursor passes, each way, before the index answers instead. */
@@ -478,6 +481,11 @@ export class TextDoc {
         const end = this.#endOfKnown({ session: from.session, clock }, pending);
         if (end === undefined) throw badEdit(`a delete names a character it lacks`);
         clock = end;
+      }
+      // Held here but typed concurrently: a replica without that text yet refuses the delete
+      // (it lacks the characters), so every replica must (docs/merge-rules.md, "Edits refused").
+      if (view !== undefined && !view.sawAll(from.session, from.clock, from.clock + length)) {
+        throw badEdit(`a delete names a character its author had not seen`);
       }
       const last = { session: from.session, clock: from.clock + length - 1 };
       if (this.#splitsPair(before(from), pending) || this.#splitsPair(last, pending)) {
