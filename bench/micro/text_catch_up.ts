@@ -5,8 +5,11 @@
  * N characters, so each is checked against them: its neighbours must have been neighbours for its
  * author (docs/merge-rules.md, "Edits refused"), which walks what the author had not seen. The
  * time per import is the whole importBlocks call. In memory, trusted (no signature to verify).
+ * With --presence, each keystroke also sets a field of another item of the writer's (a cursor, a
+ * "last edited" stamp, as apps keep): commits of another item between a text's commits.
  * Every round is printed; the median per N and direction, in ms, at the end.
- * Run: ./node_modules/.bin/deno run -A bench/micro/text_catch_up.ts (or node after a build)
+ * Run: ./node_modules/.bin/deno run -A bench/micro/text_catch_up.ts [--presence]
+ * (or node after a build)
  */
 import { Cairn, defineSchema, type RepositoryHandle } from "../../src/mod.ts";
 
@@ -15,17 +18,25 @@ const ROUNDS = 5;
 const PER_BLOCK = 8;
 
 const Doc = defineSchema({ ns: "micro_text", version: 1, fields: { body: { type: "text" } } });
+const Presence = defineSchema({
+  ns: "micro_presence",
+  version: 1,
+  fields: { at: { type: "number" } },
+});
+const presence = Deno.args.includes("--presence");
 
 async function replica(): Promise<{ db: Cairn; repo: RepositoryHandle }> {
   const db = await Cairn.open({ trusted: true });
-  db.register(Doc);
+  db.register(Doc, Presence);
   return { db, repo: await db.open("/micro/text") };
 }
 
 async function typeAtEnd(repo: RepositoryHandle, letter: string, count: number): Promise<void> {
   const doc = repo.get("d", Doc)!;
+  const cursor = presence ? repo.create(Presence, { at: 0 }, { key: `cursor-${letter}` }) : null;
   for (let i = 0; i < count; i++) {
     doc.insertText("body", doc.get("body")!.length, letter);
+    cursor?.set("at", i);
     if (i % PER_BLOCK === PER_BLOCK - 1) await repo.flush();
   }
   await repo.flush();

@@ -37,8 +37,12 @@ export interface ViewSources {
   leaves(key: string): readonly Commit[];
   /** An applied commit. */
   get(id: string): Commit | undefined;
-  /** How many commits entered so far (or are earlier in the block), of any item: ever growing. */
-  entered(): number;
+  /**
+   * How many commits of item `key` entered (or are earlier in the block) since its memo was
+   * first kept: growing while it is kept. Commits of other items change nothing a view of this
+   * one works out.
+   */
+  entered(key: string): number;
   /** The commits of the block that come before this one and will apply with it, by id. */
   readonly earlier: ReadonlyMap<string, Commit>;
   /** A commit's text operations on `field` (none when it does not edit it). */
@@ -65,18 +69,38 @@ interface ViewMemo {
 /** Items whose last view is kept: a few, for the items whose commits are entering now. */
 const MEMO_ITEMS = 64;
 
+/** Counts the commits entering an item while it has a memo (CommitGraph.watch). */
+export interface EnteredCounter {
+  watch(key: string): void;
+  unwatch(key: string): void;
+}
+
 /** The last view worked out per item, for the next commit of the item to take over. */
 export class ViewMemos {
   readonly #byKey = new Map<string, ViewMemo>();
+  readonly #counter: EnteredCounter;
+
+  constructor(counter: EnteredCounter) {
+    this.#counter = counter;
+  }
 
   get(key: string): ViewMemo | undefined {
     return this.#byKey.get(key);
   }
 
+  /** Before a memo of `key` is made: what it counts must start counting. */
+  watch(key: string): void {
+    this.#counter.watch(key);
+  }
+
   set(key: string, memo: ViewMemo): void {
     this.#byKey.delete(key);
     this.#byKey.set(key, memo);
-    if (this.#byKey.size > MEMO_ITEMS) this.#byKey.delete(this.#byKey.keys().next().value!);
+    if (this.#byKey.size > MEMO_ITEMS) {
+      const oldest = this.#byKey.keys().next().value!;
+      this.#byKey.delete(oldest);
+      this.#counter.unwatch(oldest);
+    }
   }
 }
 
@@ -177,13 +201,13 @@ export class CommitView {
   /**
    * Takes over the memo of the item's last commit when only that one entered since and this
    * commit is its child or its sibling; done for every commit that edits text, asked or not, so
-   * that a run of them keeps it (a commit that only deletes asks nothing).
+   * that a run of them keeps it.
    * A commit that edits no text has no view: the next one after it walks again.
    */
   #takeOver(): void {
     const { key, parents } = this.#commit;
     const memo = this.#sources.memos.get(key);
-    if (memo === undefined || this.#sources.entered() !== memo.entered + 1) return;
+    if (memo === undefined || this.#sources.entered(key) !== memo.entered + 1) return;
     if (!this.#entered(memo.commit)) return;
     const last = commitId(memo.commit);
     if (parents.length === 1 && parents[0] === last) {
@@ -211,9 +235,11 @@ export class CommitView {
   }
 
   #remember(): void {
-    this.#sources.memos.set(this.#commit.key, {
+    const { key } = this.#commit;
+    this.#sources.memos.watch(key);
+    this.#sources.memos.set(key, {
       commit: this.#commit,
-      entered: this.#sources.entered(),
+      entered: this.#sources.entered(key),
       concurrent: this.#concurrent!,
       unseen: this.#unseenByField!,
     });

@@ -28,7 +28,7 @@ export interface VerifierHost {
   /** Whether blocks by this session (other than the own one) may enter. */
   isTrusted(session: string, publicKey: Uint8Array): boolean;
   /** Commits applied. */
-  readonly graph: Pick<CommitGraph, "holds" | "get" | "added">;
+  readonly graph: Pick<CommitGraph, "holds" | "get" | "addedTo" | "watch" | "unwatch">;
   /** Commits held back for missing history. */
   readonly heldBack: Pick<HeldBackCommits, "has" | "get">;
   /** The leaf `id` of the item `key`, if it is one: found without decoding history. */
@@ -47,10 +47,11 @@ export interface CheckedBlock {
 
 export class BlockVerifier {
   readonly #host: VerifierHost;
-  readonly #views = new ViewMemos();
+  readonly #views: ViewMemos;
 
   constructor(host: VerifierHost) {
     this.#host = host;
+    this.#views = new ViewMemos(host.graph);
   }
 
   /**
@@ -89,12 +90,12 @@ export class BlockVerifier {
      * The commits of the block checked so far that apply with it (none waits), for the views:
      * gathered once the first view is made (most blocks edit no text and make none).
      */
-    let applying: Map<string, Commit> | undefined;
+    let applying: EarlierCommits | undefined;
     let sources: ViewSources | undefined;
     const viewSources = () => {
       if (sources === undefined) {
-        applying = new Map();
-        for (const [id, commit] of inBlock) if (!waits?.has(commit)) applying.set(id, commit);
+        applying = new EarlierCommits();
+        for (const [id, commit] of inBlock) if (!waits?.has(commit)) applying.add(id, commit);
         sources = this.#viewSources(applying);
       }
       return sources;
@@ -134,7 +135,7 @@ export class BlockVerifier {
         // Made only for a commit that edits text: one that does not costs nothing here.
         const view = stored ? undefined : () => new CommitView(commit, viewSources());
         host.texts.check(commit, texts ??= new Map(), view);
-        applying?.set(id, commit);
+        applying?.add(id, commit);
       }
       inBlock.set(id, commit);
     }
@@ -142,18 +143,18 @@ export class BlockVerifier {
   }
 
   /** What the author of `commit` had seen of its item's text, `earlier` in its block included. */
-  viewOf(commit: Commit, earlier: ReadonlyMap<string, Commit> = new Map()): CommitView {
+  viewOf(commit: Commit, earlier = new EarlierCommits()): CommitView {
     return new CommitView(commit, this.#viewSources(earlier));
   }
 
   /** What views read, `earlier` being the block's commits checked so far (one per block). */
-  #viewSources(earlier: ReadonlyMap<string, Commit>): ViewSources {
+  #viewSources(earlier: EarlierCommits): ViewSources {
     const host = this.#host;
     return {
       leaves: (key) => host.leaves(key),
       get: (id) => host.graph.get(id),
-      entered: () => host.graph.added + earlier.size,
-      earlier,
+      entered: (key) => host.graph.addedTo(key) + earlier.countOf(key),
+      earlier: earlier.byId,
       opsOf: (commit, field) => host.texts.opsOf(commit, field),
       memos: this.#views,
     };
@@ -231,4 +232,19 @@ function duration(ms: number): string {
 
 function badCommit(id: string, why: string): CairnError {
   return new CairnError("E_BAD_COMMIT", `commit ${id} ${why}`);
+}
+
+/** A block's commits checked so far that apply with it, by id, and how many per item. */
+class EarlierCommits {
+  readonly byId = new Map<string, Commit>();
+  readonly #perItem = new Map<string, number>();
+
+  add(id: string, commit: Commit): void {
+    this.byId.set(id, commit);
+    this.#perItem.set(commit.key, this.countOf(commit.key) + 1);
+  }
+
+  countOf(key: string): number {
+    return this.#perItem.get(key) ?? 0;
+  }
 }

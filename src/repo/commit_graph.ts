@@ -28,14 +28,25 @@ export class CommitGraph {
   #missing: ((session: string, seq: number) => Commit | undefined) | undefined;
   /** Values at delta commits lately asked for, oldest first (see #rememberDeltaValue). */
   readonly #deltaValues = new Map<string, FieldRecord>();
-  #added = 0;
+  /** Per watched item, how many of its commits were added since it was first watched. */
+  readonly #addedTo = new Map<string, number>();
 
   /**
-   * How many commits were added so far, ever growing: a reader that kept the count knows whether
-   * anything entered since (repo/author_view.ts).
+   * Counts the commits added to item `key` from now on (see addedTo), until `unwatch(key)`: a
+   * reader that kept the count knows whether anything of the item entered since
+   * (repo/author_view.ts). Kept for the few items watched, not for every item.
    */
-  get added(): number {
-    return this.#added;
+  watch(key: string): void {
+    if (!this.#addedTo.has(key)) this.#addedTo.set(key, 0);
+  }
+
+  unwatch(key: string): void {
+    this.#addedTo.delete(key);
+  }
+
+  /** How many commits of item `key` were added since it was watched: 0 if it is not. */
+  addedTo(key: string): number {
+    return this.#addedTo.get(key) ?? 0;
   }
 
   has(id: string): boolean {
@@ -72,7 +83,10 @@ export class CommitGraph {
   }
 
   add(commit: Commit): void {
-    this.#added++;
+    if (this.#addedTo.size > 0) {
+      const added = this.#addedTo.get(commit.key);
+      if (added !== undefined) this.#addedTo.set(commit.key, added + 1);
+    }
     let commits = this.#bySession.get(commit.session);
     if (!commits) this.#bySession.set(commit.session, commits = []);
     commits[commit.seq - 1] = commit;

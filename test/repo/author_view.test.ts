@@ -88,7 +88,7 @@ test(`CommitView: a character is seen exactly when its commit is an ancestor, in
     }
     const where = `seed ${seed}`;
     const carriesBase = (commit: Commit) => ops.get(commit)!.some((op) => op.kind === "base");
-    const memos = new ViewMemos();
+    const memos = new ViewMemos({ watch() {}, unwatch() {} });
     /**
      * Asks a view of `commit` about every character `held` has, some held as its block's (or,
      * not `asking`, only makes the view, as a commit that only deletes does).
@@ -188,7 +188,7 @@ test("CommitView: what was worked out for a refused commit is not taken over by 
   // Its signer's next block at that seq: "c.1" follows "typed" now, and "c.2" follows it.
   const real = commit("c", 1, 3, [commitId(typed)], []);
   const next = commit("c", 2, 4, [commitId(real)], insert(1, "x"));
-  const memos = new ViewMemos();
+  const memos = new ViewMemos({ watch() {}, unwatch() {} });
   const opsOf = (c: Commit) => made.get(c)!;
   const applied = [root, typed];
   const decoyView = new CommitView(decoy, sources(applied, new Map(), opsOf, memos)).field("body");

@@ -33,6 +33,25 @@ const contiguousBlock = (author: Author): fc.Arbitrary<BlockFields> =>
     ...(version === 1 ? { version } : {}),
   }));
 
+test("commit graph: addedTo counts the commits of a watched item only, from when it is watched", () => {
+  const graph = new CommitGraph();
+  const add = (key: string, seq: number) =>
+    graph.add(makeCommit("s", seq, key, 1000 + seq, [], "x", "value", {}, []));
+  add("a", 1);
+  graph.watch("a");
+  assert.equal(graph.addedTo("a"), 0);
+  add("b", 2);
+  add("a", 3);
+  add("c", 4);
+  assert.equal(graph.addedTo("a"), 1, "commits of other items are not counted");
+  assert.equal(graph.addedTo("b"), 0, "an item not watched counts nothing");
+  graph.watch("a");
+  assert.equal(graph.addedTo("a"), 1, "watched again: the count goes on");
+  graph.unwatch("a");
+  add("a", 5);
+  assert.equal(graph.addedTo("a"), 0);
+});
+
 test("commit graph: commits kept as their block's bytes decode to equal commits", async () => {
   const suite = await cryptoSuite();
   const author = await newAuthor(suite);

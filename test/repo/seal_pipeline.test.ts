@@ -209,3 +209,36 @@ test("an imported block reaches block listeners only once its write has ended we
   await nextTask();
   assert.deepEqual(heard, ["peer 1"]);
 });
+
+test("whenQuiet: told at once when nothing waits; else at the end of the storing round that leaves nothing unsealed, before a write made after it; false after as many rounds without one", async () => {
+  const { repo, writes, write } = await repositoryWithStorage();
+  const told: (boolean | string)[] = [];
+  repo.whenQuiet((quiet) => told.push(quiet), 3);
+  assert.deepEqual([...told], [true], "idle: at once");
+
+  // A writer that waits for each write and makes the next at once: the round's end is the only
+  // moment nothing is unsealed, and the listener sees it before the next write.
+  write(1);
+  await nextTask();
+  repo.whenQuiet(
+    (quiet) => told.push(quiet ? `quiet, snapshot ${repo.snapshot() !== undefined}` : "gave up"),
+    3,
+  );
+  const next = repo.flush().then(() => write(2)); // as `await item.commit()` does
+  writes[0].finish();
+  await next;
+  assert.deepEqual([...told], [true, "quiet, snapshot true"]);
+
+  // Writes that never pause: every round ends with the next group sealed at once.
+  await nextTask();
+  repo.whenQuiet((quiet) => told.push(quiet ? "quiet" : "gave up"), 2);
+  for (let round = 1; round <= 2; round++) {
+    write(10 + round); // waits behind the round being stored
+    await nextTask();
+    writes[round].finish();
+    await nextTask();
+  }
+  assert.deepEqual(told.slice(2), ["gave up"], "two rounds, each ending with writes waiting");
+  writes[3].finish();
+  await nextTask();
+});
