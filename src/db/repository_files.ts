@@ -48,10 +48,11 @@ export function checkpointDue(logPastCheckpoint: number, lastCheckpointBytes: nu
 }
 
 /**
- * How many groups of writes a due checkpoint waits to be stored for a moment with none unsealed
- * (a snapshot must match the log): bounded, since flush() and close() wait for the checkpoint.
+ * How many times storing may end with writes waiting before a due checkpoint stops waiting for a
+ * moment with none unsealed (a snapshot must match the log): bounded, since flush() and close()
+ * wait for the checkpoint (SealPipeline.whenQuiet bounds overlapping rounds too).
  */
-const QUIET_ROUNDS = 16;
+const QUIET_CHANCES = 16;
 
 /** A checkpoint file is read whole in one go when it is at most this long. */
 const CHECKPOINT_FIRST_READ = 64 * 1024;
@@ -365,11 +366,15 @@ export class RepositoryFiles {
     await repo.flush().catch(() => {});
     const taken = await new Promise<
       { snapshot: RepositorySnapshot; position: LogPosition } | undefined
-    >((resolve) =>
+    >((resolve, reject) =>
       repo.whenQuiet((quiet) => {
-        const snapshot = quiet && log.idle ? repo.snapshot() : undefined;
-        resolve(snapshot && { snapshot, position: log.position() });
-      }, QUIET_ROUNDS)
+        try {
+          const snapshot = quiet && log.idle ? repo.snapshot() : undefined;
+          resolve(snapshot && { snapshot, position: log.position() });
+        } catch (err) {
+          reject(err); // reported by #writeCheckpoint, not thrown into the seal pipeline
+        }
+      }, QUIET_CHANCES)
     );
     if (!taken) return; // writes keep arriving: the next append or close tries again
     const { snapshot, position } = taken;

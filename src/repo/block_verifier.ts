@@ -142,9 +142,15 @@ export class BlockVerifier {
     return { waits, texts };
   }
 
-  /** What the author of `commit` had seen of its item's text, `earlier` in its block included. */
-  viewOf(commit: Commit, earlier = new EarlierCommits()): CommitView {
-    return new CommitView(commit, this.#viewSources(earlier));
+  /**
+   * What the author of `commit`, a commit held back and released (Repository), had seen of its
+   * item's text. Made without the item's kept views, and keeping none: the commit is in the
+   * graph already, so what it would keep would count it as entered after it, and the item's next
+   * commit could take over a view missing the commits of others that entered meanwhile.
+   */
+  viewOf(commit: Commit): CommitView {
+    const sources = this.#viewSources(new EarlierCommits());
+    return new CommitView(commit, { ...sources, memos: new ViewMemos(NOT_COUNTED) });
   }
 
   /** What views read, `earlier` being the block's commits checked so far (one per block). */
@@ -233,6 +239,9 @@ function duration(ms: number): string {
 function badCommit(id: string, why: string): CairnError {
   return new CairnError("E_BAD_COMMIT", `commit ${id} ${why}`);
 }
+
+/** For views whose memos are thrown away: nothing to count. */
+const NOT_COUNTED = { watch() {}, unwatch() {} };
 
 /** A block's commits checked so far that apply with it, by id, and how many per item. */
 class EarlierCommits {

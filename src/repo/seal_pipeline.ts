@@ -41,6 +41,19 @@ export interface SealHost {
   readonly persisted?: () => Promise<void>;
 }
 
+interface QuietWait {
+  readonly listener: (quiet: boolean) => void;
+  chancesLeft: number;
+  /** Groups stored in a row while another was. */
+  overlapping: number;
+}
+
+/**
+ * Groups stored in a row while another was, after which whenQuiet gives up: a batch of commits
+ * awaited together is a group each (each commit() seals its own), so well over a batch's size.
+ */
+const OVERLAPPING_ROUNDS = 64;
+
 export class SealPipeline {
   readonly #host: SealHost;
   /** Commits written and not yet taken by a seal. */
@@ -55,7 +68,7 @@ export class SealPipeline {
   #sealing: Promise<void> = Promise.resolve();
   #failure: unknown;
   /** Waiting for a moment when nothing is written and not yet stored (see whenQuiet). */
-  #quietWaits: { listener: (quiet: boolean) => void; roundsLeft: number }[] = [];
+  #quietWaits: QuietWait[] = [];
 
   constructor(host: SealHost) {
     this.#host = host;
@@ -91,15 +104,16 @@ export class SealPipeline {
 
   /**
    * Calls `listener(true)` synchronously at the next moment every write is sealed and stored,
-   * before anything written after it runs (now, if that is now); `listener(false)` if `rounds`
-   * groups are stored without one (writes that never pause). A writer that waits for each write
-   * and writes the next at once leaves no such moment to anything that waits for it with a
-   * promise — its next write comes first — so a snapshot taken then always found a write
-   * unsealed, and a steady writer's log was never checkpointed.
+   * before anything written after it runs (now, if that is now); `listener(false)` once storing
+   * has ended `chances` times with writes already waiting, or OVERLAPPING_ROUNDS groups in a row
+   * were stored while another was (writers that flush while one is stored, never all at once).
+   * A writer that waits for each write and writes the next at once leaves no such moment to
+   * anything that waits for it with a promise — its next write comes first — so a snapshot taken
+   * then always found a write unsealed, and a steady writer's log was never checkpointed.
    */
-  whenQuiet(listener: (quiet: boolean) => void, rounds: number): void {
+  whenQuiet(listener: (quiet: boolean) => void, chances: number): void {
     if (!this.busy && this.#storing === 0) listener(true);
-    else this.#quietWaits.push({ listener, roundsLeft: rounds });
+    else this.#quietWaits.push({ listener, chancesLeft: chances, overlapping: 0 });
   }
 
   #sealPending(): void {
@@ -113,17 +127,22 @@ export class SealPipeline {
       this.#failure = err;
     });
     stored.then(({ write }) => write, () => {}).then(() => {
-      if (--this.#storing !== 0) return;
-      this.#sealPending();
-      this.#roundStored(!this.busy);
+      const allStored = --this.#storing === 0;
+      if (allStored) this.#sealPending();
+      this.#roundStored(allStored, allStored && !this.busy);
     });
   }
 
-  #roundStored(quiet: boolean): void {
+  /** A group is stored: `allStored` when no other was being stored, `quiet` when none waits. */
+  #roundStored(allStored: boolean, quiet: boolean): void {
     const waits = this.#quietWaits;
     this.#quietWaits = [];
     for (const wait of waits) {
-      if (quiet || --wait.roundsLeft === 0) wait.listener(quiet);
+      // A flush seals at once, even while a group is stored: rounds then overlap, and with two
+      // writers storing may never end for all at once.
+      wait.overlapping = allStored ? 0 : wait.overlapping + 1;
+      const givenUp = allStored ? --wait.chancesLeft === 0 : wait.overlapping >= OVERLAPPING_ROUNDS;
+      if (quiet || givenUp) wait.listener(quiet);
       else this.#quietWaits.push(wait);
     }
   }

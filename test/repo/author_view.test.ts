@@ -10,6 +10,8 @@ import { type Commit, commitId, makeCommit } from "../../src/core/commit.ts";
 import { baseSession } from "../../src/core/text/text_doc.ts";
 import type { TextOp } from "../../src/core/text/text_ops.ts";
 import { CommitView, ViewMemos, type ViewSources } from "../../src/repo/author_view.ts";
+import { BlockVerifier, type VerifierHost } from "../../src/repo/block_verifier.ts";
+import { CommitGraph } from "../../src/repo/commit_graph.ts";
 import { envInteger } from "../harness/peers.ts";
 import { seededRandom } from "../harness/random.ts";
 
@@ -198,4 +200,38 @@ test("CommitView: what was worked out for a refused commit is not taken over by 
   block.set(commitId(real), real);
   const view = new CommitView(next, sources(applied, block, opsOf, memos)).field("body");
   assert.equal(view.sawAny("a", 1, 5), true, "its author had seen what its parent followed");
+});
+
+test("BlockVerifier.viewOf (a held-back commit released, already in the graph) leaves no view for its item's next commit to take over", () => {
+  const made = new Map<Commit, TextOp[]>();
+  const typed = (session: string, seq: number, hlc: number, parents: Commit[], text: string) => {
+    const commit = makeCommit(session, seq, "d", hlc, parents.map(commitId), "x", "delta", {}, []);
+    made.set(commit, [{ kind: "insert", clock: seq, text, left: null, right: null }]);
+    return commit;
+  };
+  const graph = new CommitGraph();
+  let leaves: Commit[] = [];
+  const host = {
+    graph,
+    leaves: () => leaves,
+    texts: { opsOf: (c: Commit) => made.get(c) ?? [] },
+  } as unknown as VerifierHost;
+  const verifier = new BlockVerifier(host);
+  const root = typed("p", 1, 1, [], "ab");
+  graph.add(root);
+  leaves = [root];
+  // W waited for lost history; released, it is added, then its texts are checked.
+  const w = typed("w", 1, 2, [root], "c");
+  graph.add(w);
+  verifier.viewOf(w).field("body").sawAny("p", 1, 2);
+  leaves = [w];
+  // A peer's commit concurrent to W, whose check asks nothing (an insert at the start).
+  const y = typed("y", 1, 3, [root], "XYZ");
+  verifier.viewOf(y);
+  graph.add(y);
+  leaves = [w, y];
+  // W's author's next commit: y is not in its past.
+  const n = typed("w", 2, 4, [w], "d");
+  assert.equal(verifier.viewOf(n).field("body").sawAll("y", 1, 4), false);
+  assert.equal(verifier.viewOf(n).field("body").sawAny("y", 1, 4), false);
 });

@@ -247,6 +247,41 @@ test("a steady writer (each write awaited, the next made at once) gets its check
   });
 });
 
+test("db.flush() while two writers keep writing, each awaiting its own commits, resolves (the due checkpoint waits a bounded number of rounds)", async () => {
+  await withDir(async (path) => {
+    const db = await Cairn.open({ path, durability: "durable", schemas: [Doc] });
+    const repo = await db.open("/two");
+    const size = (name: string) => statSync(join(path, name), { throwIfNoEntry: false })?.size ?? 0;
+    const title = "x".repeat(4000);
+    let n = 0;
+    let flushed = false;
+    let flushing: Promise<void> | undefined;
+    const limit = 5_000; // 20 MB: far past the flush's start
+    const writer = async () => {
+      while (!flushed && n < limit) {
+        await repo.create(Doc, { title, n }, { key: `k${n++}` }).commit();
+        // Once the checkpoint is due (4 MiB), a flush while both go on.
+        if (!flushing && size("two.log") > 4.3 * 1024 * 1024) {
+          flushing = db.flush().then(() => {
+            flushed = true;
+          });
+        }
+      }
+    };
+    await Promise.all([writer(), writer()]);
+    const writes = n;
+    await flushing;
+    await db.close();
+    // Rounds overlapped (each writer's commit seals while the other's block is stored), so the
+    // checkpoint's wait for a round that left nothing unsealed never ended, nor the flush, until
+    // the writers stopped (2026-11-29, found in review the day it was introduced).
+    assert.ok(
+      writes < limit,
+      `the flush resolved only once the writers stopped (${writes} writes)`,
+    );
+  });
+});
+
 test("a database without the schemas (a sync server's) checkpoints what waits for them: texts, concurrent versions; opened with the schemas, from that checkpoint or later, they read as from the log", async () => {
   await withDir(async (path) => {
     const a = await Cairn.open({ schemas: [Doc] });
