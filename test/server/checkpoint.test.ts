@@ -219,6 +219,14 @@ test("a checkpoint is written in the background once the log has grown enough", 
   });
 });
 
+/**
+ * A file's size (0 if absent), looked at synchronously: a writer test that awaited the file
+ * system's answer would pause its writers each time it looked.
+ */
+function sizeNow(directory: string, name: string): number {
+  return statSync(join(directory, name), { throwIfNoEntry: false })?.size ?? 0;
+}
+
 test("a steady writer (each write awaited, the next made at once) gets its checkpoint while it writes", async () => {
   await withDir(async (path) => {
     // Durable: each write's fsync lets the event loop run, and so the checkpoint's own I/O. (A
@@ -226,8 +234,7 @@ test("a steady writer (each write awaited, the next made at once) gets its check
     // and no other I/O of the process, the checkpoint's included, gets a turn until it pauses.)
     const db = await Cairn.open({ path, durability: "durable", schemas: [Doc] });
     const repo = await db.open("/steady");
-    // Looked at synchronously: an await of the file system's would pause the writer each round.
-    const size = (name: string) => statSync(join(path, name), { throwIfNoEntry: false })?.size ?? 0;
+    const size = (name: string) => sizeNow(path, name);
     const title = "a title of about a kilobyte ".repeat(36);
     // Until 2026-11-29 the checkpoint, due at 4 MiB, found the next write unsealed every time
     // it looked, and none was written until writing stopped (20 MB of log in review).
@@ -251,7 +258,7 @@ test("db.flush() while two writers keep writing, each awaiting its own commits, 
   await withDir(async (path) => {
     const db = await Cairn.open({ path, durability: "durable", schemas: [Doc] });
     const repo = await db.open("/two");
-    const size = (name: string) => statSync(join(path, name), { throwIfNoEntry: false })?.size ?? 0;
+    const size = (name: string) => sizeNow(path, name);
     const title = "x".repeat(4000);
     let n = 0;
     let flushed = false;
