@@ -85,4 +85,9 @@ for (const size of SIZES) {
     } ms`,
   );
 }
+console.log(
+  presence
+    ? "With --presence: each keystroke also sets another item (twice the commits)."
+    : "Keystrokes alone.",
+);
 console.log(results.join("\n"));

@@ -88,12 +88,12 @@ export class ViewMemos {
     return this.#byKey.get(key);
   }
 
-  /** Before a memo of `key` is made: what it counts must start counting. */
-  watch(key: string): void {
-    this.#counter.watch(key);
-  }
-
+  /**
+   * Keeps `memo` for `key`, whose commits are counted from now on (an item not counted yet
+   * counts 0 until then, which `memo.entered` was read as).
+   */
   set(key: string, memo: ViewMemo): void {
+    this.#counter.watch(key);
     this.#byKey.delete(key);
     this.#byKey.set(key, memo);
     if (this.#byKey.size > MEMO_ITEMS) {
@@ -236,7 +236,6 @@ export class CommitView {
 
   #remember(): void {
     const { key } = this.#commit;
-    this.#sources.memos.watch(key);
     this.#sources.memos.set(key, {
       commit: this.#commit,
       entered: this.#sources.entered(key),

@@ -588,8 +588,8 @@ export class Repository {
   // ── snapshots (checkpoints) ──────────────────────────────────────────────────────────────
 
   /** At the next moment every local write is sealed and stored, if one comes: see SealPipeline. */
-  whenQuiet(listener: (quiet: boolean) => void, rounds: number): void {
-    this.#seals.whenQuiet(listener, rounds);
+  whenQuiet(listener: (quiet: boolean) => void, chances: number): void {
+    this.#seals.whenQuiet(listener, chances);
   }
 
   /**

@@ -135,6 +135,7 @@ export class SealPipeline {
 
   /** A group is stored: `allStored` when no other was being stored, `quiet` when none waits. */
   #roundStored(allStored: boolean, quiet: boolean): void {
+    if (this.#quietWaits.length === 0) return; // every write's round: nothing made for none
     const waits = this.#quietWaits;
     this.#quietWaits = [];
     for (const wait of waits) {
