@@ -113,6 +113,28 @@ export async function fillRepo(repo: RepositoryHandle, from: number, to: number)
 }
 
 /**
+ * Like fillRepo, but each item in a block of its own, as an app that saves every item as it is
+ * made leaves its log: `flush()` seals what waits at once, so each create becomes one commit in
+ * one signed block, their appends queued behind one another (awaited in slices, so that a failed
+ * append stops the fill).
+ */
+export async function fillRepoBlockPerItem(
+  repo: RepositoryHandle,
+  from: number,
+  to: number,
+): Promise<void> {
+  const SLICE = 1_000;
+  for (let start = from; start < to; start += SLICE) {
+    const appends: Promise<void>[] = [];
+    for (let i = start; i < Math.min(to, start + SLICE); i++) {
+      repo.create(ItemSchema, itemValues(i), { key: itemKey(i) });
+      appends.push(repo.flush());
+    }
+    await Promise.all(appends);
+  }
+}
+
+/**
  * A new repository holding `items` items, written and flushed, with the background work the
  * writing started settled: a stored repository starts a checkpoint once its log has grown enough
  * (on a browser page it is built in slices), and a setup's checkpoint is not the timed operation.
