@@ -128,7 +128,13 @@ export const CHANGES: readonly { date: string; text: string }[] = [
       "SQLite profiles that sync the WAL at every commit (`sqlite-wal-full`, " +
       "`sqlite-wasm-opfs-full`), which Cairn durable's ratios are taken against. The rows of " +
       "the older versions stay below under their old ids, under Other, out of the charts and " +
-      "summaries; the new versions have no figures until the next full run.",
+      "summaries; the new versions have no figures in a runtime until its next full run.",
+  },
+  {
+    date: "2026-11-29T23:35:00Z",
+    text: 'W03 gains the variant "100k items, a block per item": a repository written item ' +
+      "by item, a signed block each, as GoatDB's open was measured (its comparison below takes " +
+      "it); no figures in a runtime until its next full run.",
   },
 ];
 
