@@ -143,6 +143,11 @@ export interface TabSyncEnvironment {
   flush(): Promise<void>;
   /** This tab's own database, for a connection of its own (`sync-absent`). */
   readonly own: Cairn;
+  /**
+   * Whether `tab` is the leader this tab knows: the serving tab's reports are taken from it
+   * only, not from one that lost the lead without learning it yet.
+   */
+  isLeader(tab: string): boolean;
 }
 
 /**
@@ -335,6 +340,7 @@ export class Cairn {
       answer: (url, responder) => tabs.answerSync(url, responder),
       flush: () => this.flush(),
       own: this,
+      isLeader: (tab) => tabs.isLeader(tab),
     };
   }
 
@@ -782,6 +788,7 @@ export class Cairn {
     const register = (schema: AnySchema) => this.register(schema);
     const life = new RepositoryLifetime(path);
     const handle = new RepositoryHandle(
+      this,
       repo,
       life,
       register,

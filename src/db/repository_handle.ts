@@ -31,6 +31,7 @@ import type { IndexDeclarations } from "./index_declarations.ts";
 import { Item } from "./item.ts";
 import type { RepositoryLifetime } from "./lifetime.ts";
 import type { TypedReader } from "./typed_reader.ts";
+import type { Cairn } from "./database.ts";
 
 /** What opening a stored repository found; all empty for a repository in memory. */
 export interface RepositoryStats {
@@ -56,6 +57,7 @@ export interface CreateOptions {
 const CREATE_OPTIONS: readonly string[] = ["key"];
 
 export class RepositoryHandle {
+  readonly #database: Cairn;
   readonly #repo: Repository;
   readonly #register: (schema: AnySchema) => void;
   /**
@@ -75,6 +77,7 @@ export class RepositoryHandle {
 
   /** @internal Created by Cairn.open. */
   constructor(
+    database: Cairn,
     repo: Repository,
     life: RepositoryLifetime,
     register: (schema: AnySchema) => void,
@@ -83,6 +86,7 @@ export class RepositoryHandle {
     stats: RepositoryStats = NOTHING_STORED,
     indexes?: IndexDeclarations,
   ) {
+    this.#database = database;
     this.#stats = stats;
     this.#indexes = indexes;
     this.#repo = repo;
@@ -95,6 +99,11 @@ export class RepositoryHandle {
       this.#queries?.dispose(life.closedError().message);
       this.#schemaListeners.clear();
     });
+  }
+
+  /** The database this repository was opened from (`database.open(path)`); readable after close. */
+  get database(): Cairn {
+    return this.#database;
   }
 
   /** The repository's path; readable after close. */

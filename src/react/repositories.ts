@@ -8,7 +8,7 @@
  * database closes, its repositories are `undefined`.
  */
 import { useSyncExternalStore } from "react";
-import { type Cairn, isCairnError, type RepositoryHandle } from "cairndb";
+import { type Cairn, CairnError, isCairnError, RepositoryHandle } from "cairndb";
 import { useDatabase } from "./provider.ts";
 
 /** How long after an open refused while the database was closing it is asked for again. */
@@ -99,9 +99,20 @@ function openingsOf(database: Cairn): Map<string, Opening> {
 
 /**
  * Makes an already open repository available at once (CairnProvider's `repositories`). A closed
- * one is left out: the provider's props may still name it after the path was opened again.
+ * one is left out: the provider's props may still name it after the path was opened again. One
+ * of another database is refused: components would read and write that database's repository
+ * while everything else they do goes to the provider's.
  */
 export function rememberRepository(database: Cairn, repo: RepositoryHandle): void {
+  if (!(repo instanceof RepositoryHandle) || repo.database !== database) {
+    throw new CairnError(
+      "E_BAD_ARGUMENT",
+      "CairnProvider's repositories must be opened from its database (await database.open(path)): " +
+        (repo instanceof RepositoryHandle
+          ? `${repo.path} is another database's`
+          : "one is not a repository"),
+    );
+  }
   if (repo.closed) return;
   const byPath = openingsOf(database);
   if (byPath.get(repo.path)?.handle !== repo) byPath.set(repo.path, Opening.done(repo));

@@ -32,6 +32,13 @@ interface Wait {
   reject(err: unknown): void;
 }
 
+/**
+ * The id of a follower's next `sync-wait`, shared by every link of the page: the serving tab
+ * answers by tab, URL and id, so two links to one server numbering their waits alike settled
+ * each other's.
+ */
+let nextWaitId = 1;
+
 export class TabSyncLink extends EventedLink implements SyncLink {
   readonly #url: string;
   readonly #environment: TabSyncEnvironment;
@@ -45,7 +52,6 @@ export class TabSyncLink extends EventedLink implements SyncLink {
   #leaderUnacknowledged = 0;
   #lastLeaderError: string | null = null;
   readonly #waits = new Map<number, Wait>();
-  #nextWait = 1;
   /** Connections dropped so far: a wait that ends E_CLOSED across a drop is issued again. */
   #dropped = 0;
 
@@ -98,7 +104,7 @@ export class TabSyncLink extends EventedLink implements SyncLink {
     // Became the one that connects during the flush.
     const since = this.#connected();
     if (since) return await since.synced();
-    const id = this.#nextWait++;
+    const id = nextWaitId++;
     return await new Promise<void>((resolve, reject) => {
       this.#waits.set(id, { resolve, reject });
       this.#post({ type: "sync-wait", from: this.#environment.tab, url: this.#url, id });
@@ -201,7 +207,11 @@ export class TabSyncLink extends EventedLink implements SyncLink {
   #heard(message: TabMessage): void {
     if (this.#closed()) return;
     const tab = this.#environment.tab;
-    if (this.#alone && message.type === "sync-status" && message.url === this.#url) {
+    // The serving tab's reports, from the leader this tab knows only: a former leader, thawed
+    // and not yet told, would show its old connection's status and end this tab's own one.
+    const fromServing = message.type === "sync-status" && message.url === this.#url &&
+      this.#environment.isLeader(message.leader);
+    if (this.#alone && fromServing) {
       // The serving tab connected after all (its page called sync() after this tab asked).
       this.#alone = false;
       this.#dropConnection()?.close().catch(() => {});
@@ -213,7 +223,7 @@ export class TabSyncLink extends EventedLink implements SyncLink {
       for (const id of this.#waits.keys()) {
         this.#post({ type: "sync-wait", from: tab, url: this.#url, id });
       }
-    } else if (message.type === "sync-status" && message.url === this.#url) {
+    } else if (fromServing) {
       this.#leaderUnacknowledged = message.unacknowledged;
       if (message.error !== null && message.error !== this.#lastLeaderError) {
         this.events.report(leaderError(message.error));

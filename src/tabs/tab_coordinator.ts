@@ -211,6 +211,11 @@ export class TabCoordinator {
     });
   }
 
+  /** Whether `tab` is the leader of this version this tab follows (by the highest term heard). */
+  isLeader(tab: string): boolean {
+    return this.#leader?.tab === tab;
+  }
+
   /**
    * Following: loads a repository from the leader and keeps it linked (pushes, everyone's
    * blocks) until `unfollow` or close. Resolves once loaded.
@@ -221,7 +226,7 @@ export class TabCoordinator {
       channel: this.#channel,
       repo,
       onRefused: this.#environment.onRefused,
-      isLeader: (tab) => this.#leader?.tab === tab,
+      isLeader: (tab) => this.isLeader(tab),
     });
     this.#links.add(link);
     try {

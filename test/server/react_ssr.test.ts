@@ -69,6 +69,43 @@ test("renderToString: a repository not handed to the provider is still opening",
   }
 });
 
+test("CairnProvider refuses a repository of another database (E_BAD_ARGUMENT), and anything not a repository", async () => {
+  const [ours, theirs] = await Promise.all([
+    Cairn.open({ schemas: [Task] }),
+    Cairn.open({ schemas: [Task] }),
+  ]);
+  try {
+    const foreign = await theirs.open("/tasks");
+    foreign.create(Task, { title: "someone else's", done: false }, { key: "t1" });
+    const page = (repositories: unknown[]) =>
+      renderToString(
+        createElement(
+          CairnProvider,
+          { database: ours, repositories: repositories as never[] },
+          createElement(TaskList),
+        ),
+      );
+    // Before, the page showed the other database's item, and writes through it went there.
+    assert.throws(
+      () => page([foreign]),
+      (err) =>
+        isCairnError(err, "E_BAD_ARGUMENT") && /\/tasks is another database's/.test(err.message),
+    );
+    assert.throws(
+      () => page([{ path: "/tasks", closed: false }]),
+      (err) => isCairnError(err, "E_BAD_ARGUMENT") && /not a repository/.test(err.message),
+    );
+    assert.equal(foreign.database, theirs);
+    assert.equal((await ours.open("/tasks")).database, ours);
+    assert.equal(
+      page([await ours.open("/tasks")]),
+      "<div><h1>no first task</h1><ul></ul><footer>sync: none</footer></div>",
+    );
+  } finally {
+    await Promise.all([ours.close(), theirs.close()]);
+  }
+});
+
 test("useItem: an item another device wrote under a schema this app lacks is undefined, not thrown", async () => {
   const TaskV2 = defineSchema({
     ns: TITLE_AND_DONE.ns,

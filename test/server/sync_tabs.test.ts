@@ -59,6 +59,7 @@ function tabSide(
     answer: (url, responder) => coordinator.answerSync(url, responder),
     flush,
     own,
+    isLeader: (tab) => coordinator.isLeader(tab),
     serveFrom(next) {
       host = next;
       for (const listener of [...listeners]) listener(next);
@@ -266,6 +267,7 @@ test("a follower shows what the serving tab reports: its status, its count, its 
     answer: () => () => {},
     flush: () => Promise.resolve(),
     own: own.db,
+    isLeader: (tab) => tab === "a",
   };
   const leader = fake.channels.end("a");
   const heard: TabMessage[] = [];
@@ -307,6 +309,39 @@ test("a follower shows what the serving tab reports: its status, its count, its 
   });
   await new Promise((resolve) => setTimeout(resolve, 20));
   assert.equal(link.status, "synced");
+  // A tab that is not the leader this tab knows (one that lost the lead while frozen, thawed and
+  // not yet told) is not heard: before, its old connection's status and error were shown.
+  fake.channels.end("z").post({
+    type: "sync-status",
+    leader: "z",
+    url,
+    status: "offline",
+    unacknowledged: 5,
+    error: "E_IO: the server went away",
+  });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(link.status, "synced");
+  assert.equal(link.unacknowledged, 0);
+  assert.deepEqual(errors, ["E_FORBIDDEN", "E_PROTOCOL"]);
+  // A second link of the page to the same server: each wait is settled by its own answer only
+  // (before, both numbered their waits from 1, and one answer settled both).
+  const second = new TabSyncLink(url, side, () => assert.fail("a follower connected"));
+  const waitsPosted = () => heard.filter((message) => message.type === "sync-wait").length;
+  const before = waitsPosted();
+  const first = watch(link.synced());
+  const other = watch(second.synced());
+  await waitFor(() => waitsPosted() === before + 2, "both links wait");
+  const [idA, idB] = heard.filter((message) => message.type === "sync-wait").slice(-2).map((
+    message,
+  ) => (message as { id: number }).id);
+  assert.notEqual(idA, idB);
+  leader.post({ type: "sync-done", to: "b", url, id: idA, error: null });
+  await waitFor(() => first.outcome !== "pending", "the first wait settles");
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(other.outcome, "pending");
+  leader.post({ type: "sync-done", to: "b", url, id: idB, error: null });
+  await waitFor(() => other.outcome === "resolved", "the second wait settles");
+  await second.close();
   await link.close();
   assert.equal(link.status, "closed");
   await own.db.close();
@@ -361,6 +396,7 @@ test("a pending synced() survives a hand-over: it waits on what serves the tab n
     answer: () => () => {},
     flush: () => Promise.resolve(),
     own: own.db,
+    isLeader: (tab) => tab === "a",
   };
   const leader = fake.channels.end("a");
   const heard: TabMessage[] = [];

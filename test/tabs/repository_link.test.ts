@@ -170,6 +170,53 @@ test("a follower's flush resolves only once the leader has persisted its blocks"
   for (const tab of [leader, b]) await tab.db.close();
 });
 
+test("waits for acknowledgement made while the leader does not answer take memory per wait, not per wait and push, and all settle once it answers", async () => {
+  const channel = new FakeBroadcast();
+  const [leader, b] = await openTabs(["leader", "b"]);
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const leading = new LeaderRepositoryLink(
+    { tab: "leader", channel: channel.end("leader"), repo: leader.repo },
+    () => gate,
+  );
+  const follower = new FollowerRepositoryLink({
+    tab: "b",
+    channel: channel.end("b"),
+    repo: b.repo,
+    isLeader: (tab) => tab === "leader",
+  });
+  await follower.load();
+  // Where the heap can be read (Deno, Node; not a page).
+  const heapUsed = (globalThis as { Deno?: { memoryUsage(): { heapUsed: number } } }).Deno
+    ?.memoryUsage ??
+    (globalThis as { process?: { memoryUsage(): { heapUsed: number } } }).process?.memoryUsage;
+  const heapBefore = heapUsed?.().heapUsed;
+  // A writer that commits each write without awaiting it: a wait per write.
+  const WRITES = 1_500;
+  let settledWaits = 0;
+  const waits: Promise<void>[] = [];
+  for (let i = 0; i < WRITES; i++) {
+    b.notes.create(Note, { title: `w${i}` });
+    await b.repo.flush(); // sealed and pushed; the leader persists nothing until the gate opens
+    waits.push(follower.acknowledged().then(() => void settledWaits++));
+  }
+  assert.equal(follower.unacknowledged, WRITES);
+  if (heapBefore !== undefined) {
+    // Before, each wait waited on every push unanswered: 1,500 writes held ~1.1 million waiters
+    // (275 MB at 1,200). Blocks and waits themselves take a few MB.
+    const grownMb = (heapUsed!().heapUsed - heapBefore) / 1e6;
+    assert.ok(grownMb < 60, `the heap grew by ${grownMb.toFixed(0)} MB`);
+  }
+  assert.equal(settledWaits, 0);
+  release();
+  await settled(Promise.all(waits), "every wait settled");
+  assert.equal(settledWaits, WRITES);
+  assert.equal(follower.unacknowledged, 0);
+  leading.close();
+  follower.close();
+  for (const tab of [leader, b]) await tab.db.close();
+});
+
 test("a leader that refuses a push fails the follower's flush with a typed error", async () => {
   const channel = new FakeBroadcast();
   const [leader, b] = await openTabs(["leader", "b"]);

@@ -736,6 +736,68 @@ test("a load answered by another tab than the leader (empty) is not taken: the f
   await Promise.all([stored.db.close(), front.db.close()]);
 });
 
+test("a tab taking the key of a page that just went loads that page's last push, still being imported, and continues the key's chain", async () => {
+  const fake = fakes();
+  const stored = await openDatabase();
+  const a = await TabCoordinator.join(environment(fake, "a"));
+  a.coordinator.lead(persisting(stored.db, () => stored.db.flush()));
+  const b = await TabCoordinator.join(environment(fake, "b"));
+  const secret = await tabSecret(await cryptoSuite(), b.storedSecret!, b.coordinator.keyIndex!);
+  const tabB = await openDatabase(secret);
+  const linkB = await b.coordinator.follow(tabB.repo);
+  tabB.notes.create(Note, { title: "b first" });
+  await settled(linkB.flush(), "B's first write acknowledged");
+  // The leader is busy: its imports wait for the gate, so B's next push is still being
+  // imported when the next tab on B's key loads.
+  let openGate!: () => void;
+  const gate = new Promise<void>((resolve) => openGate = resolve);
+  const importBlocks = stored.repo.importBlocks.bind(stored.repo);
+  stored.repo.importBlocks = async (...args: Parameters<typeof importBlocks>) => {
+    await gate;
+    return await importBlocks(...args);
+  };
+  tabB.notes.create(Note, { title: "b last" });
+  const pushes = () =>
+    fake.channels.posted.filter((m) => m.type === "push" && m.frames.length > 0).length;
+  await waitFor(() => pushes() === 2, "B's second push posted");
+  // B's page goes (a reload): its channel and its key's lock at once.
+  fake.channels.drop("b");
+  fake.locks.crash("b");
+  const c = await TabCoordinator.join(environment(fake, "c"));
+  assert.equal(c.coordinator.keyIndex, b.coordinator.keyIndex);
+  const tabC = await openDatabase(secret);
+  // C writes as soon as it is open, as an app does.
+  const following = c.coordinator.follow(tabC.repo).then((link) => {
+    tabC.notes.create(Note, { title: "c write" });
+    return link;
+  });
+  await waitFor(
+    () => fake.channels.posted.filter((m) => m.type === "load").length === 2,
+    "C's load posted",
+  );
+  // The gate opens once C's load is answered (as it was, at once), or after 100 ms, since the
+  // answer now waits for the import.
+  const load = fake.channels.posted.filter((m) => m.type === "load")[1] as TabMessage & {
+    type: "load";
+  };
+  const answered = () =>
+    fake.channels.posted.some((m) => m.type === "loaded" && m.to === load.from && m.id === load.id);
+  for (let waited = 0; waited < 10 && !answered(); waited++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  openGate();
+  const linkC = await settled(following, "C's load answered");
+  // Before, the load was answered at once without B's last block, C sealed its write where
+  // that block stands in the key's chain, and the leader refused it as a fork (E_CHAIN_FORK).
+  await settled(linkC.flush(), "C's write acknowledged");
+  assert.deepEqual(titles(tabC), ["b first", "b last", "c write"]);
+  assert.deepEqual(titles(stored), ["b first", "b last", "c write"]);
+  assert.deepEqual(fake.refused, []);
+  await c.coordinator.close();
+  await a.coordinator.close();
+  await Promise.all([stored.db.close(), tabB.db.close(), tabC.db.close()]);
+});
+
 test("old-release heartbeats posted while a leader of this release is heard fail nothing: flushes and opens are served", async () => {
   const fake = fakes();
   const stored = await openDatabase();
