@@ -7,7 +7,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CairnError } from "../../src/core/errors.ts";
+import { CairnError, isCairnError } from "../../src/core/errors.ts";
 import type { RepositoryRules } from "../../src/sync/server/access.ts";
 import { loadDriver, type PostgresPool } from "../../src/sync/server/postgres_pool.ts";
 import { migrate } from "../../src/sync/server/postgres_schema.ts";
@@ -88,10 +88,15 @@ test("retrying backs off while told to keep trying, and never retries a CairnErr
   assert.equal(value, "done");
   assert.deepEqual(delays, [50, 100, 200]);
 
+  // Given up: E_IO, the driver's error its cause (it was the driver's plain Error, which a
+  // subscribe took for a fault of the connection and closed the whole socket for).
   calls = 0;
+  const down = new Error("connect ECONNREFUSED 127.0.0.1:1");
   await assert.rejects(
-    retrying(() => (calls++, Promise.reject(new Error("down"))), () => calls < 3),
-    /down/,
+    retrying(() => (calls++, Promise.reject(down)), () => calls < 3),
+    (err) =>
+      isCairnError(err, "E_IO") && err.cause === down &&
+      err.message === "E_IO: PostgreSQL: connect ECONNREFUSED 127.0.0.1:1",
   );
   assert.equal(calls, 3);
 

@@ -45,10 +45,13 @@ export class BlockIndex {
       if (!publicKey) throw new Error(`the first block of ${session} needs its public key`);
       blocks = { seqs: [], positions: [] };
       this.#sessions.set(session, blocks);
-      writer = { publicKey, position };
+      writer = { publicKey: ownBytes(publicKey), position };
       this.#writers.push(writer);
     }
-    this.#blocks.push(bytes);
+    // A pushed block is a view into the frame it came in (up to 1 MiB, the rest refused or
+    // other repositories'): kept as it is, it would keep the whole frame in memory for as long
+    // as the repository is open (150 pushes padded with 1 MB each held 153 MB for 45 KB).
+    this.#blocks.push(ownBytes(bytes));
     blocks.seqs.push(seq);
     blocks.positions.push(position);
     return writer;
@@ -138,4 +141,9 @@ export abstract class IndexedReads {
   writersAfter(position: number): Promise<Writer[]> {
     return Promise.resolve(this.blockIndex.writersAfter(position));
   }
+}
+
+/** `bytes`, copied when they are a view into a larger buffer (see BlockIndex.add). */
+function ownBytes(bytes: Uint8Array): Uint8Array {
+  return bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
 }

@@ -220,6 +220,10 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     const fresh = await this.#emptyCache();
     try {
       await this.#readCommitted(this.#pool, fresh);
+      // Rebuilt after a transaction failed (a failover loses the COMMITs in flight): a head
+      // behind the positions already told is a restore too, and taking it would give them to
+      // other blocks, which clients resuming from them would skip for good.
+      if (old) this.#checkNotBehind(fresh.index.head, old.index.head);
     } catch (err) {
       this.#stale = true;
       await fresh.db.close().catch(() => {});

@@ -1,7 +1,10 @@
 /**
  * Transient PostgreSQL failures (a restart, a lost connection, the server unreachable) are waited
  * out: the step runs again with backoff for up to a minute, so a pusher sees a delay, not an
- * error. A CairnError (the input's fault, or the schema's) is not retried.
+ * error. A CairnError (the input's fault, or the schema's) is not retried. A failure still there
+ * when the retries end is E_IO, the driver's error its cause: a caller tells the store's failure
+ * from its own by the code (a subscribe is then refused for its repository alone, not its whole
+ * socket), and an app gets a CairnError from every call.
  */
 import { CairnError } from "../../core/errors.ts";
 
@@ -22,10 +25,18 @@ export async function retrying<T>(
     try {
       return await step();
     } catch (err) {
-      if (err instanceof CairnError || !keepTrying(delay)) throw err;
+      if (err instanceof CairnError) throw err;
+      if (!keepTrying(delay)) throw postgresFailure(err);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
+}
+
+/** A PostgreSQL driver's failure as E_IO (a CairnError as it is). */
+export function postgresFailure(err: unknown): CairnError {
+  if (err instanceof CairnError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new CairnError("E_IO", `PostgreSQL: ${message}`, { cause: err });
 }
 
 function forAMinute(): (delay: number) => boolean {

@@ -11,6 +11,7 @@ import { cryptoSuite } from "../../runtime/crypto_suite.ts";
 import { StoreListener } from "./postgres_listener.ts";
 import { loadDriver, type PostgresPool } from "./postgres_pool.ts";
 import { PostgresRepository } from "./postgres_repository.ts";
+import { postgresFailure } from "./postgres_retry.ts";
 import { PostgresRules } from "./postgres_rules.ts";
 import { migrate } from "./postgres_schema.ts";
 import { randomName } from "./server_files.ts";
@@ -85,7 +86,7 @@ class PostgresStore implements SyncStore {
       return store;
     } catch (err) {
       await pool.end().catch(() => {});
-      throw err;
+      throw postgresFailure(err);
     }
   }
 
