@@ -1,18 +1,25 @@
 /**
- * A failover under a running server, to a replica that lacks the last commits: a push whose
+ * PostgreSQL failing under a running server, with a fake pool standing for it.
+ *
+ * A failover to a replica that lacks the last commits: a push whose
  * COMMIT the failover cuts leaves the server's cache stale, and the cache rebuilt from the new
  * primary holds fewer blocks than the positions already told to subscribers. Taken, those
  * positions went to other blocks, and clients resuming from them skipped blocks for good; the
- * rebuild must refuse it (E_IO, "was the database restored?") as a refresh does. A fake pool
- * stands for PostgreSQL.
+ * rebuild must refuse it (E_IO, "was the database restored?") as a refresh does.
+ *
+ * A pool cut off past the retry minute while the LISTEN connection stays up: a notification's
+ * reading then failed and was dropped, so the server's subscribers never heard of the block
+ * until the repository's next push or subscribe.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { isCairnError } from "../../src/core/errors.ts";
+import { postgresFailure } from "../../src/sync/server/postgres_retry.ts";
 import { cryptoSuite } from "../../src/runtime/crypto_suite.ts";
 import type { PooledClient, PostgresPool } from "../../src/sync/server/postgres_pool.ts";
 import { PostgresRepository } from "../../src/sync/server/postgres_repository.ts";
 import { authorized, blocksOf, newSession } from "../harness/sync_client.ts";
+import { waitFor } from "../harness/wait.ts";
 
 const REPO = "/data/failover";
 
@@ -131,3 +138,49 @@ for (const cut of ["with no push in flight", "cutting a push's COMMIT"] as const
     }
   });
 }
+
+test("postgres: a notification whose reading fails past the retries is read again once PostgreSQL answers, and its block told", async () => {
+  const writer = await newSession();
+  const written = await blocksOf(writer, REPO, 3);
+  const committed = written.slice(0, 2).map((payload, i) => ({
+    payload,
+    session: writer.session,
+    seq: i + 1,
+    publicKey: writer.publicKey,
+  }));
+  const postgres = fakePostgres(committed);
+  let down = false;
+  let failed = 0;
+  const pool: PostgresPool = {
+    ...postgres,
+    // Past the retry minute, a pool that cannot reach PostgreSQL fails as retrying gives up.
+    query: (text, values) => {
+      if (!down) return postgres.query(text, values);
+      failed++;
+      return Promise.reject(postgresFailure(new Error("connect ECONNREFUSED")));
+    },
+  };
+  const repo = new PostgresRepository(REPO, "epoch", pool, await cryptoSuite(), () => {});
+  try {
+    await repo.load();
+    const told: number[] = [];
+    repo.onPlacedElsewhere((result) => told.push(...result.placed.map((b) => b.position)));
+    // Another server places block 3 and notifies; this server's pool is cut off meanwhile.
+    committed.push({
+      payload: written[2],
+      session: writer.session,
+      seq: 3,
+      publicKey: writer.publicKey,
+    });
+    down = true;
+    repo.noticed(3);
+    await waitFor(() => failed > 0, "the notification read, and failed");
+    down = false;
+    // Before, nothing read it again: told stayed empty, the head at 2.
+    await waitFor(() => told.length > 0, "the block told to subscribers");
+    assert.deepEqual(told, [3]);
+    assert.equal(repo.head(), 3);
+  } finally {
+    await repo.close();
+  }
+});

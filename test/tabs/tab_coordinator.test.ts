@@ -794,6 +794,7 @@ test("a tab taking the key of a page that just went loads that page's last push,
   assert.deepEqual(titles(stored), ["b first", "b last", "c write"]);
   assert.deepEqual(fake.refused, []);
   await c.coordinator.close();
+  await b.coordinator.close(); // its timers: the page is gone, the object still here
   await a.coordinator.close();
   await Promise.all([stored.db.close(), tabB.db.close(), tabC.db.close()]);
 });

@@ -25,7 +25,7 @@ import {
   type PostgresClient,
   type PostgresPool,
 } from "./postgres_pool.ts";
-import { retrying } from "./postgres_retry.ts";
+import { isPostgresFailure, retrying } from "./postgres_retry.ts";
 import {
   type ApplyResult,
   type AuthorizedBlock,
@@ -36,6 +36,8 @@ import {
   type Writer,
 } from "./store.ts";
 
+/** How long after a notification's reading failed past the retries it is read again. */
+const NOTICE_AGAIN_MS = 2_000;
 /** Blocks read per query when a cache catches up. */
 const READ_PAGE = 1_000;
 /** Rows per INSERT (six parameters each; PostgreSQL takes at most 65535). */
@@ -91,6 +93,9 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
   #placing = false;
   readonly #maxBatchBytes: number;
   #refreshing = false;
+  /** A notification read again later (see noticed). */
+  #noticeAgain: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
   readonly #elsewhere = new Set<(result: ApplyResult) => void>();
 
   constructor(
@@ -167,7 +172,18 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
     this.#run(() => {
       this.#refreshing = false;
       return retrying(() => this.#catchUp(this.#pool));
-    }).catch(() => {}); // retried for a minute; the next notification or subscribe tries again
+    }).catch((err) => {
+      // PostgreSQL still failing past the retries (the pool cut off, the listener not): nothing
+      // else would read the block for this server's subscribers until the repository's next
+      // push or subscribe, so it is read again later, until PostgreSQL answers or the repository
+      // closes; meanwhile pushes queued behind take their turns. A block that fails its checks
+      // is no outage: the next push reports it.
+      if (this.#closed || !isPostgresFailure(err) || this.#noticeAgain) return;
+      this.#noticeAgain = setTimeout(() => {
+        this.#noticeAgain = undefined;
+        this.noticed(head);
+      }, NOTICE_AGAIN_MS);
+    });
   }
 
   apply(blocks: readonly AuthorizedBlock[]): Promise<ApplyResult> {
@@ -571,6 +587,8 @@ export class PostgresRepository extends IndexedReads implements StoredRepository
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#noticeAgain);
     this.#onClose();
     await this.#run(async () => {
       await this.#cache?.db.close();

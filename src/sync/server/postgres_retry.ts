@@ -39,6 +39,12 @@ export function postgresFailure(err: unknown): CairnError {
   return new CairnError("E_IO", `PostgreSQL: ${message}`, { cause: err });
 }
 
+/** Whether `err` is PostgreSQL failing past the retries (postgresFailure), not a check's refusal. */
+export function isPostgresFailure(err: unknown): boolean {
+  return err instanceof CairnError && err.code === "E_IO" && err.cause !== undefined &&
+    !(err.cause instanceof CairnError);
+}
+
 function forAMinute(): (delay: number) => boolean {
   const deadline = Date.now() + RETRY_FOR_MS;
   return (delay) => Date.now() + delay <= deadline;
