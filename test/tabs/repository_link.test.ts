@@ -139,7 +139,8 @@ test("a repository of more blocks than one message may carry loads in several me
   for (const tab of [leader, b]) await tab.db.close();
 });
 
-test("a follower's flush resolves only once the leader has persisted its blocks", async () => {
+/** Tab b following (loaded) a leader whose persisting waits until `release()`. */
+async function followingGatedLeader() {
   const channel = new FakeBroadcast();
   const [leader, b] = await openTabs(["leader", "b"]);
   let release!: () => void;
@@ -155,6 +156,11 @@ test("a follower's flush resolves only once the leader has persisted its blocks"
     isLeader: (tab) => tab === "leader",
   });
   await follower.load();
+  return { leader, b, release, leading, follower };
+}
+
+test("a follower's flush resolves only once the leader has persisted its blocks", async () => {
+  const { leader, b, release, leading, follower } = await followingGatedLeader();
   b.notes.create(Note, { title: "from b" });
   let flushed = false;
   const flushing = follower.flush().then(() => flushed = true);
@@ -171,21 +177,7 @@ test("a follower's flush resolves only once the leader has persisted its blocks"
 });
 
 test("waits for acknowledgement made while the leader does not answer take memory per wait, not per wait and push, and all settle once it answers", async () => {
-  const channel = new FakeBroadcast();
-  const [leader, b] = await openTabs(["leader", "b"]);
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => release = resolve);
-  const leading = new LeaderRepositoryLink(
-    { tab: "leader", channel: channel.end("leader"), repo: leader.repo },
-    () => gate,
-  );
-  const follower = new FollowerRepositoryLink({
-    tab: "b",
-    channel: channel.end("b"),
-    repo: b.repo,
-    isLeader: (tab) => tab === "leader",
-  });
-  await follower.load();
+  const { leader, b, release, leading, follower } = await followingGatedLeader();
   // Where the heap can be read (Deno, Node; not a page).
   const heapUsed = (globalThis as { Deno?: { memoryUsage(): { heapUsed: number } } }).Deno
     ?.memoryUsage ??
