@@ -40,18 +40,24 @@ function reported(rules: PostgresRules): Map<string, RepositoryRules> {
   return seen;
 }
 
-test("reloading every repository's rules passes over a malformed row and reports the rest", async () => {
+test("reloading every repository's rules passes over a malformed row, and one the server refuses, and reports the rest", async () => {
   const pool = fakePool(() => [
     { repository: "/a", rules: { owner: 7 } },
     { repository: "/b", rules: RULES },
     { repository: "/c", rules: "not rules" },
+    { repository: "no path", rules: RULES },
     { repository: "/d", rules: { ...RULES, publicRead: true } },
   ]);
   const rules = new PostgresRules(pool);
+  // As the server's reauthorize refuses a repository that no path names (a row edited by hand).
+  rules.onChangedElsewhere((repository) => {
+    if (!repository.startsWith("/")) throw new CairnError("E_BAD_PATH", repository);
+  });
   const seen = reported(rules);
   rules.reloadAll();
-  await waitFor(() => seen.size === 2, "the well-formed rows reported");
-  assert.deepEqual([...seen.keys()], ["/b", "/d"]);
+  // Before, the refusal stopped the reload: /d (and the other listeners) never heard.
+  await waitFor(() => seen.has("/d"), "the rows after the refused one reported");
+  assert.deepEqual([...seen.keys()], ["/b", "no path", "/d"]);
   assert.equal(seen.get("/d")!.publicRead, true);
   rules.close();
 });

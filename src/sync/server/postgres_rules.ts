@@ -91,14 +91,22 @@ export class PostgresRules implements RulesStorage {
   /**
    * Reads rows and reports each. Retried for as long as the store is open: a revoke must reach
    * this server however long PostgreSQL is away. A malformed row is passed over (its repository
-   * keeps the rules it had here) and does not stop the rows after it.
+   * keeps the rules it had here) and does not stop the rows after it; nor does one the server
+   * refuses (a repository no path names, edited in by hand): before, it stopped a reload after a
+   * reconnect, and the revokes in the rows after it never reached this server.
    */
   #read(rows: () => Promise<Record<string, unknown>[]>): void {
     this.#reading = this.#reading.then(async () => {
       for (const row of await retrying(rows, () => !this.#closed)) {
         const rules = storedRules(row.rules);
         if (!rules) continue;
-        for (const listener of this.#elsewhere) listener(String(row.repository), rules);
+        for (const listener of this.#elsewhere) {
+          try {
+            listener(String(row.repository), rules);
+          } catch {
+            // Refused by the server: passed over, as a malformed row is.
+          }
+        }
       }
     }).catch(() => {}); // closed
   }
