@@ -347,7 +347,10 @@ let nextMessageId = 1;
 export class FollowerRepositoryLink {
   #options: FollowerLinkOptions;
   #unacknowledged = new Map<number, UnacknowledgedPush>();
-  /** In the order made, so by `upTo`. */
+  /**
+   * In the order made, which is the order they settle in: a wait made later waits for no push
+   * below one an earlier wait still waits for (ids grow, and a push acknowledged is gone).
+   */
   #waits: AcknowledgedWait[] = [];
   /**
    * Loads asked for, with the blocks their `loaded` messages brought so far; `resolve` is handed
