@@ -32,17 +32,21 @@ export async function retrying<T>(
   }
 }
 
+/** The errors postgresFailure made: told apart from a check's E_IO by identity, not by shape. */
+const outages = new WeakSet<CairnError>();
+
 /** A PostgreSQL driver's failure as E_IO (a CairnError as it is). */
 export function postgresFailure(err: unknown): CairnError {
   if (err instanceof CairnError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  return new CairnError("E_IO", `PostgreSQL: ${message}`, { cause: err });
+  const failure = new CairnError("E_IO", `PostgreSQL: ${message}`, { cause: err });
+  outages.add(failure);
+  return failure;
 }
 
 /** Whether `err` is PostgreSQL failing past the retries (postgresFailure), not a check's refusal. */
 export function isPostgresFailure(err: unknown): boolean {
-  return err instanceof CairnError && err.code === "E_IO" && err.cause !== undefined &&
-    !(err.cause instanceof CairnError);
+  return err instanceof CairnError && outages.has(err);
 }
 
 function forAMinute(): (delay: number) => boolean {
